@@ -1,0 +1,86 @@
+# gensee — build, test, demo, bench. Quiet by default; `make V=1` for detail.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+MAKEFLAGS += --no-print-directory
+endif
+
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+CC       ?= gcc
+ARCH_INC := /usr/include/$(shell gcc -print-multiarch 2>/dev/null)
+CWARN    := -Wall -Wextra -Werror
+NODE_GYP := node_modules/.bin/node-gyp
+TSC      := node_modules/.bin/tsc
+TAP      := node_modules/.bin/tap
+
+BPF_SRC  := bpf/gensee.bpf.c
+BPF_HDR  := bpf/gensee_abi.h
+ADDON_SRC := $(wildcard addon/*.c addon/*.cc addon/*.h addon/gen/*.c addon/gen/*.h)
+TS_SRC   := $(shell find src test bench -name '*.ts' 2>/dev/null) $(wildcard src/gen/*.js src/gen/*.d.ts)
+PROBE_SRC := $(wildcard test/probe/*.c)
+
+ADDON    := build/Release/gensee.node
+PROBE    := obj/gs-probe
+TSC_STAMP := obj/tsc.stamp
+SETUP_STAMP := obj/setup.stamp
+
+.PHONY: all setup build test demo bench clean typecheck check-gen gen
+all: build
+
+$(SETUP_STAMP): scripts/setup.sh package.json
+	@mkdir -p obj
+	$(Q)scripts/setup.sh
+	@touch $@
+
+setup: $(SETUP_STAMP)
+
+obj/gensee.bpf.o: $(BPF_SRC) $(BPF_HDR) $(SETUP_STAMP)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) -O2 -g $(CWARN) -target bpf -mcpu=v3 -I$(ARCH_INC) -Ibpf -c $(BPF_SRC) -o $@
+
+obj/gensee.skel.h: obj/gensee.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name gensee_bpf > $@.tmp && mv $@.tmp $@
+
+$(ADDON): obj/gensee.skel.h binding.gyp $(ADDON_SRC) $(SETUP_STAMP)
+	@echo "  ADDON   $@"
+	$(Q)test -f build/Makefile || $(NODE_GYP) configure $(if $(Q),--silent,) >/dev/null
+	$(Q)$(NODE_GYP) build $(if $(Q),--silent,) >/dev/null
+
+$(PROBE): $(PROBE_SRC) $(BPF_HDR)
+	@mkdir -p obj
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $(PROBE_SRC) -luring -lpthread
+
+$(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
+	@echo "  TSC     dist/"
+	$(Q)$(TSC) -p tsconfig.json
+	$(Q)if [ -d src/gen ]; then mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/ 2>/dev/null || true; fi
+	@touch $@
+
+build: $(ADDON) $(PROBE) $(TSC_STAMP)
+
+typecheck: $(SETUP_STAMP)
+	$(Q)$(TSC) --noEmit -p tsconfig.json
+
+gen: $(SETUP_STAMP)
+	$(Q)if [ -x scripts/gen.sh ]; then scripts/gen.sh; fi
+
+# generated code is checked in; fail when it no longer matches its source
+check-gen: $(SETUP_STAMP)
+	$(Q)if [ -x scripts/gen.sh ]; then scripts/gen.sh --check; fi
+
+test: build check-gen
+	$(Q)$(TSC) --noEmit -p tsconfig.json
+	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_ROOT=$(CURDIR) $(TAP) $(TAP_ARGS) 'dist/test/**/*.test.js'
+
+demo: build
+	$(Q)scripts/demo.sh
+
+bench: build
+	$(Q)node dist/bench/run.js
+
+clean:
+	$(Q)rm -rf obj dist build .tap

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Data plane over libbpf: load/attach/pin, re-open from pins, lease and
+ * counter map access. Every failure fills a gs_err naming the call and the
+ * map/program/path; the glue turns it into an errno exception.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "dataplane.h"
+#include "gensee.skel.h"
+
+static const char *const gs_link_names[4] = {
+	"link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6",
+};
+static const char *const gs_map_names[4] = {
+	GS_MAP_LEASES, GS_MAP_COUNTERS, GS_MAP_EVENTS, GS_MAP_STATS,
+};
+
+static int gs_fail(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int gs_fail(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errnum < 0)
+		errnum = -errnum;
+	if (errnum == 0)
+		errnum = EIO;
+	err->errnum = errnum;
+	snprintf(err->syscall, sizeof(err->syscall), "%s", syscall);
+	va_start(ap, fmt);
+	vsnprintf(err->what, sizeof(err->what), fmt, ap);
+	va_end(ap);
+	errno = errnum;
+	return -1;
+}
+
+static void gs_path(char *out, size_t n, const char *dir, const char *name)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+uint64_t gs_boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Remove every pin we might have made; tolerate the ones that are gone. */
+static int gs_unpin_all(const char *pin_dir, int detach_links, struct gs_err *err)
+{
+	char p[4352];
+	int i, fd;
+
+	for (i = 0; i < 4; i++) {
+		gs_path(p, sizeof(p), pin_dir, gs_link_names[i]);
+		if (detach_links) {
+			fd = bpf_obj_get(p);
+			if (fd >= 0) {
+				/* Detach explicitly: a stray fd elsewhere must not keep
+				 * the program on the cgroup after an operator detaches. */
+				if (bpf_link_detach(fd) && errno != EINVAL && errno != ENOLINK) {
+					int e = errno;
+					close(fd);
+					return gs_fail(err, e, "bpf_link_detach", "%s", p);
+				}
+				close(fd);
+			}
+		}
+		if (unlink(p) && errno != ENOENT)
+			return gs_fail(err, errno, "unlink", "%s", p);
+	}
+	for (i = 0; i < 4; i++) {
+		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
+		if (unlink(p) && errno != ENOENT)
+			return gs_fail(err, errno, "unlink", "%s", p);
+	}
+	if (rmdir(pin_dir) && errno != ENOENT)
+		return gs_fail(err, errno, "rmdir", "%s", pin_dir);
+	return 0;
+}
+
+int gs_dp_detach(const char *pin_dir, struct gs_err *err)
+{
+	return gs_unpin_all(pin_dir, 1, err);
+}
+
+int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
+		 const struct gs_attach_opts *opts, struct gs_err *err)
+{
+	struct gensee_bpf *skel = NULL;
+	struct bpf_program *progs[4];
+	struct bpf_link *links[4] = {};
+	struct bpf_map *maps[4];
+	char p[4352];
+	int cg_fd = -1, i, rc = -1;
+	struct gs_err ignored;
+
+	cg_fd = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg_fd < 0)
+		return gs_fail(err, errno, "open", "cgroup %s", cgroup_path);
+	if (mkdir(pin_dir, 0700)) {
+		int e = errno;
+		close(cg_fd);
+		if (e == EEXIST)
+			return gs_fail(err, e, "mkdir", "operation already attached: %s exists", pin_dir);
+		return gs_fail(err, e, "mkdir", "%s", pin_dir);
+	}
+
+	skel = gensee_bpf__open();
+	if (!skel) {
+		gs_fail(err, errno, "bpf_object__open", "gensee.bpf.o (embedded skeleton)");
+		goto out;
+	}
+	skel->rodata->gs_emit_events = opts->emit_events ? 1 : 0;
+	skel->rodata->gs_count_allows = opts->count_allows ? 1 : 0;
+	if (gensee_bpf__load(skel)) {
+		gs_fail(err, errno, "bpf_object__load", "gensee programs (verifier log above on stderr)");
+		goto out;
+	}
+
+	maps[0] = skel->maps.gs_leases_v1;
+	maps[1] = skel->maps.gs_counters_v1;
+	maps[2] = skel->maps.gs_events_v1;
+	maps[3] = skel->maps.gs_stats_v1;
+	for (i = 0; i < 4; i++) {
+		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
+		if (bpf_map__pin(maps[i], p)) {
+			gs_fail(err, errno, "bpf_obj_pin", "map %s at %s", gs_map_names[i], p);
+			goto out;
+		}
+	}
+
+	progs[0] = skel->progs.gs_connect4;
+	progs[1] = skel->progs.gs_connect6;
+	progs[2] = skel->progs.gs_sendmsg4;
+	progs[3] = skel->progs.gs_sendmsg6;
+	for (i = 0; i < 4; i++) {
+		links[i] = bpf_program__attach_cgroup(progs[i], cg_fd);
+		if (!links[i]) {
+			gs_fail(err, errno, "bpf_link_create", "program %s on cgroup %s",
+				bpf_program__name(progs[i]), cgroup_path);
+			goto out;
+		}
+		gs_path(p, sizeof(p), pin_dir, gs_link_names[i]);
+		if (bpf_link__pin(links[i], p)) {
+			gs_fail(err, errno, "bpf_obj_pin", "link %s at %s", gs_link_names[i], p);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	/* Closing our link fds leaves the pinned links attached: the boundary
+	 * outlives this process by design. */
+	for (i = 0; i < 4; i++)
+		if (links[i])
+			bpf_link__destroy(links[i]);
+	gensee_bpf__destroy(skel);
+	close(cg_fd);
+	if (rc)
+		gs_unpin_all(pin_dir, 1, &ignored);
+	return rc;
+}
+
+int gs_dp_links_present(const char *pin_dir)
+{
+	char p[4352];
+	int i, fd;
+
+	for (i = 0; i < 4; i++) {
+		gs_path(p, sizeof(p), pin_dir, gs_link_names[i]);
+		fd = bpf_obj_get(p);
+		if (fd < 0)
+			return 0;
+		close(fd);
+	}
+	return 1;
+}
+
+void gs_dp_close(struct gs_dp *dp)
+{
+	int *fds[4] = { &dp->leases_fd, &dp->counters_fd, &dp->events_fd, &dp->stats_fd };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err)
+{
+	int *fds[4] = { &dp->leases_fd, &dp->counters_fd, &dp->events_fd, &dp->stats_fd };
+	char p[4352];
+	int i, ncpus;
+
+	for (i = 0; i < 4; i++)
+		*fds[i] = -1;
+	snprintf(dp->pin_dir, sizeof(dp->pin_dir), "%s", pin_dir);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		return gs_fail(err, ncpus, "libbpf_num_possible_cpus", "/sys/devices/system/cpu/possible");
+	dp->ncpus = ncpus;
+	for (i = 0; i < 4; i++) {
+		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
+		*fds[i] = bpf_obj_get(p);
+		if (*fds[i] < 0) {
+			int e = errno;
+			gs_dp_close(dp);
+			return gs_fail(err, e, "bpf_obj_get", "map %s", p);
+		}
+	}
+	return 0;
+}
+
+int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k,
+		 const struct gs_lease_value *v, int only_new, struct gs_err *err)
+{
+	if (bpf_map_update_elem(dp->leases_fd, k, v, only_new ? BPF_NOEXIST : BPF_ANY))
+		return gs_fail(err, errno, "bpf_map_update_elem", "map %s", GS_MAP_LEASES);
+	return 0;
+}
+
+int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k,
+		 struct gs_lease_value *v, struct gs_err *err)
+{
+	if (bpf_map_lookup_elem(dp->leases_fd, k, v) == 0)
+		return 1;
+	if (errno == ENOENT)
+		return 0;
+	return gs_fail(err, errno, "bpf_map_lookup_elem", "map %s", GS_MAP_LEASES);
+}
+
+int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *err)
+{
+	if (bpf_map_delete_elem(dp->leases_fd, k) == 0)
+		return 1;
+	if (errno == ENOENT)
+		return 0;
+	return gs_fail(err, errno, "bpf_map_delete_elem", "map %s", GS_MAP_LEASES);
+}
+
+/*
+ * Generic hash-map dump. vsize is the per-element value size as the syscall
+ * sees it (already multiplied by ncpus for per-CPU maps).
+ */
+static int gs_dump(int fd, const char *name, size_t ksize, size_t vsize,
+		   void **keys_out, void **vals_out, size_t *n_out, struct gs_err *err)
+{
+	size_t cap = 1024, n = 0;
+	char *keys = malloc(cap * ksize), *vals = malloc(cap * vsize);
+	__u32 batch_in = 0, batch_out = 0;
+	int first = 1, done = 0;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	if (!keys || !vals)
+		goto nomem;
+	while (!done) {
+		__u32 count;
+		int r;
+
+		if (cap - n < 256) {
+			char *nk = realloc(keys, cap * 2 * ksize), *nv;
+			if (!nk)
+				goto nomem;
+			keys = nk;
+			nv = realloc(vals, cap * 2 * vsize);
+			if (!nv)
+				goto nomem;
+			vals = nv;
+			cap *= 2;
+		}
+		count = (__u32)(cap - n);
+		r = bpf_map_lookup_batch(fd, first ? NULL : &batch_in, &batch_out,
+					 keys + n * ksize, vals + n * vsize, &count, &opts);
+		if (r && errno != ENOENT) {
+			if (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP)
+				goto slow; /* kernel without batch ops for this map */
+			if (errno == ENOSPC) {
+				/* a bucket larger than our room: grow and retry */
+				char *nk = realloc(keys, cap * 2 * ksize), *nv;
+				if (!nk)
+					goto nomem;
+				keys = nk;
+				nv = realloc(vals, cap * 2 * vsize);
+				if (!nv)
+					goto nomem;
+				vals = nv;
+				cap *= 2;
+				continue;
+			}
+			gs_fail(err, errno, "bpf_map_lookup_batch", "map %s", name);
+			goto fail;
+		}
+		n += count;
+		if (r)
+			done = 1; /* ENOENT: last batch */
+		batch_in = batch_out;
+		first = 0;
+	}
+	*keys_out = keys;
+	*vals_out = vals;
+	*n_out = n;
+	return 0;
+
+slow:
+	n = 0;
+	{
+		char *cur = malloc(ksize), *next = malloc(ksize);
+		int have = 0;
+
+		if (!cur || !next) {
+			free(cur);
+			free(next);
+			goto nomem;
+		}
+		for (;;) {
+			if (bpf_map_get_next_key(fd, have ? cur : NULL, next)) {
+				if (errno == ENOENT)
+					break;
+				gs_fail(err, errno, "bpf_map_get_next_key", "map %s", name);
+				free(cur);
+				free(next);
+				goto fail;
+			}
+			if (n == cap) {
+				char *nk = realloc(keys, cap * 2 * ksize), *nv;
+				if (!nk) { free(cur); free(next); goto nomem; }
+				keys = nk;
+				nv = realloc(vals, cap * 2 * vsize);
+				if (!nv) { free(cur); free(next); goto nomem; }
+				vals = nv;
+				cap *= 2;
+			}
+			if (bpf_map_lookup_elem(fd, next, vals + n * vsize) == 0) {
+				memcpy(keys + n * ksize, next, ksize);
+				n++;
+			} /* else: deleted under us; skip */
+			memcpy(cur, next, ksize);
+			have = 1;
+		}
+		free(cur);
+		free(next);
+	}
+	*keys_out = keys;
+	*vals_out = vals;
+	*n_out = n;
+	return 0;
+nomem:
+	gs_fail(err, ENOMEM, "malloc", "dump of map %s", name);
+fail:
+	free(keys);
+	free(vals);
+	return -1;
+}
+
+int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys,
+		  struct gs_lease_value **vals, size_t *n, struct gs_err *err)
+{
+	return gs_dump(dp->leases_fd, GS_MAP_LEASES, sizeof(**keys), sizeof(**vals),
+		       (void **)keys, (void **)vals, n, err);
+}
+
+int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys,
+		     uint64_t **sums, size_t *n, struct gs_err *err)
+{
+	uint64_t *percpu = NULL;
+	size_t i, c, ncpus = (size_t)dp->ncpus;
+
+	if (gs_dump(dp->counters_fd, GS_MAP_COUNTERS, sizeof(**keys), 8 * ncpus,
+		    (void **)keys, (void **)&percpu, n, err))
+		return -1;
+	/* sum in place: sums[i] = Σ percpu[i*ncpus + c] */
+	for (i = 0; i < *n; i++) {
+		uint64_t s = 0;
+		for (c = 0; c < ncpus; c++)
+			s += percpu[i * ncpus + c];
+		percpu[i] = s;
+	}
+	*sums = percpu;
+	return 0;
+}
+
+int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *err)
+{
+	uint64_t *vals = calloc((size_t)dp->ncpus, 8);
+	__u32 idx;
+	int c;
+
+	if (!vals)
+		return gs_fail(err, ENOMEM, "calloc", "map %s", GS_MAP_STATS);
+	for (idx = 0; idx < GS_STAT_MAX; idx++) {
+		if (bpf_map_lookup_elem(dp->stats_fd, &idx, vals)) {
+			int e = errno;
+			free(vals);
+			return gs_fail(err, e, "bpf_map_lookup_elem", "map %s", GS_MAP_STATS);
+		}
+		out[idx] = 0;
+		for (c = 0; c < dp->ncpus; c++)
+			out[idx] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+struct gs_events_ctx {
+	gs_event_fn fn;
+	void *arg;
+};
+
+static int gs_events_trampoline(void *ctx, void *data, size_t size)
+{
+	struct gs_events_ctx *c = ctx;
+
+	if (size < sizeof(struct gs_fault_event))
+		return 0; /* not ours: ignore rather than stop the poll */
+	c->fn(c->arg, data);
+	return 0;
+}
+
+struct gs_events {
+	struct ring_buffer *rb;
+	struct gs_events_ctx ctx;
+};
+
+struct gs_events *gs_events_open(struct gs_dp *dp, gs_event_fn fn, void *arg, struct gs_err *err)
+{
+	struct gs_events *ev = calloc(1, sizeof(*ev));
+
+	if (!ev) {
+		gs_fail(err, ENOMEM, "calloc", "ring buffer %s", GS_MAP_EVENTS);
+		return NULL;
+	}
+	ev->ctx.fn = fn;
+	ev->ctx.arg = arg;
+	ev->rb = ring_buffer__new(dp->events_fd, gs_events_trampoline, &ev->ctx, NULL);
+	if (!ev->rb) {
+		gs_fail(err, errno, "ring_buffer__new", "map %s", GS_MAP_EVENTS);
+		free(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+int gs_events_fd(struct gs_events *ev)
+{
+	return ring_buffer__epoll_fd(ev->rb);
+}
+
+int gs_events_consume(struct gs_events *ev, struct gs_err *err)
+{
+	int r = ring_buffer__consume(ev->rb);
+
+	if (r < 0)
+		return gs_fail(err, r, "ring_buffer__consume", "map %s", GS_MAP_EVENTS);
+	return r;
+}
+
+void gs_events_close(struct gs_events *ev)
+{
+	if (!ev)
+		return;
+	ring_buffer__free(ev->rb);
+	free(ev);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Plain-C data plane over libbpf: no V8 here (glue lives in glue.cc). */
+#ifndef GS_DATAPLANE_H
+#define GS_DATAPLANE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../bpf/gensee_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An error as JS will see it: errno, the syscall/libbpf call that failed,
+ * and the object (map, program, path) it failed on. */
+struct gs_err {
+	int errnum;
+	char syscall[48];
+	char what[256];
+};
+
+struct gs_attach_opts {
+	int emit_events;
+	int count_allows;
+};
+
+/* An operation's data plane, opened from its pins. */
+struct gs_dp {
+	int leases_fd;
+	int counters_fd;
+	int events_fd;
+	int stats_fd;
+	int ncpus;
+	char pin_dir[4096];
+};
+
+/* Load the programs, pin maps and links under pin_dir, attach to cgroup. */
+int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
+		 const struct gs_attach_opts *opts, struct gs_err *err);
+/* Detach the links pinned under pin_dir, unpin everything, remove pin_dir.
+ * Missing pins are tolerated (a killed run may have left half of them). */
+int gs_dp_detach(const char *pin_dir, struct gs_err *err);
+/* Open an attached operation's maps from its pins. */
+int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err);
+void gs_dp_close(struct gs_dp *dp);
+/* 1 if all four links are pinned and the programs attached */
+int gs_dp_links_present(const char *pin_dir);
+
+int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k,
+		 const struct gs_lease_value *v, int only_new, struct gs_err *err);
+/* 1 found, 0 absent, -1 error */
+int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k,
+		 struct gs_lease_value *v, struct gs_err *err);
+/* 1 removed, 0 absent, -1 error */
+int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *err);
+
+/* Dump a hash map into caller-owned arrays (malloc'd; caller frees).
+ * Uses BPF_MAP_LOOKUP_BATCH, falling back to get_next_key where the
+ * kernel lacks it. */
+int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys,
+		  struct gs_lease_value **vals, size_t *n, struct gs_err *err);
+/* Counters with per-CPU values summed. */
+int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys,
+		     uint64_t **sums, size_t *n, struct gs_err *err);
+int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *err);
+
+uint64_t gs_boot_ns(void);
+
+/* Ring-buffer fault events. fn is called once per gs_fault_event during
+ * gs_events_consume(); poll gs_events_fd() for readiness. */
+typedef void (*gs_event_fn)(void *arg, const struct gs_fault_event *ev);
+struct gs_events;
+struct gs_events *gs_events_open(struct gs_dp *dp, gs_event_fn fn, void *arg, struct gs_err *err);
+int gs_events_fd(struct gs_events *ev);
+int gs_events_consume(struct gs_events *ev, struct gs_err *err);
+void gs_events_close(struct gs_events *ev);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: Apache-2.0
+// nan glue: argument checking, Buffer <-> struct copies, errno exceptions.
+// All logic lives in the plain-C files (dataplane.c, peercred.c).
+#include <nan.h>
+#include <string>
+#include <vector>
+#include <cstring>
+#include <cerrno>
+#include "dataplane.h"
+#include "peercred.h"
+
+namespace {
+
+void ThrowGs(const gs_err &e) {
+  Nan::ThrowError(Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what));
+}
+
+bool StringArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, std::string *out) {
+  if (info.Length() <= i || !info[i]->IsString()) {
+    Nan::ThrowTypeError((std::string(name) + " must be a string").c_str());
+    return false;
+  }
+  Nan::Utf8String s(info[i]);
+  *out = std::string(*s, s.length());
+  return true;
+}
+
+bool BufferArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, size_t size, const char **out) {
+  if (info.Length() <= i || !node::Buffer::HasInstance(info[i])) {
+    Nan::ThrowTypeError((std::string(name) + " must be a Buffer").c_str());
+    return false;
+  }
+  if (node::Buffer::Length(info[i]) != size) {
+    Nan::ThrowRangeError((std::string(name) + " must be " + std::to_string(size) + " bytes").c_str());
+    return false;
+  }
+  *out = node::Buffer::Data(info[i]);
+  return true;
+}
+
+v8::Local<v8::Object> CopyBuffer(const void *p, size_t n) {
+  return Nan::CopyBuffer(static_cast<const char *>(p), n).ToLocalChecked();
+}
+
+// ---- module functions -------------------------------------------------
+
+NAN_METHOD(Attach) {
+  std::string pin, cg;
+  if (!StringArg(info, 0, "pinDir", &pin) || !StringArg(info, 1, "cgroupPath", &cg)) return;
+  gs_attach_opts opts = {1, 1};
+  if (info.Length() > 2 && info[2]->IsObject()) {
+    v8::Local<v8::Object> o = info[2].As<v8::Object>();
+    v8::Local<v8::Value> v;
+    if (Nan::Get(o, Nan::New("emitEvents").ToLocalChecked()).ToLocal(&v) && v->IsBoolean())
+      opts.emit_events = Nan::To<bool>(v).FromJust();
+    if (Nan::Get(o, Nan::New("countAllows").ToLocalChecked()).ToLocal(&v) && v->IsBoolean())
+      opts.count_allows = Nan::To<bool>(v).FromJust();
+  }
+  gs_err err = {};
+  if (gs_dp_attach(pin.c_str(), cg.c_str(), &opts, &err)) return ThrowGs(err);
+}
+
+NAN_METHOD(Detach) {
+  std::string pin;
+  if (!StringArg(info, 0, "pinDir", &pin)) return;
+  gs_err err = {};
+  if (gs_dp_detach(pin.c_str(), &err)) return ThrowGs(err);
+}
+
+NAN_METHOD(LinksPresent) {
+  std::string pin;
+  if (!StringArg(info, 0, "pinDir", &pin)) return;
+  info.GetReturnValue().Set(Nan::New<v8::Boolean>(gs_dp_links_present(pin.c_str()) == 1));
+}
+
+NAN_METHOD(BootNs) {
+  info.GetReturnValue().Set(v8::BigInt::NewFromUnsigned(info.GetIsolate(), gs_boot_ns()));
+}
+
+NAN_METHOD(PeerCred) {
+  if (info.Length() < 1 || !info[0]->IsInt32()) return Nan::ThrowTypeError("fd must be an integer");
+  gs_peer p = {};
+  gs_err err = {};
+  if (gs_peercred(Nan::To<int32_t>(info[0]).FromJust(), &p, &err)) return ThrowGs(err);
+  v8::Local<v8::Object> o = Nan::New<v8::Object>();
+  Nan::Set(o, Nan::New("pid").ToLocalChecked(), Nan::New<v8::Number>(p.pid));
+  Nan::Set(o, Nan::New("uid").ToLocalChecked(), Nan::New<v8::Number>(p.uid));
+  Nan::Set(o, Nan::New("gid").ToLocalChecked(), Nan::New<v8::Number>(p.gid));
+  info.GetReturnValue().Set(o);
+}
+
+// ---- DataPlane: an operation's maps opened from their pins ------------
+
+class DataPlane : public Nan::ObjectWrap {
+ public:
+  static NAN_MODULE_INIT(Init) {
+    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
+    tpl->SetClassName(Nan::New("DataPlane").ToLocalChecked());
+    tpl->InstanceTemplate()->SetInternalFieldCount(1);
+    Nan::SetPrototypeMethod(tpl, "leasePut", LeasePut);
+    Nan::SetPrototypeMethod(tpl, "leaseGet", LeaseGet);
+    Nan::SetPrototypeMethod(tpl, "leaseDel", LeaseDel);
+    Nan::SetPrototypeMethod(tpl, "leaseList", LeaseList);
+    Nan::SetPrototypeMethod(tpl, "countersRead", CountersRead);
+    Nan::SetPrototypeMethod(tpl, "statsRead", StatsRead);
+    Nan::SetPrototypeMethod(tpl, "startEvents", StartEvents);
+    Nan::SetPrototypeMethod(tpl, "stopEvents", StopEvents);
+    Nan::SetPrototypeMethod(tpl, "close", Close);
+    Nan::Set(target, Nan::New("DataPlane").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+  }
+
+ private:
+  gs_dp dp_;
+  bool open_ = false;
+  gs_events *events_ = nullptr;
+  uv_poll_t *poll_ = nullptr;
+  Nan::Callback on_events_;
+  std::vector<gs_fault_event> pending_;
+
+  ~DataPlane() override { Shutdown(); }
+
+  void StopPoll() {
+    if (poll_) {
+      uv_poll_stop(poll_);
+      // the handle is freed in the close callback, never before
+      uv_close(reinterpret_cast<uv_handle_t *>(poll_), [](uv_handle_t *h) { delete reinterpret_cast<uv_poll_t *>(h); });
+      poll_ = nullptr;
+    }
+    gs_events_close(events_);
+    events_ = nullptr;
+    on_events_.Reset();
+  }
+
+  void Shutdown() {
+    StopPoll();
+    if (open_) gs_dp_close(&dp_);
+    open_ = false;
+  }
+
+  static DataPlane *Self(const Nan::FunctionCallbackInfo<v8::Value> &info) {
+    DataPlane *self = Nan::ObjectWrap::Unwrap<DataPlane>(info.Holder());
+    if (!self->open_) {
+      Nan::ThrowError("DataPlane is closed");
+      return nullptr;
+    }
+    return self;
+  }
+
+  static NAN_METHOD(New) {
+    if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new DataPlane(pinDir)");
+    std::string pin;
+    if (!StringArg(info, 0, "pinDir", &pin)) return;
+    DataPlane *self = new DataPlane();
+    gs_err err = {};
+    if (gs_dp_open(&self->dp_, pin.c_str(), &err)) {
+      delete self;
+      return ThrowGs(err);
+    }
+    self->open_ = true;
+    self->Wrap(info.This());
+    info.GetReturnValue().Set(info.This());
+  }
+
+  static NAN_METHOD(LeasePut) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    const char *k, *v;
+    if (!BufferArg(info, 0, "key", sizeof(gs_lease_key), &k) ||
+        !BufferArg(info, 1, "value", sizeof(gs_lease_value), &v)) return;
+    bool only_new = info.Length() > 2 && Nan::To<bool>(info[2]).FromJust();
+    gs_err err = {};
+    if (gs_lease_put(&self->dp_, reinterpret_cast<const gs_lease_key *>(k),
+                     reinterpret_cast<const gs_lease_value *>(v), only_new, &err)) return ThrowGs(err);
+  }
+
+  static NAN_METHOD(LeaseGet) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    const char *k;
+    if (!BufferArg(info, 0, "key", sizeof(gs_lease_key), &k)) return;
+    gs_lease_value v;
+    gs_err err = {};
+    int r = gs_lease_get(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), &v, &err);
+    if (r < 0) return ThrowGs(err);
+    if (r == 0) return info.GetReturnValue().SetNull();
+    info.GetReturnValue().Set(CopyBuffer(&v, sizeof(v)));
+  }
+
+  static NAN_METHOD(LeaseDel) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    const char *k;
+    if (!BufferArg(info, 0, "key", sizeof(gs_lease_key), &k)) return;
+    gs_err err = {};
+    int r = gs_lease_del(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), &err);
+    if (r < 0) return ThrowGs(err);
+    info.GetReturnValue().Set(Nan::New<v8::Boolean>(r == 1));
+  }
+
+  static NAN_METHOD(LeaseList) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    gs_lease_key *keys = nullptr;
+    gs_lease_value *vals = nullptr;
+    size_t n = 0;
+    gs_err err = {};
+    if (gs_lease_list(&self->dp_, &keys, &vals, &n, &err)) return ThrowGs(err);
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Nan::Set(o, Nan::New("count").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(n)));
+    Nan::Set(o, Nan::New("keys").ToLocalChecked(), CopyBuffer(keys, n * sizeof(*keys)));
+    Nan::Set(o, Nan::New("values").ToLocalChecked(), CopyBuffer(vals, n * sizeof(*vals)));
+    free(keys);
+    free(vals);
+    info.GetReturnValue().Set(o);
+  }
+
+  static NAN_METHOD(CountersRead) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    gs_counter_key *keys = nullptr;
+    uint64_t *sums = nullptr;
+    size_t n = 0;
+    gs_err err = {};
+    if (gs_counters_read(&self->dp_, &keys, &sums, &n, &err)) return ThrowGs(err);
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Nan::Set(o, Nan::New("count").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(n)));
+    Nan::Set(o, Nan::New("keys").ToLocalChecked(), CopyBuffer(keys, n * sizeof(*keys)));
+    Nan::Set(o, Nan::New("sums").ToLocalChecked(), CopyBuffer(sums, n * sizeof(*sums)));
+    free(keys);
+    free(sums);
+    info.GetReturnValue().Set(o);
+  }
+
+  static NAN_METHOD(StatsRead) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    uint64_t st[GS_STAT_MAX];
+    gs_err err = {};
+    if (gs_stats_read(&self->dp_, st, &err)) return ThrowGs(err);
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Nan::Set(o, Nan::New("lostEvents").ToLocalChecked(), v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_LOST_EVENTS]));
+    Nan::Set(o, Nan::New("counterFull").ToLocalChecked(), v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_COUNTER_FULL]));
+    info.GetReturnValue().Set(o);
+  }
+
+  static void OnEvent(void *arg, const gs_fault_event *ev) {
+    static_cast<DataPlane *>(arg)->pending_.push_back(*ev);
+  }
+
+  static void OnReadable(uv_poll_t *h, int status, int) {
+    DataPlane *self = static_cast<DataPlane *>(h->data);
+    Nan::HandleScope scope;
+    gs_err err = {};
+    if (status < 0) {
+      err.errnum = -status;
+      snprintf(err.syscall, sizeof(err.syscall), "uv_poll");
+      snprintf(err.what, sizeof(err.what), "ring buffer %s", GS_MAP_EVENTS);
+    } else if (gs_events_consume(self->events_, &err) >= 0) {
+      err.errnum = 0;
+    }
+    if (self->on_events_.IsEmpty()) return;
+    if (err.errnum) {
+      v8::Local<v8::Value> argv[] = {Nan::ErrnoException(err.errnum, err.syscall, strerror(err.errnum), err.what)};
+      Nan::Call(self->on_events_, 1, argv);
+      return;
+    }
+    if (self->pending_.empty()) return;
+    size_t n = self->pending_.size();
+    v8::Local<v8::Value> argv[] = {Nan::Null(), CopyBuffer(self->pending_.data(), n * sizeof(gs_fault_event))};
+    self->pending_.clear();
+    Nan::AsyncResource res("gensee:events");
+    self->on_events_.Call(2, argv, &res);
+  }
+
+  // startEvents(cb(err, Buffer of N*48 bytes)); the poll handle is unref'd
+  // so an idle event stream never keeps the process alive on its own.
+  static NAN_METHOD(StartEvents) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (info.Length() < 1 || !info[0]->IsFunction()) return Nan::ThrowTypeError("callback must be a function");
+    if (self->events_) return Nan::ThrowError("events already started");
+    gs_err err = {};
+    self->events_ = gs_events_open(&self->dp_, OnEvent, self, &err);
+    if (!self->events_) return ThrowGs(err);
+    self->poll_ = new uv_poll_t;
+    int r = uv_poll_init(Nan::GetCurrentEventLoop(), self->poll_, gs_events_fd(self->events_));
+    if (r == 0) {
+      self->poll_->data = self;
+      r = uv_poll_start(self->poll_, UV_READABLE, OnReadable);
+    }
+    if (r) {
+      delete self->poll_;
+      self->poll_ = nullptr;
+      gs_events_close(self->events_);
+      self->events_ = nullptr;
+      return Nan::ThrowError(Nan::ErrnoException(-r, "uv_poll_start", uv_strerror(r), GS_MAP_EVENTS));
+    }
+    bool ref = info.Length() > 1 && Nan::To<bool>(info[1]).FromJust();
+    if (!ref) uv_unref(reinterpret_cast<uv_handle_t *>(self->poll_));
+    self->on_events_.Reset(info[0].As<v8::Function>());
+    self->Ref();  // alive while polling
+  }
+
+  static NAN_METHOD(StopEvents) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (self->poll_) self->Unref();
+    self->StopPoll();
+  }
+
+  static NAN_METHOD(Close) {
+    DataPlane *self = Nan::ObjectWrap::Unwrap<DataPlane>(info.Holder());
+    if (self->poll_) self->Unref();
+    self->Shutdown();
+  }
+};
+
+NAN_MODULE_INIT(InitAll) {
+  Nan::SetMethod(target, "attach", Attach);
+  Nan::SetMethod(target, "detach", Detach);
+  Nan::SetMethod(target, "linksPresent", LinksPresent);
+  Nan::SetMethod(target, "bootNs", BootNs);
+  Nan::SetMethod(target, "peerCred", PeerCred);
+  v8::Local<v8::Object> abi = Nan::New<v8::Object>();
+  Nan::Set(abi, Nan::New("version").ToLocalChecked(), Nan::New<v8::Number>(GS_ABI_VERSION));
+  Nan::Set(abi, Nan::New("leaseKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_lease_key)));
+  Nan::Set(abi, Nan::New("leaseValueSize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_lease_value)));
+  Nan::Set(abi, Nan::New("counterKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_counter_key)));
+  Nan::Set(abi, Nan::New("faultEventSize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_fault_event)));
+  Nan::Set(abi, Nan::New("leaseValueUsesLeftOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_lease_value, uses_left)));
+  Nan::Set(abi, Nan::New("counterKeyAddrOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_counter_key, addr)));
+  Nan::Set(abi, Nan::New("faultEventAddrOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_fault_event, addr)));
+  Nan::Set(target, Nan::New("abi").ToLocalChecked(), abi);
+  DataPlane::Init(target);
+}
+
+}  // namespace
+
+NODE_MODULE(gensee, InitAll)

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * gensee kernel ABI, version 1.
+ *
+ * Every struct that crosses the kernel/user boundary lives here and nowhere
+ * else. It is included by the BPF program (bpf/gensee.bpf.c), by the addon's
+ * plain-C data plane (addon/dataplane.c) and mirrored in TypeScript by
+ * src/abi.ts (test/abi.test.ts checks the mirror against GS_ABI_* sizes the
+ * addon reports). Fields are fixed width with explicit padding so the layout
+ * is identical for clang -target bpf and the host compiler.
+ *
+ * Addresses are stored in network byte order in a 16-byte field; IPv4 uses
+ * the first 4 bytes and leaves the rest zero. Ports are in host byte order.
+ */
+#ifndef GENSEE_ABI_H
+#define GENSEE_ABI_H
+
+#ifdef __BPF__
+/* linux/types.h is already pulled in by the BPF program */
+#else
+#include <linux/types.h>
+#endif
+
+#define GS_ABI_VERSION 1
+
+#define GS_FAMILY_IPV4 4
+#define GS_FAMILY_IPV6 6
+
+/* verdict/reason codes, also the counter key's `verdict` */
+enum gs_verdict {
+	GS_ALLOW = 0,
+	GS_DENY_NO_LEASE = 1,
+	GS_DENY_EXPIRED = 2,
+	GS_DENY_EXHAUSTED = 3,
+	GS_VERDICT_MAX = 4,
+};
+
+/* which hook saw the operation */
+enum gs_hook {
+	GS_HOOK_CONNECT4 = 1,
+	GS_HOOK_CONNECT6 = 2,
+	GS_HOOK_SENDMSG4 = 3,
+	GS_HOOK_SENDMSG6 = 4,
+};
+
+/* gs_stats_v1 (per-CPU array) indexes */
+enum gs_stat {
+	GS_STAT_LOST_EVENTS = 0,    /* ring buffer reserve failed */
+	GS_STAT_COUNTER_FULL = 1,   /* counter map full: a count could not be keyed */
+	GS_STAT_MAX = 2,
+};
+
+/* lease flags */
+#define GS_LEASE_LIMITED 1u /* uses_left is enforced */
+
+/* key of gs_leases_v1: the exact destination tuple */
+struct gs_lease_key {
+	__u8 family;   /* GS_FAMILY_IPV4 / GS_FAMILY_IPV6 */
+	__u8 protocol; /* IPPROTO_TCP / IPPROTO_UDP */
+	__u16 port;    /* host byte order */
+	__u32 _pad;    /* must be zero */
+	__u8 addr[16]; /* network byte order; IPv4 in addr[0..3] */
+};
+
+/* value of gs_leases_v1 */
+struct gs_lease_value {
+	__u64 generation;
+	__u64 expires_boot_ns; /* CLOCK_BOOTTIME, 0 = never */
+	__s64 uses_left;       /* meaningful only with GS_LEASE_LIMITED */
+	__u32 flags;
+	__u32 _pad;
+};
+
+/* key of gs_counters_v1 (per-CPU hash, value __u64 count) */
+struct gs_counter_key {
+	__u8 family;
+	__u8 protocol;
+	__u16 port;
+	__u8 verdict;  /* enum gs_verdict */
+	__u8 _pad[3];
+	__u64 generation; /* lease generation for allows, 0 for denies */
+	__u8 addr[16];
+};
+
+/* record on gs_events_v1 (ring buffer), one per denied operation */
+struct gs_fault_event {
+	__u64 cgroup_id;
+	__u64 boot_ns;
+	__u32 tgid;
+	__u32 pid;     /* thread id */
+	__u8 family;
+	__u8 protocol;
+	__u16 port;
+	__u8 reason;   /* enum gs_verdict */
+	__u8 hook;     /* enum gs_hook */
+	__u8 _pad[2];
+	__u8 addr[16];
+};
+
+#ifdef __cplusplus
+#define _Static_assert static_assert
+#endif
+
+#define GS_ABI_LEASE_KEY_SIZE 24
+#define GS_ABI_LEASE_VALUE_SIZE 32
+#define GS_ABI_COUNTER_KEY_SIZE 32
+#define GS_ABI_FAULT_EVENT_SIZE 48
+
+_Static_assert(sizeof(struct gs_lease_key) == GS_ABI_LEASE_KEY_SIZE, "gs_lease_key layout");
+_Static_assert(sizeof(struct gs_lease_value) == GS_ABI_LEASE_VALUE_SIZE, "gs_lease_value layout");
+_Static_assert(sizeof(struct gs_counter_key) == GS_ABI_COUNTER_KEY_SIZE, "gs_counter_key layout");
+_Static_assert(sizeof(struct gs_fault_event) == GS_ABI_FAULT_EVENT_SIZE, "gs_fault_event layout");
+
+/* map and program names (pins use the same names) */
+#define GS_MAP_LEASES "gs_leases_v1"
+#define GS_MAP_COUNTERS "gs_counters_v1"
+#define GS_MAP_EVENTS "gs_events_v1"
+#define GS_MAP_STATS "gs_stats_v1"
+
+#define GS_LEASES_MAX 65536
+#define GS_COUNTERS_MAX 65536
+#define GS_EVENTS_BYTES (256 * 1024)
+
+#endif

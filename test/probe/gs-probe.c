@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * gs-probe: a real process that makes real network calls for the kernel
+ * tests and benchmarks. It first moves itself into the given cgroup (so the
+ * socket is created inside it), then performs one operation, optionally
+ * repeated, and prints one JSON line per attempt (or a summary).
+ *
+ *   gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] OP PROTO ADDR PORT
+ *     OP: connect | sendto | uring-connect | bench-connect
+ *   --v6sock: use an AF_INET6 socket even for a v4-mapped address
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *errname(int e)
+{
+	switch (e) {
+	case 0: return "ok";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case ECONNREFUSED: return "ECONNREFUSED";
+	case ENOSYS: return "ENOSYS";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	case ENETUNREACH: return "ENETUNREACH";
+	case EINVAL: return "EINVAL";
+	case EAFNOSUPPORT: return "EAFNOSUPPORT";
+	default: return "EOTHER";
+	}
+}
+
+static int join_cgroup(const char *dir)
+{
+	char path[4096], buf[32];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%d", getpid());
+	if (write(fd, buf, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+struct target {
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int family;
+	int type;
+	int proto;
+};
+
+static int parse_target(struct target *t, const char *proto, const char *addr, const char *port, int v6sock)
+{
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&t->ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&t->ss;
+	int p = atoi(port);
+
+	memset(t, 0, sizeof(*t));
+	if (!strcmp(proto, "tcp")) {
+		t->type = SOCK_STREAM;
+		t->proto = IPPROTO_TCP;
+	} else if (!strcmp(proto, "udp")) {
+		t->type = SOCK_DGRAM;
+		t->proto = IPPROTO_UDP;
+	} else {
+		return -1;
+	}
+	if (!v6sock && inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)p);
+		t->family = AF_INET;
+		t->len = sizeof(*s4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)p);
+		t->family = AF_INET6;
+		t->len = sizeof(*s6);
+		return 0;
+	}
+	return -1;
+}
+
+static int do_connect(const struct target *t)
+{
+	int fd = socket(t->family, t->type | SOCK_CLOEXEC, t->proto), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (connect(fd, (const struct sockaddr *)&t->ss, t->len))
+		e = errno;
+	close(fd);
+	return e;
+}
+
+static int do_sendto(const struct target *t)
+{
+	int fd = socket(t->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP), e = 0;
+	static const char msg[] = "gensee-probe";
+
+	if (fd < 0)
+		return errno;
+	if (sendto(fd, msg, sizeof(msg) - 1, 0, (const struct sockaddr *)&t->ss, t->len) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+static int do_uring_connect(const struct target *t)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int fd, r, e;
+
+	r = io_uring_queue_init(4, &ring, 0);
+	if (r < 0)
+		return -r;
+	fd = socket(t->family, t->type | SOCK_CLOEXEC, t->proto);
+	if (fd < 0) {
+		e = errno;
+		io_uring_queue_exit(&ring);
+		return e;
+	}
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_connect(sqe, fd, (const struct sockaddr *)&t->ss, t->len);
+	io_uring_submit(&ring);
+	r = io_uring_wait_cqe(&ring, &cqe);
+	e = r < 0 ? -r : (cqe->res < 0 ? -cqe->res : 0);
+	if (r == 0)
+		io_uring_cqe_seen(&ring, cqe);
+	close(fd);
+	io_uring_queue_exit(&ring);
+	return e;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cg = NULL, *op, *proto, *addr, *port;
+	long repeat = 1;
+	int summary = 0, v6sock = 0, i;
+	struct target t;
+	long counts[8] = {0};
+	int codes[8] = {0, EPERM, ECONNREFUSED, EACCES, ENOSYS, ETIMEDOUT, EINVAL, -1};
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)
+			cg = argv[++i];
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+			repeat = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--summary"))
+			summary = 1;
+		else if (!strcmp(argv[i], "--v6sock"))
+			v6sock = 1;
+		else {
+			fprintf(stderr, "gs-probe: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (argc - i != 4) {
+		fprintf(stderr, "usage: gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] "
+				"connect|sendto|uring-connect|bench-connect tcp|udp ADDR PORT\n");
+		return 2;
+	}
+	op = argv[i];
+	proto = argv[i + 1];
+	addr = argv[i + 2];
+	port = argv[i + 3];
+	if (parse_target(&t, proto, addr, port, v6sock)) {
+		fprintf(stderr, "gs-probe: bad target %s %s %s\n", proto, addr, port);
+		return 2;
+	}
+	if (cg && join_cgroup(cg)) {
+		fprintf(stderr, "gs-probe: join cgroup %s: %s\n", cg, strerror(errno));
+		return 3;
+	}
+	printf("{\"pid\":%d}\n", getpid());
+	fflush(stdout);
+
+	if (!strcmp(op, "bench-connect")) {
+		uint64_t t0 = now_ns(), t1;
+		long ok = 0, err = 0, n;
+
+		for (n = 0; n < repeat; n++) {
+			if (do_connect(&t))
+				err++;
+			else
+				ok++;
+		}
+		t1 = now_ns();
+		printf("{\"n\":%ld,\"ok\":%ld,\"err\":%ld,\"ns_per_op\":%.1f}\n", repeat, ok, err,
+		       (double)(t1 - t0) / (double)repeat);
+		return 0;
+	}
+
+	for (long n = 0; n < repeat; n++) {
+		int e;
+
+		if (!strcmp(op, "connect"))
+			e = do_connect(&t);
+		else if (!strcmp(op, "sendto"))
+			e = do_sendto(&t);
+		else if (!strcmp(op, "uring-connect"))
+			e = do_uring_connect(&t);
+		else {
+			fprintf(stderr, "gs-probe: unknown op %s\n", op);
+			return 2;
+		}
+		if (summary) {
+			int k;
+			for (k = 0; k < 7 && codes[k] != e; k++)
+				;
+			counts[k]++;
+		} else {
+			printf("{\"result\":\"%s\",\"errno\":%d}\n", errname(e), e);
+		}
+	}
+	if (summary) {
+		printf("{\"ok\":%ld,\"EPERM\":%ld,\"ECONNREFUSED\":%ld,\"EACCES\":%ld,\"ENOSYS\":%ld,"
+		       "\"ETIMEDOUT\":%ld,\"EINVAL\":%ld,\"other\":%ld}\n",
+		       counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7]);
+	}
+	return 0;
+}
