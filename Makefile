@@ -54,13 +54,20 @@ $(PROBE): $(PROBE_SRC) $(BPF_HDR)
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(PROBE_SRC) -luring -lpthread
 
+LAUNCHER := obj/gensee-exec
+LAUNCHER_SRC := $(wildcard addon/launcher/*.c addon/launcher/*.h)
+$(LAUNCHER): $(LAUNCHER_SRC) $(SETUP_STAMP)
+	@mkdir -p obj
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $(filter %.c,$(LAUNCHER_SRC)) -lseccomp -lcap
+
 $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	@echo "  TSC     dist/"
 	$(Q)$(TSC) -p tsconfig.json
 	$(Q)if [ -d src/gen ]; then mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/ 2>/dev/null || true; fi
 	@touch $@
 
-build: $(ADDON) $(PROBE) $(TSC_STAMP)
+build: $(ADDON) $(PROBE) $(LAUNCHER) $(TSC_STAMP)
 
 typecheck: $(SETUP_STAMP)
 	$(Q)$(TSC) --noEmit -p tsconfig.json

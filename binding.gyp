@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "gensee",
-      "sources": ["addon/glue.cc", "addon/dataplane.c", "addon/peercred.c"],
+      "sources": ["addon/glue.cc", "addon/dataplane.c", "addon/peercred.c", "addon/notify.c", "addon/notify_glue.cc"],
       "include_dirs": ["<!(node -e \"require('nan')\")", "obj", "bpf"],
       "cflags": ["-Wall", "-Wextra", "-Werror"],
       "cflags_cc": ["-Wall", "-Wextra", "-Werror", "-Wno-cast-function-type"],

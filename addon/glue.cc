@@ -9,6 +9,8 @@
 #include "dataplane.h"
 #include "peercred.h"
 
+void InitNotify(v8::Local<v8::Object> target);  // notify_glue.cc
+
 namespace {
 
 void ThrowGs(const gs_err &e) {
@@ -332,6 +334,7 @@ NAN_MODULE_INIT(InitAll) {
   Nan::Set(abi, Nan::New("faultEventAddrOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_fault_event, addr)));
   Nan::Set(target, Nan::New("abi").ToLocalChecked(), abi);
   DataPlane::Init(target);
+  InitNotify(target);
 }
 
 }  // namespace
