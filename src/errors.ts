@@ -36,7 +36,10 @@ export type ErrorCode =
   | 'E_SCHEMA'
   | 'E_KERNEL'
   | 'E_ADDON_MISSING'
-  | 'E_STATE';
+  | 'E_STATE'
+  | 'E_TOO_LARGE'
+  | 'E_NOT_FILE'
+  | 'E_BAD_MODE';
 
 export class GenseeError extends Error {
   readonly code: ErrorCode;

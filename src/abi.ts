@@ -1,0 +1,122 @@
+// TypeScript mirror of bpf/gensee_abi.h (version 1). test/abi.test.ts checks
+// these sizes against the ones the compiled addon reports.
+import { Family, Protocol, Tuple, IPPROTO, addressFromBytes, parseAddress } from './addr';
+
+export const ABI_VERSION = 1;
+export const LEASE_KEY_SIZE = 24;
+export const LEASE_VALUE_SIZE = 32;
+export const COUNTER_KEY_SIZE = 32;
+export const FAULT_EVENT_SIZE = 48;
+export const LEASE_LIMITED = 1;
+
+export const VERDICTS = ['allow', 'no_lease', 'expired', 'exhausted'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+export const HOOKS = ['', 'connect4', 'connect6', 'sendmsg4', 'sendmsg6'] as const;
+
+const FAMILY_CODE: Record<Family, number> = { ipv4: 4, ipv6: 6 };
+
+function familyOf(code: number): Family {
+  if (code === 4) return 'ipv4';
+  if (code === 6) return 'ipv6';
+  throw new Error(`abi: unknown family code ${code}`);
+}
+
+function protocolOf(code: number): Protocol | `ip${number}` {
+  if (code === 6) return 'tcp';
+  if (code === 17) return 'udp';
+  return `ip${code}`;
+}
+
+export function encodeLeaseKey(t: Tuple): Buffer {
+  const b = Buffer.alloc(LEASE_KEY_SIZE);
+  b.writeUInt8(FAMILY_CODE[t.family], 0);
+  b.writeUInt8(IPPROTO[t.protocol], 1);
+  b.writeUInt16LE(t.port, 2); // host byte order (x86_64/arm64: little endian)
+  parseAddress(t.address).bytes.copy(b, 8);
+  return b;
+}
+
+export function decodeLeaseKey(b: Buffer, off = 0): Tuple {
+  const family = familyOf(b.readUInt8(off));
+  const proto = protocolOf(b.readUInt8(off + 1));
+  return {
+    family,
+    protocol: proto as Protocol,
+    port: b.readUInt16LE(off + 2),
+    address: addressFromBytes(family, b.subarray(off + 8, off + 24)),
+  };
+}
+
+export interface LeaseValue {
+  generation: bigint;
+  /** CLOCK_BOOTTIME ns; 0n = never */
+  expiresBootNs: bigint;
+  /** null = unlimited */
+  usesLeft: bigint | null;
+}
+
+export function encodeLeaseValue(v: LeaseValue): Buffer {
+  const b = Buffer.alloc(LEASE_VALUE_SIZE);
+  b.writeBigUInt64LE(v.generation, 0);
+  b.writeBigUInt64LE(v.expiresBootNs, 8);
+  b.writeBigInt64LE(v.usesLeft ?? 0n, 16);
+  b.writeUInt32LE(v.usesLeft === null ? 0 : LEASE_LIMITED, 24);
+  return b;
+}
+
+export function decodeLeaseValue(b: Buffer, off = 0): LeaseValue {
+  const flags = b.readUInt32LE(off + 24);
+  return {
+    generation: b.readBigUInt64LE(off),
+    expiresBootNs: b.readBigUInt64LE(off + 8),
+    usesLeft: flags & LEASE_LIMITED ? b.readBigInt64LE(off + 16) : null,
+  };
+}
+
+export interface CounterKey {
+  tuple: Tuple;
+  verdict: Verdict;
+  generation: bigint;
+}
+
+export function decodeCounterKey(b: Buffer, off = 0): CounterKey {
+  const family = familyOf(b.readUInt8(off));
+  return {
+    tuple: {
+      family,
+      protocol: protocolOf(b.readUInt8(off + 1)) as Protocol,
+      port: b.readUInt16LE(off + 2),
+      address: addressFromBytes(family, b.subarray(off + 16, off + 32)),
+    },
+    verdict: VERDICTS[b.readUInt8(off + 4)] ?? 'no_lease',
+    generation: b.readBigUInt64LE(off + 8),
+  };
+}
+
+export interface FaultEvent {
+  cgroupId: bigint;
+  bootNs: bigint;
+  tgid: number;
+  pid: number;
+  tuple: Tuple;
+  reason: Verdict;
+  hook: string;
+}
+
+export function decodeFaultEvent(b: Buffer, off = 0): FaultEvent {
+  const family = familyOf(b.readUInt8(off + 24));
+  return {
+    cgroupId: b.readBigUInt64LE(off),
+    bootNs: b.readBigUInt64LE(off + 8),
+    tgid: b.readUInt32LE(off + 16),
+    pid: b.readUInt32LE(off + 20),
+    tuple: {
+      family,
+      protocol: protocolOf(b.readUInt8(off + 25)) as Protocol,
+      port: b.readUInt16LE(off + 26),
+      address: addressFromBytes(family, b.subarray(off + 32, off + 48)),
+    },
+    reason: VERDICTS[b.readUInt8(off + 28)] ?? 'no_lease',
+    hook: HOOKS[b.readUInt8(off + 29)] ?? 'unknown',
+  };
+}

@@ -1,0 +1,59 @@
+// Small shared helpers for CLI modules: argument parsing with clear errors.
+import { parseArgs, ParseArgsConfig } from 'node:util';
+import { GenseeError } from '../errors';
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Parsed values: strings for string options, booleans for flags. */
+export interface Parsed {
+  values: { [k: string]: string | undefined } & { flags: Set<string> };
+  positionals: string[];
+}
+
+export function parse(argv: string[], options: Options, allowPositionals = true): Parsed {
+  try {
+    const r = parseArgs({ args: argv, options: { ...options, 'state-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals, strict: true });
+    const values: Parsed['values'] = Object.assign(Object.create(null) as { [k: string]: string | undefined }, { flags: new Set<string>() });
+    for (const [k, v] of Object.entries(r.values)) {
+      if (typeof v === 'string') values[k] = v;
+      else if (v === true) values.flags.add(k);
+    }
+    return { values, positionals: r.positionals };
+  } catch (e) {
+    throw new GenseeError('E_USAGE', (e as Error).message);
+  }
+}
+
+const OP_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function requireOp(v: unknown): string {
+  if (typeof v !== 'string' || v === '') throw new GenseeError('E_USAGE', '--op ID is required');
+  if (!OP_ID.test(v)) throw new GenseeError('E_BAD_OP_ID', `bad operation id "${v}": use 1-64 of [A-Za-z0-9._-], starting alphanumeric`);
+  return v;
+}
+
+/** "30s", "5m", "1h", "250ms", "30" (seconds) → milliseconds */
+export function parseDuration(s: string): number {
+  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$/.exec(s);
+  if (!m) throw new GenseeError('E_BAD_DURATION', `bad duration "${s}": expected e.g. 30s, 5m, 1h, 250ms`);
+  const n = Number(m[1]);
+  const mult = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] ?? 1000;
+  const ms = n * mult;
+  if (!(ms > 0) || ms > 365 * 24 * 3_600_000) throw new GenseeError('E_BAD_DURATION', `duration "${s}" out of range`);
+  return ms;
+}
+
+export function parseCount(s: string, what: string): number {
+  if (!/^[0-9]{1,9}$/.test(s) || Number(s) < 1) throw new GenseeError('E_BAD_COUNT', `bad ${what} "${s}": expected a positive integer`);
+  return Number(s);
+}
+
+export function out(line: string): void {
+  process.stdout.write(line + '\n');
+}
+
+export function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
+}

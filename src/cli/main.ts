@@ -1,0 +1,55 @@
+// gensee CLI entry: one module per command; errors become one clear line
+// and an exit code (2 = bad usage or input, nothing changed).
+import { GenseeError, isErrno } from '../errors';
+import * as hooks from './hooks';
+import * as lease from './lease';
+import * as counters from './counters';
+
+type Command = (argv: string[]) => number | Promise<number>;
+
+const commands: Record<string, Command> = {
+  hooks: hooks.run,
+  lease: lease.run,
+  counters: counters.run,
+};
+
+export function registerCommand(name: string, fn: Command): void {
+  commands[name] = fn;
+}
+
+const USAGE = `usage: gensee <command> [options]
+  hooks attach|detach   attach the eBPF boundary to a cgroup / remove it
+  lease add|rm|ls       exact leases in the kernel map
+  counters              per-destination allow/deny counters
+Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
+
+export function formatError(e: unknown): { line: string; code: number } {
+  if (e instanceof GenseeError) return { line: `gensee: ${e.code}: ${e.message}`, code: e.exitCode };
+  if (isErrno(e) && typeof (e as NodeJS.ErrnoException).syscall === 'string') {
+    const x = e as NodeJS.ErrnoException;
+    return { line: `gensee: ${x.syscall}${x.path ? ` (${x.path})` : ''}: ${x.code}`, code: 1 };
+  }
+  return { line: `gensee: ${(e as Error)?.stack ?? String(e)}`, code: 1 };
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(USAGE + '\n');
+    process.exitCode = name ? 0 : 2;
+    return;
+  }
+  const cmd = commands[name];
+  if (!cmd) {
+    process.stderr.write(`gensee: E_USAGE: unknown command "${name}"\n${USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    process.exitCode = await cmd(rest);
+  } catch (e) {
+    const f = formatError(e);
+    process.stderr.write(f.line + '\n');
+    process.exitCode = f.code;
+  }
+}

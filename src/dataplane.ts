@@ -1,0 +1,177 @@
+// Typed data-plane API over the addon: attach/detach the pinned hooks of an
+// operation, exact leases, counters and ring-buffer fault events.
+import * as fs from 'node:fs';
+import { loadAddon, NativeDataPlane } from './addon';
+import { Tuple, formatTuple } from './addr';
+import {
+  COUNTER_KEY_SIZE,
+  FAULT_EVENT_SIZE,
+  LEASE_KEY_SIZE,
+  LEASE_VALUE_SIZE,
+  FaultEvent,
+  LeaseValue,
+  Verdict,
+  decodeCounterKey,
+  decodeFaultEvent,
+  decodeLeaseKey,
+  decodeLeaseValue,
+  encodeLeaseKey,
+  encodeLeaseValue,
+} from './abi';
+import { ensureBpffs, pinDirFor } from './bpffs';
+import { GenseeError, isErrno } from './errors';
+
+export interface Lease extends LeaseValue {
+  tuple: Tuple;
+}
+
+export interface LeaseSpec {
+  tuple: Tuple;
+  generation: bigint;
+  /** lifetime from now in ms; null/undefined/0 = no expiry */
+  ttlMs?: number | null;
+  /** absolute CLOCK_BOOTTIME expiry (wins over ttlMs) */
+  expiresBootNs?: bigint;
+  /** 0/undefined = unlimited */
+  maxUses?: number;
+}
+
+export interface CounterRow {
+  tuple: Tuple;
+  verdict: Verdict;
+  generation: bigint;
+  count: bigint;
+}
+
+export function bootNs(): bigint {
+  return loadAddon().bootNs();
+}
+
+export interface AttachOptions {
+  emitEvents?: boolean;
+  countAllows?: boolean;
+}
+
+/** Load the programs and attach them to cgroupPath, pinned under the op's pin dir. */
+export function attachHooks(op: string, cgroupPath: string, opts: AttachOptions = {}): string {
+  ensureBpffs();
+  const pin = pinDirFor(op);
+  try {
+    loadAddon().attach(pin, cgroupPath, opts);
+  } catch (e) {
+    if (isErrno(e) && e.code === 'EEXIST') {
+      throw new GenseeError('E_OP_EXISTS', `hooks for operation "${op}" are already attached (${pin}); detach first`);
+    }
+    throw e;
+  }
+  return pin;
+}
+
+/** Detach and unpin everything of an operation. Returns false if nothing was there. */
+export function detachHooks(op: string): boolean {
+  const pin = pinDirFor(op);
+  if (!fs.existsSync(pin)) return false;
+  loadAddon().detach(pin);
+  return true;
+}
+
+export function hooksAttached(op: string): boolean {
+  return loadAddon().linksPresent(pinDirFor(op));
+}
+
+export class DataPlane {
+  readonly op: string;
+  readonly pinDir: string;
+  private readonly native: NativeDataPlane;
+
+  private constructor(op: string, pinDir: string, native: NativeDataPlane) {
+    this.op = op;
+    this.pinDir = pinDir;
+    this.native = native;
+  }
+
+  /** Open an attached operation from its pins. */
+  static open(op: string): DataPlane {
+    const pin = pinDirFor(op);
+    if (!fs.existsSync(pin)) throw new GenseeError('E_UNKNOWN_OP', `unknown operation "${op}": no hooks pinned at ${pin}`);
+    const Native = loadAddon().DataPlane;
+    return new DataPlane(op, pin, new Native(pin));
+  }
+
+  /** Install (or replace) an exact lease and read it back from the kernel. */
+  putLease(spec: LeaseSpec): Lease {
+    let expires = spec.expiresBootNs ?? 0n;
+    if (!spec.expiresBootNs && spec.ttlMs) expires = bootNs() + BigInt(Math.round(spec.ttlMs * 1e6));
+    const value: LeaseValue = {
+      generation: spec.generation,
+      expiresBootNs: expires,
+      usesLeft: spec.maxUses ? BigInt(spec.maxUses) : null,
+    };
+    const key = encodeLeaseKey(spec.tuple);
+    this.native.leasePut(key, encodeLeaseValue(value));
+    const back = this.native.leaseGet(key);
+    if (!back) throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} was not found in the kernel map after install`, 1);
+    const got = decodeLeaseValue(back);
+    if (got.generation !== value.generation || got.expiresBootNs !== value.expiresBootNs) {
+      throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} read back differs from what was installed`, 1);
+    }
+    return { tuple: spec.tuple, ...got };
+  }
+
+  getLease(tuple: Tuple): Lease | null {
+    const v = this.native.leaseGet(encodeLeaseKey(tuple));
+    return v ? { tuple, ...decodeLeaseValue(v) } : null;
+  }
+
+  removeLease(tuple: Tuple): boolean {
+    return this.native.leaseDel(encodeLeaseKey(tuple));
+  }
+
+  listLeases(): Lease[] {
+    const r = this.native.leaseList();
+    const out: Lease[] = [];
+    for (let i = 0; i < r.count; i++) {
+      out.push({
+        tuple: decodeLeaseKey(r.keys, i * LEASE_KEY_SIZE),
+        ...decodeLeaseValue(r.values, i * LEASE_VALUE_SIZE),
+      });
+    }
+    return out;
+  }
+
+  readCounters(): CounterRow[] {
+    const r = this.native.countersRead();
+    const out: CounterRow[] = [];
+    for (let i = 0; i < r.count; i++) {
+      const k = decodeCounterKey(r.keys, i * COUNTER_KEY_SIZE);
+      out.push({ ...k, count: r.sums.readBigUInt64LE(i * 8) });
+    }
+    return out;
+  }
+
+  stats(): { lostEvents: bigint; counterFull: bigint } {
+    return this.native.statsRead();
+  }
+
+  /** Deliver ring-buffer fault events as they arrive (uv_poll on the ring's epoll fd). */
+  onEvents(cb: (events: FaultEvent[]) => void, onError?: (e: Error) => void, opts: { ref?: boolean } = {}): void {
+    this.native.startEvents((err, buf) => {
+      if (err) {
+        if (onError) onError(err);
+        return;
+      }
+      if (!buf) return;
+      const evs: FaultEvent[] = [];
+      for (let off = 0; off + FAULT_EVENT_SIZE <= buf.length; off += FAULT_EVENT_SIZE) evs.push(decodeFaultEvent(buf, off));
+      cb(evs);
+    }, opts.ref ?? false);
+  }
+
+  stopEvents(): void {
+    this.native.stopEvents();
+  }
+
+  close(): void {
+    this.native.close();
+  }
+}
