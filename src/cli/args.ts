@@ -20,7 +20,7 @@ export function parse(argv: string[], options: Options, allowPositionals = true)
     }
     return { values, positionals: r.positionals };
   } catch (e) {
-    throw new GenseeError('E_USAGE', (e as Error).message);
+    throw new GenseeError('E_USAGE', (e as Error).message.replace(/\s*\n\s*/g, ' '));
   }
 }
 

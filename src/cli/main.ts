@@ -24,7 +24,11 @@ const USAGE = `usage: gensee <command> [options]
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
 
 export function formatError(e: unknown): { line: string; code: number } {
-  if (e instanceof GenseeError) return { line: `gensee: ${e.code}: ${e.message}`, code: e.exitCode };
+  if (e instanceof GenseeError) {
+    // usage text goes with --help; the error itself stays one line
+    const msg = e.code === 'E_USAGE' && e.message.startsWith('usage:') ? `bad arguments; ${e.message.split('\n')[0]} (see --help)` : e.message;
+    return { line: `gensee: ${e.code}: ${msg}`, code: e.exitCode };
+  }
   if (isErrno(e) && typeof (e as NodeJS.ErrnoException).syscall === 'string') {
     const x = e as NodeJS.ErrnoException;
     return { line: `gensee: ${x.syscall}${x.path ? ` (${x.path})` : ''}: ${x.code}`, code: 1 };

@@ -1,0 +1,28 @@
+// make bench: every benchmark prints numbers and ratios against a baseline
+// measured in the same run. GENSEE_BENCH_QUICK=1 for a short smoke run.
+import { benchDataplane } from './dataplane';
+
+const sections: Record<string, () => Promise<void>> = {
+  dataplane: () => benchDataplane({ n: quick() ? 2000 : 10000, rounds: quick() ? 3 : 7 }),
+};
+
+function quick(): boolean {
+  return process.env.GENSEE_BENCH_QUICK === '1';
+}
+
+export function addSection(name: string, fn: () => Promise<void>): void {
+  sections[name] = fn;
+}
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  for (const [name, fn] of Object.entries(sections)) {
+    if (only.length && !only.includes(name)) continue;
+    await fn();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench: ${(e as Error).stack ?? e}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,199 @@
+// Protocol types: the in-memory shapes of a CapabilityFault, a Resolution and
+// an operation Policy. Field names are the proto's (snake_case), as in the
+// JSON forms of DESIGN.md. uint64 values that can exceed 2^53 (boot-time
+// nanoseconds, cgroup ids) are bigint here and decimal strings in JSON.
+
+export type Family = 'ipv4' | 'ipv6';
+export type Protocol = 'tcp' | 'udp';
+
+export const SOURCES = ['seccomp_notify', 'cgroup_hook', 'manual', 'peer_gateway'] as const;
+export type Source = (typeof SOURCES)[number];
+
+export const EFFECT_TYPES = [
+  'network',
+  'file',
+  'syscall',
+  'secret',
+  'cloud_iam',
+  'application',
+  'database',
+  'promotion',
+] as const;
+export type EffectType = (typeof EFFECT_TYPES)[number];
+
+export const SUBJECT_KINDS = ['process', 'peer'] as const;
+export type SubjectKind = (typeof SUBJECT_KINDS)[number];
+
+export interface ProcessSubject {
+  pid: number;
+  /** field 22 of /proc/PID/stat */
+  start_time_ticks: number;
+}
+export interface PeerSubject {
+  /** exact address inside an isolated network namespace */
+  address: string;
+}
+export type Subject =
+  | { process: ProcessSubject; peer?: never }
+  | { peer: PeerSubject; process?: never };
+
+export interface NetworkEffect {
+  family: Family;
+  protocol: Protocol;
+  address: string;
+  port: number;
+}
+export type FileAccess = 'read' | 'write' | 'exec' | 'create' | 'delete';
+export interface FileEffect {
+  path: string;
+  access: FileAccess;
+}
+export interface SyscallEffect {
+  name: string;
+  number: number;
+  /** Linux capability name, e.g. CAP_NET_RAW */
+  capability?: string;
+}
+export interface SecretEffect {
+  name: string;
+  scope: string;
+}
+export interface CloudIamEffect {
+  provider: string;
+  action: string;
+  resource: string;
+}
+export interface ApplicationEffect {
+  name: string;
+  action: string;
+  target?: string;
+}
+export type StatementClass = 'read' | 'write' | 'ddl' | 'admin';
+export interface DatabaseEffect {
+  engine: string;
+  database: string;
+  statement_class: StatementClass;
+  table?: string;
+}
+export interface PromotionEffect {
+  artifact: string;
+  from_stage: string;
+  to_stage: string;
+}
+
+export interface EffectMap {
+  network: NetworkEffect;
+  file: FileEffect;
+  syscall: SyscallEffect;
+  secret: SecretEffect;
+  cloud_iam: CloudIamEffect;
+  application: ApplicationEffect;
+  database: DatabaseEffect;
+  promotion: PromotionEffect;
+}
+
+/** Exactly one effect key, e.g. `{ network: {...} }`. */
+export type Effect = {
+  [K in EffectType]: { [P in K]: EffectMap[K] } & { [P in Exclude<EffectType, K>]?: never };
+}[EffectType];
+
+export interface Fault {
+  schema: 2;
+  operation_id: string;
+  fault_id: string;
+  subject: Subject;
+  effect: Effect;
+  source: Source;
+  /** CLOCK_BOOTTIME when observed; 0n = unknown */
+  observed_at_boot_ns: bigint;
+  /** kernel cgroup id of the faulting task; 0n = unknown */
+  cgroup_id: bigint;
+}
+
+/** Result of decoding a fault (protobuf or JSON): never throws on bad input. */
+export type FaultResult =
+  | { ok: true; fault: Fault }
+  | { ok: false; reason: 'malformed_fault'; detail: string };
+
+export const ACTIONS = ['continue_already_authorized', 'retry_after_lease', 'delegate', 'deny'] as const;
+export type Action = (typeof ACTIONS)[number];
+
+/** An exact, expiring allowance: always the faulted tuple, never a range. */
+export interface Lease {
+  generation: number;
+  family: Family;
+  protocol: Protocol;
+  address: string;
+  port: number;
+  /** CLOCK_BOOTTIME */
+  expires_at_boot_ns: bigint;
+  /** 0 = unlimited */
+  max_uses: number;
+}
+
+/**
+ * The answer to a fault. `lease` is present iff action is retry_after_lease,
+ * `delegate_to` iff action is delegate; a deny's reason is a DenyReason.
+ */
+export interface Resolution {
+  fault_id: string;
+  action: Action;
+  /** stable snake_case code, e.g. "lease_installed" or a DenyReason */
+  reason: string;
+  lease?: Lease;
+  delegate_to?: string;
+}
+
+/** Inclusive port range; a single port has lo === hi. */
+export interface PortRange {
+  lo: number;
+  hi: number;
+}
+
+/** A parsed policy network matcher (`address` is a /32 or /128 prefix). */
+export interface NetworkMatch {
+  protocol: Protocol;
+  family: Family;
+  /** network address, 4 (ipv4) or 16 (ipv6) bytes, host bits zero */
+  bytes: Buffer;
+  prefix: number;
+  ports: PortRange;
+  /** the rule as written, for evidence: "tcp 127.0.0.0/8 8000-8999" */
+  text: string;
+}
+
+export interface GrantRule {
+  network: NetworkMatch;
+}
+export interface LeaseRule {
+  network: NetworkMatch;
+  ttl_s: number;
+  /** 0 = unlimited */
+  max_uses: number;
+}
+export interface DelegateRule {
+  network: NetworkMatch;
+  to: string;
+}
+
+export const DEFAULT_FAULT_DEADLINE_MS = 5000;
+
+export interface Policy {
+  schema: 1;
+  grants: GrantRule[];
+  leases: LeaseRule[];
+  delegate: DelegateRule[];
+  /** default 5000 */
+  fault_deadline_ms: number;
+}
+
+/** The effect type of an effect (its only key). */
+export function effectType(e: Effect): EffectType {
+  for (const t of EFFECT_TYPES) if ((e as Partial<EffectMap>)[t] !== undefined) return t;
+  throw new TypeError('effect has no known type');
+}
+
+/** The subject kind of a subject (its only key). */
+export function subjectKind(s: Subject): SubjectKind {
+  return s.process !== undefined ? 'process' : 'peer';
+}
