@@ -1,0 +1,236 @@
+// The network record, <state>/network-operations/<OP>/network.json (0600,
+// replaced atomically): policy generations, installed leases, counter totals.
+// On resolver restart this is the list kernel leases are reconciled against
+// (anything in the kernel that is not here, or expired, is removed), so a
+// missing file reads as the empty record: fail closed.
+import * as net from 'node:net';
+import * as path from 'node:path';
+import type { Family, Protocol } from '../addr';
+import { GenseeError, isErrno } from '../errors';
+import { assertNoSymlinks, assertPrivate, readFileNoFollowStat, withFileLock, writeFileAtomic } from './fsutil';
+import { checkOpDir, MAX_RECORD_BYTES } from './operation';
+import {
+  CounterTotals,
+  arr,
+  bad,
+  isoTime,
+  obj,
+  oneOf,
+  parseRecordJson,
+  parseTotals,
+  recordText,
+  str,
+  uint,
+  zeroTotals,
+} from './record';
+
+export const NETWORK_FILE = 'network.json';
+
+export interface GenerationRecord {
+  generation: number;
+  created_at: string;
+  /** why this generation was installed (e.g. "start", "policy_reload") */
+  reason: string;
+  /** set once its leases were harvested and removed */
+  revoked_at?: string;
+}
+
+/** one exact allowance, mirrored from the kernel lease map */
+export interface LeaseRecord {
+  generation: number;
+  family: Family;
+  protocol: Protocol;
+  address: string;
+  port: number;
+  /** CLOCK_BOOTTIME nanoseconds, decimal string (u64 does not fit a JSON number) */
+  expires_at_boot_ns: string;
+  /** 0 = unlimited */
+  max_uses: number;
+  installed_at: string;
+}
+
+/** network.json, schema 1. Keys are written in this order. */
+export interface NetworkRecord {
+  schema: 1;
+  /** current generation; 0 before the first one is installed */
+  generation: number;
+  generations: GenerationRecord[];
+  leases: LeaseRecord[];
+  totals: CounterTotals;
+}
+
+export interface LeaseTuple {
+  family: Family;
+  protocol: Protocol;
+  address: string;
+  port: number;
+}
+
+export function emptyNetworkRecord(): NetworkRecord {
+  return { schema: 1, generation: 0, generations: [], leases: [], totals: zeroTotals() };
+}
+
+function parseGeneration(v: unknown, where: string): GenerationRecord {
+  const o = obj(v, where, ['generation', 'created_at', 'reason'], ['revoked_at']);
+  const g: GenerationRecord = {
+    generation: uint(o.generation, `${where}.generation`),
+    created_at: isoTime(o.created_at, `${where}.created_at`),
+    reason: str(o.reason, `${where}.reason`, 256),
+  };
+  if (g.generation < 1) throw bad(`${where}.generation`, 'generations start at 1');
+  if (o.revoked_at !== undefined) g.revoked_at = isoTime(o.revoked_at, `${where}.revoked_at`);
+  return g;
+}
+
+function parseLease(v: unknown, where: string): LeaseRecord {
+  const o = obj(v, where, ['generation', 'family', 'protocol', 'address', 'port', 'expires_at_boot_ns', 'max_uses', 'installed_at']);
+  const family = oneOf(o.family, `${where}.family`, ['ipv4', 'ipv6'] as const);
+  const address = str(o.address, `${where}.address`, 64);
+  if (net.isIP(address) !== (family === 'ipv4' ? 4 : 6)) throw bad(`${where}.address`, `not an ${family} address: ${address}`);
+  const expires = o.expires_at_boot_ns;
+  if (typeof expires !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(expires) || BigInt(expires) > 0xffffffffffffffffn) {
+    throw bad(`${where}.expires_at_boot_ns`, `expected a u64 decimal string, got ${JSON.stringify(expires)}`);
+  }
+  return {
+    generation: uint(o.generation, `${where}.generation`),
+    family,
+    protocol: oneOf(o.protocol, `${where}.protocol`, ['tcp', 'udp'] as const),
+    address,
+    port: uint(o.port, `${where}.port`, 65535),
+    expires_at_boot_ns: expires,
+    max_uses: uint(o.max_uses, `${where}.max_uses`, 0xffffffff),
+    installed_at: isoTime(o.installed_at, `${where}.installed_at`),
+  };
+}
+
+/** Validate a parsed network.json and return it with keys in record order. */
+export function parseNetworkRecord(v: unknown, where = NETWORK_FILE): NetworkRecord {
+  const o = obj(v, where, ['schema', 'generation', 'generations', 'leases', 'totals']);
+  if (o.schema !== 1) throw bad(`${where}.schema`, `unsupported schema ${JSON.stringify(o.schema)}`);
+  const generation = uint(o.generation, `${where}.generation`);
+  const generations = arr(o.generations, `${where}.generations`).map((g, i) => parseGeneration(g, `${where}.generations[${i}]`));
+  let last = 0;
+  for (const g of generations) {
+    if (g.generation <= last) throw bad(`${where}.generations`, `generation ${g.generation} out of order`);
+    last = g.generation;
+  }
+  if (generation !== last) throw bad(`${where}.generation`, `is ${generation} but the newest generation listed is ${last}`);
+  const leases = arr(o.leases, `${where}.leases`).map((l, i) => parseLease(l, `${where}.leases[${i}]`));
+  const seen = new Set<string>();
+  leases.forEach((l, i) => {
+    if (!generations.some((g) => g.generation === l.generation)) {
+      throw bad(`${where}.leases[${i}].generation`, `unknown generation ${l.generation}`);
+    }
+    const k = leaseKey(l);
+    if (seen.has(k)) throw bad(`${where}.leases[${i}]`, `duplicate lease ${k}`);
+    seen.add(k);
+  });
+  return { schema: 1, generation, generations, leases, totals: parseTotals(o.totals, `${where}.totals`) };
+}
+
+/** identity of a lease, as the kernel map keys it: family/protocol/address/port */
+export function leaseKey(t: LeaseTuple): string {
+  return `${t.family}/${t.protocol}/${t.address}/${t.port}`;
+}
+
+function networkFile(stateDir: string, id: string): string {
+  return path.join(checkOpDir(stateDir, id), NETWORK_FILE);
+}
+
+/** Read network.json (checked: no symlinks, 0600, schema). Missing → the empty record. */
+export async function readNetwork(stateDir: string, id: string): Promise<NetworkRecord> {
+  const file = networkFile(stateDir, id);
+  assertNoSymlinks(file);
+  let got;
+  try {
+    got = await readFileNoFollowStat(file, MAX_RECORD_BYTES);
+  } catch (e) {
+    if (isErrno(e) && e.code === 'ENOENT') return emptyNetworkRecord();
+    throw e;
+  }
+  assertPrivate(got.stat, file);
+  return parseNetworkRecord(parseRecordJson(got.data, file), file);
+}
+
+async function writeChecked(file: string, rec: NetworkRecord): Promise<NetworkRecord> {
+  let norm: NetworkRecord;
+  try {
+    norm = parseNetworkRecord(rec, 'network record');
+  } catch (e) {
+    if (e instanceof GenseeError && e.code === 'E_STATE') throw new GenseeError('E_USAGE', e.message);
+    throw e;
+  }
+  await writeFileAtomic(file, recordText(norm));
+  return norm;
+}
+
+/** Replace network.json atomically (validated first). */
+export async function writeNetwork(stateDir: string, id: string, rec: NetworkRecord): Promise<NetworkRecord> {
+  const file = networkFile(stateDir, id);
+  assertNoSymlinks(file);
+  return withFileLock(file, () => writeChecked(file, rec));
+}
+
+/** Read-modify-write network.json, serialized per operation in this process. */
+export async function updateNetwork(
+  stateDir: string,
+  id: string,
+  fn: (rec: NetworkRecord) => NetworkRecord | Promise<NetworkRecord>,
+): Promise<NetworkRecord> {
+  const file = networkFile(stateDir, id);
+  assertNoSymlinks(file);
+  return withFileLock(file, async () => writeChecked(file, await fn(await readNetwork(stateDir, id))));
+}
+
+// ---- pure helpers: each returns a new record, the input is not modified ----
+
+/** Start generation N+1 (the old one stays until revoked: fail-closed overlap). */
+export function beginGeneration(rec: NetworkRecord, reason: string, now = new Date()): NetworkRecord {
+  const generation = rec.generation + 1;
+  return {
+    ...rec,
+    generation,
+    generations: [...rec.generations, { generation, created_at: now.toISOString(), reason }],
+  };
+}
+
+/** Mark a generation revoked and drop its leases (after its counters were harvested). */
+export function revokeGeneration(rec: NetworkRecord, generation: number, now = new Date()): NetworkRecord {
+  if (!rec.generations.some((g) => g.generation === generation)) {
+    throw new GenseeError('E_STATE', `no generation ${generation} to revoke`, 1);
+  }
+  return {
+    ...rec,
+    generations: rec.generations.map((g) =>
+      g.generation === generation && g.revoked_at === undefined ? { ...g, revoked_at: now.toISOString() } : g,
+    ),
+    leases: rec.leases.filter((l) => l.generation !== generation),
+  };
+}
+
+/** Add a lease, replacing any lease on the same tuple (the kernel map holds one per tuple). */
+export function putLease(rec: NetworkRecord, lease: LeaseRecord): NetworkRecord {
+  const k = leaseKey(lease);
+  return { ...rec, leases: [...rec.leases.filter((l) => leaseKey(l) !== k), { ...lease }] };
+}
+
+export function findLease(rec: NetworkRecord, t: LeaseTuple): LeaseRecord | undefined {
+  const k = leaseKey(t);
+  return rec.leases.find((l) => leaseKey(l) === k);
+}
+
+export function removeLease(rec: NetworkRecord, t: LeaseTuple): NetworkRecord {
+  const k = leaseKey(t);
+  return { ...rec, leases: rec.leases.filter((l) => leaseKey(l) !== k) };
+}
+
+/** Drop leases whose expiry is at or before nowBootNs (CLOCK_BOOTTIME ns). */
+export function pruneExpired(rec: NetworkRecord, nowBootNs: bigint): { rec: NetworkRecord; removed: LeaseRecord[] } {
+  const removed = rec.leases.filter((l) => BigInt(l.expires_at_boot_ns) <= nowBootNs);
+  if (removed.length === 0) return { rec, removed };
+  return { rec: { ...rec, leases: rec.leases.filter((l) => BigInt(l.expires_at_boot_ns) > nowBootNs) }, removed };
+}
+
+export function setNetworkTotals(rec: NetworkRecord, totals: CounterTotals): NetworkRecord {
+  return { ...rec, totals: { allow: totals.allow, deny: { ...totals.deny }, lost_events: totals.lost_events } };
+}
