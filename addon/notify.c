@@ -1,3 +1,747 @@
 // SPDX-License-Identifier: Apache-2.0
-// seccomp user-notification loop logic (plain C); see notify.h.
+/*
+ * seccomp user-notification loop logic (plain C); see notify.h.
+ *
+ * Per notification, the order that makes the read trustworthy enough
+ * (kinvolk/seccompagent pkg/readarg, samples/seccomp/user-trap.c):
+ *   RECV (request zeroed) → open /proc/PID/mem and a pidfd for the caller
+ *   → NOTIF_ID_VALID (both handles belong to the task that is paused, not to
+ *   a recycled pid) → read the sockaddr and look at the socket → NOTIF_ID_VALID
+ *   again → decide → SEND.
+ * Another thread of the caller can still rewrite the sockaddr or swap the fd
+ * after our read: that is why CONTINUE is never an allow. The retried call
+ * meets the eBPF hook, which decides on the kernel's own copy.
+ *
+ * Protocol (TCP vs UDP) comes from the caller's socket itself: pidfd_getfd()
+ * on args[0], then SO_PROTOCOL/SO_DOMAIN. It is exact and costs ~5 cheap
+ * syscalls, where /proc/PID/fdinfo doesn't carry the protocol at all and the
+ * /proc/PID/net tables would mean scanning text by inode.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include "notify.h"
+#include "gen/gensee/v2/fault.pb-c.h"
+
+/* 6.6+: wake the supervisor's CPU synchronously, so the paused task and
+ * the handler hand over on one core (measured ~2.7x → ~1.5x a bare connect) */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* 6.9+: a pidfd for a thread, not only a leader */
+#endif
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+#if defined(__x86_64__)
+#define GS_NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define GS_NATIVE_ARCH AUDIT_ARCH_AARCH64
+#else
+#define GS_NATIVE_ARCH 0 /* not checked */
+#endif
+
+struct gs_notifier {
+	int fd;
+	int leases_fd;
+	int sync_wake_up;
+	struct seccomp_notif_sizes sizes;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	uint64_t *pending;
+	size_t npending, cap;
+	uint64_t seq;
+	struct gs_notify_stats st;
+	char *operation_id;
+	char cgroup2[4096]; /* cgroup2 mount point, "" if none (cgroup_id stays 0) */
+};
+
+/* outcome of looking at one paused call */
+enum gs_verdict_kind {
+	GS_V_FAULT,       /* raise it */
+	GS_V_FAST,        /* exact lease present */
+	GS_V_PASS,        /* nothing for the boundary to decide */
+	GS_V_UNINSPECTABLE,
+	GS_V_GONE,
+};
+
+int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errnum == 0)
+		errnum = EIO;
+	err->errnum = errnum;
+	snprintf(err->syscall, sizeof(err->syscall), "%s", syscall);
+	va_start(ap, fmt);
+	vsnprintf(err->what, sizeof(err->what), fmt, ap);
+	va_end(ap);
+	errno = errnum;
+	return -1;
+}
+
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void close_if(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- kernel calls ------------------------------------------------------- */
+
+static int id_valid(const struct gs_notifier *n, uint64_t id)
+{
+	return ioctl(n->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id);
+}
+
+/* 1 sent, 0 gone (ENOENT: the target died or was interrupted), -1 error */
+static int send_resp(struct gs_notifier *n, uint64_t id, int errnum, struct gs_err *err)
+{
+	struct seccomp_notif_resp *r = n->resp;
+
+	memset(r, 0, n->sizes.seccomp_notif_resp);
+	r->id = id;
+	if (errnum) {
+		r->error = -errnum;
+	} else {
+		r->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	}
+	if (ioctl(n->fd, SECCOMP_IOCTL_NOTIF_SEND, r) == 0)
+		return 1;
+	if (errno == ENOENT) {
+		n->st.gone++;
+		return 0;
+	}
+	return gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_SEND id %llu", (unsigned long long)id);
+}
+
+static int pidfd_for(uint32_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, PIDFD_THREAD);
+
+	if (fd < 0 && errno == EINVAL) /* before 6.9: leaders only */
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	return fd;
+}
+
+static int read_exact(int memfd, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t r;
+
+	if (addr > (uint64_t)INT64_MAX - len)
+		return -1;
+	r = pread(memfd, buf, len, (off_t)addr);
+	return r == (ssize_t)len ? 0 : -1;
+}
+
+/* ---- /proc readers (slow path only) ------------------------------------- */
+
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, cap - 1);
+	close(fd);
+	if (r >= 0)
+		buf[r] = 0;
+	return r;
+}
+
+/* field 22 of /proc/PID/stat; the comm (field 2) may hold spaces and ')' */
+static int start_time_ticks(uint32_t pid, uint64_t *out)
+{
+	char path[64], buf[1024], *p, *save = NULL, *tok;
+	int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save), field++) {
+		if (field == 22) {
+			*out = strtoull(tok, NULL, 10);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static uint32_t tgid_of(uint32_t pid)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "\nTgid:");
+	return p ? (uint32_t)strtoul(p + 6, NULL, 10) : 0;
+}
+
+/* On cgroup2 a cgroup directory's inode number is the kernel cgroup id. */
+static uint64_t cgroup_id_of(const struct gs_notifier *n, uint32_t pid)
+{
+	char path[64], buf[4096], full[8192], *p, *nl;
+	struct stat st;
+
+	if (!n->cgroup2[0])
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strncmp(buf, "0::", 3) == 0 ? buf : strstr(buf, "\n0::");
+	if (!p)
+		return 0;
+	p += (p == buf) ? 3 : 4;
+	nl = strchr(p, '\n');
+	if (nl)
+		*nl = 0;
+	snprintf(full, sizeof(full), "%s%s", n->cgroup2, p);
+	return stat(full, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static void find_cgroup2(char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t lcap = 0;
+
+	out[0] = 0;
+	if (!f)
+		return;
+	while (getline(&line, &lcap, f) > 0) {
+		char root[4096], mnt[4096], *sep = strstr(line, " - cgroup2 ");
+
+		if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
+			continue;
+		/* the hierarchy root (not a cgroup-namespaced view), no escapes */
+		if (!strcmp(root, "/") && !strchr(mnt, '\\')) {
+			snprintf(out, cap, "%s", mnt);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* ---- pending set -------------------------------------------------------- */
+
+static int pending_add(struct gs_notifier *n, uint64_t id)
+{
+	if (n->npending == n->cap) {
+		size_t cap = n->cap ? n->cap * 2 : 64;
+		uint64_t *p = realloc(n->pending, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		n->pending = p;
+		n->cap = cap;
+	}
+	n->pending[n->npending++] = id;
+	return 0;
+}
+
+static int pending_take(struct gs_notifier *n, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < n->npending; i++) {
+		if (n->pending[i] == id) {
+			n->pending[i] = n->pending[--n->npending];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+static int is_listener(int fd)
+{
+	char path[64], target[64];
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = readlink(path, target, sizeof(target) - 1);
+	if (r < 0)
+		return -1;
+	target[r] = 0;
+	return strcmp(target, "anon_inode:seccomp notify") == 0;
+}
+
+struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin,
+				     const struct gs_notify_opts *opts, struct gs_err *err)
+{
+	struct gs_notifier *n;
+	size_t reqsz, respsz;
+	int r;
+
+	r = is_listener(listener_fd);
+	if (r < 0) {
+		gs_errf(err, errno, "readlink", "/proc/self/fd/%d", listener_fd);
+		return NULL;
+	}
+	if (r == 0) {
+		gs_errf(err, EINVAL, "readlink", "fd %d is not a seccomp notify listener", listener_fd);
+		return NULL;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		gs_errf(err, ENOMEM, "calloc", "notifier");
+		return NULL;
+	}
+	n->fd = -1;
+	n->leases_fd = -1;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &n->sizes)) {
+		gs_errf(err, errno, "seccomp", "SECCOMP_GET_NOTIF_SIZES");
+		goto out;
+	}
+	/* the kernel's structs may be larger than our headers' (never smaller) */
+	reqsz = n->sizes.seccomp_notif > sizeof(*n->req) ? n->sizes.seccomp_notif : sizeof(*n->req);
+	respsz = n->sizes.seccomp_notif_resp > sizeof(*n->resp) ? n->sizes.seccomp_notif_resp
+								 : sizeof(*n->resp);
+	n->sizes.seccomp_notif = (__u16)reqsz;
+	n->sizes.seccomp_notif_resp = (__u16)respsz;
+	n->req = calloc(1, reqsz);
+	n->resp = calloc(1, respsz);
+	n->operation_id = strdup(opts && opts->operation_id ? opts->operation_id : "");
+	if (!n->req || !n->resp || !n->operation_id) {
+		gs_errf(err, ENOMEM, "calloc", "notification buffers");
+		goto out;
+	}
+	n->leases_fd = bpf_obj_get(leases_pin);
+	if (n->leases_fd < 0) {
+		gs_errf(err, errno, "bpf_obj_get", "map %s", leases_pin);
+		goto out;
+	}
+	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0) {
+		n->sync_wake_up = 1;
+	} else if (errno != EINVAL && errno != ENOTTY) {
+		gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_SET_FLAGS fd %d", listener_fd);
+		goto out;
+	}
+	find_cgroup2(n->cgroup2, sizeof(n->cgroup2));
+	n->fd = listener_fd; /* owned from here on */
+	return n;
+out:
+	close_if(n->leases_fd);
+	free(n->req);
+	free(n->resp);
+	free(n->operation_id);
+	free(n);
+	return NULL;
+}
+
+int gs_notifier_fd(const struct gs_notifier *n)
+{
+	return n->fd;
+}
+
+int gs_notifier_sync_wake_up(const struct gs_notifier *n)
+{
+	return n->sync_wake_up;
+}
+
+size_t gs_notifier_pending(const struct gs_notifier *n)
+{
+	return n->npending;
+}
+
+void gs_notifier_stats(const struct gs_notifier *n, struct gs_notify_stats *out)
+{
+	*out = n->st;
+}
+
+size_t gs_notifier_close(struct gs_notifier *n, int errnum)
+{
+	struct gs_err ignored;
+	size_t i, answered = 0;
+
+	if (!n)
+		return 0;
+	if (errnum <= 0)
+		errnum = EACCES;
+	for (i = 0; i < n->npending; i++) {
+		if (send_resp(n, n->pending[i], errnum, &ignored) == 1) {
+			n->st.refused++;
+			answered++;
+		}
+	}
+	n->npending = 0;
+	close_if(n->fd);
+	close_if(n->leases_fd);
+	free(n->pending);
+	free(n->req);
+	free(n->resp);
+	free(n->operation_id);
+	free(n);
+	return answered;
+}
+
+int gs_notifier_ready(struct gs_notifier *n, struct gs_err *err)
+{
+	struct pollfd p = { .fd = n->fd, .events = POLLIN };
+	int r;
+
+	do
+		r = poll(&p, 1, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return gs_errf(err, errno, "poll", "seccomp listener fd %d", n->fd);
+	return ((p.revents & POLLIN) ? GS_READY_NOTIF : 0) | ((p.revents & (POLLHUP | POLLERR)) ? GS_READY_HANGUP : 0);
+}
+
+/* ---- inspect one paused call -------------------------------------------- */
+
+struct gs_call {
+	int sys;
+	struct gs_lease_key key;
+	char address[48];
+};
+
+static int classify(const struct seccomp_data *d)
+{
+	if (GS_NATIVE_ARCH && d->arch != GS_NATIVE_ARCH)
+		return 0;
+	switch (d->nr) {
+	case __NR_connect: return GS_NSYS_CONNECT;
+	case __NR_sendto: return GS_NSYS_SENDTO;
+	case __NR_sendmsg: return GS_NSYS_SENDMSG;
+	case __NR_sendmmsg: return GS_NSYS_SENDMMSG;
+	default: return 0;
+	}
+}
+
+/* Where the destination sockaddr is, from registers and (for sendmsg and
+ * sendmmsg) the msghdr in the caller's memory. 0 ok, 1 no address, -1 unreadable. */
+static int locate_sockaddr(int memfd, int sys, const __u64 *a, uint64_t *ptr, uint64_t *len, int *flags)
+{
+	struct msghdr mh;
+	struct mmsghdr mm;
+
+	switch (sys) {
+	case GS_NSYS_CONNECT:
+		*ptr = a[1];
+		*len = (uint32_t)a[2];
+		*flags = 0;
+		return 0;
+	case GS_NSYS_SENDTO:
+		*ptr = a[4];
+		*len = (uint32_t)a[5];
+		*flags = (int)a[3];
+		return 0;
+	case GS_NSYS_SENDMSG:
+		if (read_exact(memfd, a[1], &mh, sizeof(mh)))
+			return -1;
+		*ptr = (uint64_t)(uintptr_t)mh.msg_name;
+		*len = mh.msg_namelen;
+		*flags = (int)a[2];
+		return 0;
+	case GS_NSYS_SENDMMSG:
+		/* only the first message is looked at; every message still
+		 * meets the sendmsg hook on its own */
+		if ((uint32_t)a[2] == 0)
+			return 1;
+		if (read_exact(memfd, a[1], &mm, sizeof(mm)))
+			return -1;
+		*ptr = (uint64_t)(uintptr_t)mm.msg_hdr.msg_name;
+		*len = mm.msg_hdr.msg_namelen;
+		*flags = (int)a[3];
+		return 0;
+	}
+	return 1;
+}
+
+static void fill_key_v4(struct gs_call *c, const void *addr4, uint16_t port_be)
+{
+	c->key.family = GS_FAMILY_IPV4;
+	memcpy(c->key.addr, addr4, 4);
+	c->key.port = ntohs(port_be);
+	inet_ntop(AF_INET, addr4, c->address, sizeof(c->address));
+}
+
+static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_notif *req, struct gs_call *c)
+{
+	const __u64 *a = req->data.args;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} sa;
+	char path[64];
+	uint64_t ptr = 0, len = 0;
+	int memfd = -1, pidfd = -1, sfd = -1, flags = 0, domain = 0, proto = 0, r;
+	socklen_t ol;
+	enum gs_verdict_kind v;
+
+	memset(c, 0, sizeof(*c));
+	c->sys = classify(&req->data);
+	if (!c->sys)
+		return GS_V_PASS; /* not ours: the filter never sends it */
+	if (c->sys != GS_NSYS_SENDTO && a[1] == 0)
+		return GS_V_PASS; /* the kernel fails it (EFAULT/EINVAL) */
+
+	snprintf(path, sizeof(path), "/proc/%u/mem", req->pid);
+	memfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (memfd < 0)
+		return errno == ENOENT || errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
+	pidfd = pidfd_for(req->pid);
+	if (pidfd < 0) {
+		v = errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
+		goto out;
+	}
+	/* both handles now provably name the paused task */
+	if (id_valid(n, req->id)) {
+		v = GS_V_GONE;
+		goto out;
+	}
+	r = locate_sockaddr(memfd, c->sys, a, &ptr, &len, &flags);
+	if (r) {
+		v = r > 0 ? GS_V_PASS : GS_V_UNINSPECTABLE;
+		goto out;
+	}
+	if (!ptr || len < sizeof(sa_family_t)) {
+		v = GS_V_PASS; /* no destination: a connected send, or the kernel refuses it */
+		goto out;
+	}
+	memset(&sa, 0, sizeof(sa));
+	if (read_exact(memfd, ptr, &sa, len < sizeof(sa) ? (size_t)len : sizeof(sa))) {
+		v = GS_V_UNINSPECTABLE;
+		goto out;
+	}
+	/* too short for its family: the kernel returns EINVAL on its own */
+	if (!(sa.sa.sa_family == AF_INET && len >= sizeof(sa.in4)) &&
+	    !(sa.sa.sa_family == AF_INET6 && len >= 24 /* SIN6_LEN_RFC2133 */)) {
+		v = GS_V_PASS; /* AF_UNIX, AF_NETLINK, AF_UNSPEC (disconnect)... */
+		goto out;
+	}
+	sfd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)(uint32_t)a[0], 0);
+	if (sfd < 0) {
+		v = errno == ESRCH ? GS_V_GONE : errno == EBADF ? GS_V_PASS : GS_V_UNINSPECTABLE;
+		goto out;
+	}
+	ol = sizeof(proto);
+	if (getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &proto, &ol)) {
+		v = errno == ENOTSOCK ? GS_V_PASS : GS_V_UNINSPECTABLE;
+		goto out;
+	}
+	ol = sizeof(domain);
+	if (getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &domain, &ol)) {
+		v = GS_V_UNINSPECTABLE;
+		goto out;
+	}
+	if (id_valid(n, req->id)) {
+		v = GS_V_GONE;
+		goto out;
+	}
+	/* an AF_INET socket refuses a v6 address itself; an AF_INET6 one sends a
+	 * v4 address as IPv4 (and meets the v4 hook), so that one counts */
+	if ((domain != AF_INET && domain != AF_INET6) || (domain == AF_INET && sa.sa.sa_family == AF_INET6)) {
+		v = GS_V_PASS;
+		goto out;
+	}
+	if (proto == IPPROTO_TCP || proto == IPPROTO_MPTCP) {
+		c->key.protocol = IPPROTO_TCP;
+		/* a TCP send ignores the address unless it is a Fast Open
+		 * connect (which meets the connect hook) */
+		if (c->sys != GS_NSYS_CONNECT && !(flags & MSG_FASTOPEN)) {
+			v = GS_V_PASS;
+			goto out;
+		}
+	} else if (proto == IPPROTO_UDP) {
+		c->key.protocol = IPPROTO_UDP;
+	} else {
+		v = GS_V_PASS; /* ping, raw, UDP-Lite: no lease can name them; the hook decides */
+		goto out;
+	}
+	if (sa.sa.sa_family == AF_INET) {
+		fill_key_v4(c, &sa.in4.sin_addr, sa.in4.sin_port);
+	} else if (IN6_IS_ADDR_V4MAPPED(&sa.in6.sin6_addr)) {
+		/* same mapping as the hook: ::ffff:a.b.c.d meets the IPv4 lease */
+		fill_key_v4(c, &sa.in6.sin6_addr.s6_addr[12], sa.in6.sin6_port);
+	} else {
+		c->key.family = GS_FAMILY_IPV6;
+		memcpy(c->key.addr, &sa.in6.sin6_addr, 16);
+		c->key.port = ntohs(sa.in6.sin6_port);
+		inet_ntop(AF_INET6, &sa.in6.sin6_addr, c->address, sizeof(c->address));
+	}
+	{
+		struct gs_lease_value lv;
+
+		v = GS_V_FAULT;
+		if (bpf_map_lookup_elem(n->leases_fd, &c->key, &lv) == 0 &&
+		    (lv.expires_boot_ns == 0 || boot_ns() < lv.expires_boot_ns) &&
+		    (!(lv.flags & GS_LEASE_LIMITED) || lv.uses_left > 0))
+			v = GS_V_FAST; /* the hook will count (and spend) the use */
+	}
+out:
+	close_if(sfd);
+	close_if(pidfd);
+	close_if(memfd);
+	return v;
+}
+
+/* ---- fault encoding ----------------------------------------------------- */
+
+static int encode_fault(const struct gs_notifier *n, struct gs_fault_info *f)
+{
+	Gensee__V2__ProcessSubject ps = GENSEE__V2__PROCESS_SUBJECT__INIT;
+	Gensee__V2__Subject subj = GENSEE__V2__SUBJECT__INIT;
+	Gensee__V2__NetworkEffect ne = GENSEE__V2__NETWORK_EFFECT__INIT;
+	Gensee__V2__Effect eff = GENSEE__V2__EFFECT__INIT;
+	Gensee__V2__CapabilityFault cf = GENSEE__V2__CAPABILITY_FAULT__INIT;
+	size_t len;
+
+	ps.pid = f->pid;
+	ps.start_time_ticks = f->start_time_ticks;
+	subj.kind_case = GENSEE__V2__SUBJECT__KIND_PROCESS;
+	subj.process = &ps;
+	ne.family = f->key.family == GS_FAMILY_IPV4 ? GENSEE__V2__FAMILY__FAMILY_IPV4 : GENSEE__V2__FAMILY__FAMILY_IPV6;
+	ne.protocol = f->key.protocol == IPPROTO_TCP ? GENSEE__V2__PROTOCOL__PROTOCOL_TCP
+						     : GENSEE__V2__PROTOCOL__PROTOCOL_UDP;
+	ne.address = f->address;
+	ne.port = f->key.port;
+	eff.kind_case = GENSEE__V2__EFFECT__KIND_NETWORK;
+	eff.network = &ne;
+	cf.schema = 2;
+	cf.operation_id = n->operation_id;
+	cf.fault_id = f->fault_id;
+	cf.subject = &subj;
+	cf.effect = &eff;
+	cf.source = GENSEE__V2__SOURCE__SOURCE_SECCOMP_NOTIFY;
+	cf.observed_at_boot_ns = f->observed_at_boot_ns;
+	cf.cgroup_id = f->cgroup_id;
+	len = gensee__v2__capability_fault__get_packed_size(&cf);
+	f->fault = malloc(len ? len : 1);
+	if (!f->fault)
+		return -1;
+	f->fault_len = gensee__v2__capability_fault__pack(&cf, f->fault);
+	return 0;
+}
+
+/* ---- the step ----------------------------------------------------------- */
+
+int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_err *err)
+{
+	struct seccomp_notif *req = n->req;
+	struct gs_call c;
+	uint64_t observed;
+	enum gs_verdict_kind v;
+	int r;
+
+	memset(req, 0, n->sizes.seccomp_notif);
+	if (ioctl(n->fd, SECCOMP_IOCTL_NOTIF_RECV, req)) {
+		/* ENOENT: the caller was killed, or its wait interrupted, between
+		 * the wake-up and our receive */
+		if (errno == ENOENT || errno == EINTR) {
+			n->st.gone += errno == ENOENT;
+			return 0;
+		}
+		return gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_RECV fd %d", n->fd);
+	}
+	observed = boot_ns();
+	v = inspect(n, req, &c);
+	if (v == GS_V_GONE) {
+		n->st.gone++;
+		return 0;
+	}
+	if (v == GS_V_FAULT) {
+		memset(f, 0, sizeof(*f));
+		f->id = req->id;
+		f->pid = req->pid;
+		f->syscall = c.sys;
+		f->key = c.key;
+		memcpy(f->address, c.address, sizeof(f->address));
+		f->observed_at_boot_ns = observed;
+		if (start_time_ticks(req->pid, &f->start_time_ticks)) {
+			n->st.gone++; /* /proc/PID vanished: so did the caller */
+			return 0;
+		}
+		f->tgid = tgid_of(req->pid);
+		f->cgroup_id = cgroup_id_of(n, req->pid);
+		/* the pid we just read /proc for is still the paused task */
+		if (id_valid(n, req->id)) {
+			n->st.gone++;
+			return 0;
+		}
+		snprintf(f->fault_id, sizeof(f->fault_id), "sn-%u-%llu", req->pid, (unsigned long long)++n->seq);
+		if (encode_fault(n, f) == 0 && pending_add(n, req->id) == 0) {
+			n->st.slow_path++;
+			return 1;
+		}
+		free(f->fault);
+		f->fault = NULL;
+		v = GS_V_UNINSPECTABLE; /* out of memory: let the hook decide */
+	}
+	r = send_resp(n, req->id, 0, err);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		if (v == GS_V_FAST)
+			n->st.fast_path++;
+		else if (v == GS_V_PASS)
+			n->st.passthrough++;
+		else
+			n->st.uninspectable++;
+	}
+	return 0;
+}
+
+int gs_notifier_respond(struct gs_notifier *n, uint64_t id, int errnum, struct gs_err *err)
+{
+	int r;
+
+	if (!pending_take(n, id))
+		return gs_errf(err, EINVAL, "respond", "notification %llu is not pending", (unsigned long long)id);
+	if (id_valid(n, id)) {
+		if (errno != ENOENT) {
+			gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_ID_VALID id %llu", (unsigned long long)id);
+			pending_add(n, id); /* still ours to answer, at the latest by close */
+			return -1;
+		}
+		n->st.gone++;
+		return 0;
+	}
+	r = send_resp(n, id, errnum, err);
+	if (r < 0)
+		pending_add(n, id);
+	if (r == 1) {
+		if (errnum)
+			n->st.refused++;
+		else
+			n->st.continued++;
+	}
+	return r;
+}

@@ -1,6 +1,107 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* seccomp user-notification loop logic (plain C). Owned by the pause-mode work. */
+/*
+ * seccomp user-notification loop (pause mode), plain C: no V8 here; the glue
+ * is notify_glue.cc.
+ *
+ * One gs_notifier owns one listener fd (from gensee-exec or an OCI runtime).
+ * The caller polls gs_notifier_fd() for readability and calls
+ * gs_notifier_step() while gs_notifier_ready() says a notification waits.
+ * Each step receives one notification and either answers it right away
+ * (fast path: the exact lease is in the kernel map; pass-through: nothing the
+ * boundary cares about) or returns it as a fault that stays pending until
+ * gs_notifier_respond(). gs_notifier_close() answers every pending one with an
+ * errno: a paused call never continues without an answer.
+ *
+ * CONTINUE is never an allow: the retried syscall meets the eBPF cgroup hook,
+ * which decides on the kernel's own copy of the address. So whenever the
+ * paused call cannot be inspected (unreadable memory, not a socket, unknown
+ * protocol) the answer is CONTINUE and the hook decides; the read copy of the
+ * address is advisory.
+ */
 #ifndef GS_NOTIFY_H
 #define GS_NOTIFY_H
+#include <stddef.h>
+#include <stdint.h>
 #include "dataplane.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum gs_notify_syscall {
+	GS_NSYS_CONNECT = 1,
+	GS_NSYS_SENDTO = 2,
+	GS_NSYS_SENDMSG = 3,
+	GS_NSYS_SENDMMSG = 4,
+};
+
+struct gs_notify_stats {
+	uint64_t fast_path;   /* exact lease present: CONTINUE without a JS hop */
+	uint64_t slow_path;   /* raised as a fault */
+	uint64_t passthrough; /* not for the boundary (AF_UNIX, NULL address, connected send...) */
+	uint64_t uninspectable; /* could not read the call: CONTINUE, the hook decides */
+	uint64_t gone;        /* target died or the call was interrupted before the answer */
+	uint64_t continued;   /* faults answered CONTINUE */
+	uint64_t refused;     /* faults answered with an errno (incl. at close) */
+};
+
+/* A paused call raised as a fault (slow path). */
+struct gs_fault_info {
+	uint64_t id;                 /* seccomp notification id */
+	uint32_t pid;                /* thread id of the caller */
+	uint32_t tgid;               /* its process, 0 if unknown */
+	int syscall;                 /* enum gs_notify_syscall */
+	struct gs_lease_key key;     /* the exact tuple, as the eBPF hook keys it */
+	char address[48];            /* textual (v4-mapped v6 shown as v4) */
+	uint64_t start_time_ticks;   /* field 22 of /proc/PID/stat */
+	uint64_t observed_at_boot_ns;/* CLOCK_BOOTTIME when received */
+	uint64_t cgroup_id;          /* 0 if unknown */
+	char fault_id[64];           /* sn-<pid>-<seq> */
+	uint8_t *fault;              /* protobuf gensee.v2.CapabilityFault, malloc'd: free() it */
+	size_t fault_len;
+};
+
+struct gs_notify_opts {
+	const char *operation_id; /* copied into each fault; NULL = "" */
+};
+
+struct gs_notifier;
+
+/* Fill err (errno, failing call, object) and return -1; also used by fdpass.c. */
+int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Takes ownership of listener_fd on success (closed by gs_notifier_close). */
+struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin,
+				     const struct gs_notify_opts *opts, struct gs_err *err);
+int gs_notifier_fd(const struct gs_notifier *n);
+/* 1 if SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is on (6.6+) */
+int gs_notifier_sync_wake_up(const struct gs_notifier *n);
+
+#define GS_READY_NOTIF 1  /* a notification is waiting */
+#define GS_READY_HANGUP 2 /* no task uses the filter any more */
+/* Non-blocking readiness: a mask of GS_READY_*, or -1 with err. */
+int gs_notifier_ready(struct gs_notifier *n, struct gs_err *err);
+
+/* Receive and handle one notification. Returns 1 when *f was filled (a
+ * fault now pending: free f->fault), 0 when it was answered or was gone,
+ * -1 on error (err filled). Never blocks after gs_notifier_ready() said
+ * GS_READY_NOTIF. */
+int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_err *err);
+
+/* Answer a pending fault: errnum 0 = CONTINUE, else the errno the caller
+ * sees. Returns 1 answered, 0 target gone (ENOENT, counted), -1 error
+ * (EINVAL: id not pending). */
+int gs_notifier_respond(struct gs_notifier *n, uint64_t id, int errnum, struct gs_err *err);
+
+size_t gs_notifier_pending(const struct gs_notifier *n);
+void gs_notifier_stats(const struct gs_notifier *n, struct gs_notify_stats *out);
+
+/* Answer every pending fault with errnum, close the listener and the lease
+ * map, free n. Returns how many were answered. */
+size_t gs_notifier_close(struct gs_notifier *n, int errnum);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -6,16 +6,17 @@ export type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Parsed values: strings for string options, booleans for flags. */
 export interface Parsed {
-  values: { [k: string]: string | undefined } & { flags: Set<string> };
+  values: { [k: string]: string | undefined } & { flags: Set<string>; lists: Record<string, string[]> };
   positionals: string[];
 }
 
 export function parse(argv: string[], options: Options, allowPositionals = true): Parsed {
   try {
     const r = parseArgs({ args: argv, options: { ...options, 'state-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals, strict: true });
-    const values: Parsed['values'] = Object.assign(Object.create(null) as { [k: string]: string | undefined }, { flags: new Set<string>() });
+    const values: Parsed['values'] = Object.assign(Object.create(null) as { [k: string]: string | undefined }, { flags: new Set<string>(), lists: {} as Record<string, string[]> });
     for (const [k, v] of Object.entries(r.values)) {
-      if (typeof v === 'string') values[k] = v;
+      if (Array.isArray(v)) values.lists[k] = v.filter((x): x is string => typeof x === 'string');
+      else if (typeof v === 'string') values[k] = v;
       else if (v === true) values.flags.add(k);
     }
     return { values, positionals: r.positionals };

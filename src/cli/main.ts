@@ -4,6 +4,10 @@ import { GenseeError, isErrno } from '../errors';
 import * as hooks from './hooks';
 import * as lease from './lease';
 import * as counters from './counters';
+import * as supervise from './supervise';
+import * as runfault from './runfault';
+import * as status from './status';
+import * as verify from './verify';
 
 type Command = (argv: string[]) => number | Promise<number>;
 
@@ -11,6 +15,13 @@ const commands: Record<string, Command> = {
   hooks: hooks.run,
   lease: lease.run,
   counters: counters.run,
+  supervise: supervise.run,
+  status: status.run,
+  verify: verify.run,
+  run: (argv) => {
+    if (argv[0] === 'fault') return runfault.run(argv.slice(1));
+    throw new GenseeError('E_USAGE', 'usage: gensee run fault --socket PATH --fault FILE');
+  },
 };
 
 export function registerCommand(name: string, fn: Command): void {
@@ -21,6 +32,10 @@ const USAGE = `usage: gensee <command> [options]
   hooks attach|detach   attach the eBPF boundary to a cgroup / remove it
   lease add|rm|ls       exact leases in the kernel map
   counters              per-destination allow/deny counters
+  supervise             attach to a cgroup and serve the resolver on its socket
+  run fault             submit a fault (JSON) to a supervisor socket, print the resolution
+  status                operation, generation, live leases, totals
+  verify                check the evidence hash chains and fault/resolution pairing
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
 
 export function formatError(e: unknown): { line: string; code: number } {

@@ -1,0 +1,189 @@
+// The network backend: the only connected backend. Decides a network effect
+// against the envelope (static grants + live leases read from the kernel map)
+// and the operator policy, installs exact leases in the kernel, reads them
+// back, and mirrors them into network.json (group-committed).
+import type { NetworkEffect, Policy, Resolution, Lease as WireLease } from '../protocol/types';
+import { matchesNetwork } from '../protocol/ip';
+import { DataPlane, Lease, bootNs } from '../dataplane';
+import { Tuple } from '../addr';
+import {
+  NetworkRecord,
+  LeaseRecord,
+  putLease as recPutLease,
+  removeLease as recRemoveLease,
+  leaseKey,
+  writeNetwork,
+} from '../state/network';
+
+export type NetworkDecision = Omit<Resolution, 'fault_id'>;
+
+function live(l: Lease | null, now: bigint): boolean {
+  if (!l) return false;
+  if (l.expiresBootNs !== 0n && l.expiresBootNs <= now) return false;
+  if (l.usesLeft !== null && l.usesLeft <= 0n) return false;
+  return true;
+}
+
+function toWire(l: Lease, maxUses: number): WireLease {
+  return {
+    generation: Number(l.generation),
+    family: l.tuple.family,
+    protocol: l.tuple.protocol,
+    address: l.tuple.address,
+    port: l.tuple.port,
+    expires_at_boot_ns: l.expiresBootNs,
+    max_uses: maxUses,
+  };
+}
+
+export interface NetworkBackendOptions {
+  stateDir: string;
+  op: string;
+  dp: DataPlane;
+  policy: Policy;
+  record: NetworkRecord;
+}
+
+export class NetworkBackend {
+  private readonly stateDir: string;
+  private readonly op: string;
+  private readonly dp: DataPlane;
+  private policy: Policy;
+  private rec: NetworkRecord;
+  // group commit of network.json: one write in flight, callers that arrive
+  // meanwhile share the next one
+  private writing: Promise<void> | null = null;
+  private dirty = false;
+
+  constructor(o: NetworkBackendOptions) {
+    this.stateDir = o.stateDir;
+    this.op = o.op;
+    this.dp = o.dp;
+    this.policy = o.policy;
+    this.rec = o.record;
+  }
+
+  get record(): NetworkRecord {
+    return this.rec;
+  }
+
+  get generation(): number {
+    return this.rec.generation;
+  }
+
+  setRecord(r: NetworkRecord): void {
+    this.rec = r;
+  }
+
+  async resolve(e: NetworkEffect): Promise<NetworkDecision> {
+    const tuple: Tuple = { family: e.family, protocol: e.protocol, address: e.address, port: e.port };
+    const now = bootNs();
+    const grant = this.policy.grants.find((g) => matchesNetwork(g.network, e));
+    if (grant) {
+      // A grant is standing authority; make sure the kernel holds the exact
+      // tuple (the hook decides on the kernel map, not on this answer).
+      const cur = this.dp.getLease(tuple);
+      if (!live(cur, now) || cur!.expiresBootNs !== 0n || cur!.usesLeft !== null) {
+        const l = this.dp.putLease({ tuple, generation: BigInt(this.rec.generation), maxUses: 0 });
+        await this.remember(l, 0);
+      }
+      return { action: 'continue_already_authorized', reason: 'grant' };
+    }
+    const cur = this.dp.getLease(tuple);
+    if (live(cur, now)) return { action: 'continue_already_authorized', reason: 'lease_active' };
+
+    const rule = this.policy.leases.find((r) => matchesNetwork(r.network, e));
+    if (rule) {
+      const l = this.dp.putLease({ tuple, generation: BigInt(this.rec.generation), ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses });
+      await this.remember(l, rule.max_uses);
+      return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
+    }
+    const del = this.policy.delegate.find((r) => matchesNetwork(r.network, e));
+    if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to };
+    return { action: 'deny', reason: 'policy_denied' };
+  }
+
+  /** Record an installed lease in network.json before the answer goes out. */
+  private remember(l: Lease, maxUses: number): Promise<void> {
+    const rec: LeaseRecord = {
+      generation: Number(l.generation),
+      family: l.tuple.family,
+      protocol: l.tuple.protocol,
+      address: l.tuple.address,
+      port: l.tuple.port,
+      expires_at_boot_ns: String(l.expiresBootNs),
+      max_uses: maxUses,
+      installed_at: new Date().toISOString(),
+    };
+    this.rec = recPutLease(this.rec, rec);
+    return this.persist();
+  }
+
+  forget(t: Tuple): Promise<void> {
+    this.rec = recRemoveLease(this.rec, t);
+    return this.persist();
+  }
+
+  /** Resolves once a write that includes the current record is durable. */
+  persist(): Promise<void> {
+    this.dirty = true;
+    if (!this.writing) {
+      this.writing = this.flushLoop();
+      return this.writing;
+    }
+    // the running loop writes again while dirty: its end covers this caller
+    return this.writing;
+  }
+
+  private async flushLoop(): Promise<void> {
+    try {
+      while (this.dirty) {
+        this.dirty = false;
+        const snapshot = this.rec;
+        this.rec = await writeNetwork(this.stateDir, this.op, snapshot).then((n) => (this.rec === snapshot ? n : this.rec));
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  /** Leases in the kernel and in the record agree: unknown or expired removed, missing live ones re-installed. */
+  async reconcile(): Promise<{ removed: string[]; reinstalled: string[]; dropped: string[] }> {
+    const now = bootNs();
+    const removed: string[] = [];
+    const reinstalled: string[] = [];
+    const dropped: string[] = [];
+    const known = new Map(this.rec.leases.map((l) => [leaseKey(l), l]));
+    for (const k of this.dp.listLeases()) {
+      const rk = leaseKey(k.tuple);
+      const r = known.get(rk);
+      const expired = k.expiresBootNs !== 0n && k.expiresBootNs <= now;
+      if (!r || expired || BigInt(r.expires_at_boot_ns) !== k.expiresBootNs) {
+        this.dp.removeLease(k.tuple);
+        removed.push(rk);
+      }
+    }
+    for (const r of this.rec.leases) {
+      const exp = BigInt(r.expires_at_boot_ns);
+      const t: Tuple = { family: r.family, protocol: r.protocol, address: r.address, port: r.port };
+      if (exp !== 0n && exp <= now) {
+        this.rec = recRemoveLease(this.rec, t);
+        dropped.push(leaseKey(r));
+        continue;
+      }
+      if (!this.dp.getLease(t)) {
+        if (r.max_uses > 0) {
+          // the record cannot know how many uses were spent: fail closed
+          this.rec = recRemoveLease(this.rec, t);
+          dropped.push(leaseKey(r));
+          continue;
+        }
+        // the record says it was granted and it has not expired: restore it
+        this.dp.putLease({ tuple: t, generation: BigInt(r.generation), expiresBootNs: exp, maxUses: r.max_uses });
+        reinstalled.push(leaseKey(r));
+      }
+    }
+    await this.persist();
+    return { removed, reinstalled, dropped };
+  }
+}

@@ -1,0 +1,62 @@
+// gensee run fault --socket PATH --fault FILE
+// The manual test adapter: reads a fault in its JSON form (O_NOFOLLOW: a
+// symlink is refused), submits it over the authenticated socket, verifies the
+// resolver's identity and MAC, prints the resolution JSON.
+// Exit: 0 continue/retry, 3 delegate, 1 deny, 2 bad usage or input.
+import * as path from 'node:path';
+import { parse, out } from './args';
+import { GenseeError } from '../errors';
+import { readFileNoFollow } from '../state/fsutil';
+import { faultFromJson, resolutionToJson } from '../protocol/json';
+import { encodeFault } from '../protocol/codec';
+import { openOperation, readKey } from '../state/operation';
+import { submitFault, opOfSocket } from '../resolver/client';
+import { reportRefusal } from '../resolver/report';
+
+export const usage = 'usage: gensee run fault --socket PATH --fault FILE';
+export const FAULT_FILE_MAX = 64 * 1024;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { socket: { type: 'string' }, fault: { type: 'string' } }, false);
+  if (values.flags.has('help')) {
+    out(usage);
+    return 0;
+  }
+  if (!values.socket || !values.fault) throw new GenseeError('E_USAGE', '--socket PATH and --fault FILE are required');
+  const socketPath = path.resolve(values.socket);
+  const { stateDir, op } = opOfSocket(socketPath);
+  const record = await openOperation(stateDir, op);
+  const key = await readKey(stateDir, op);
+
+  let fault;
+  try {
+    const bytes = await readFileNoFollow(path.resolve(values.fault), FAULT_FILE_MAX);
+    let json: unknown;
+    try {
+      json = JSON.parse(bytes.toString('utf8'));
+    } catch (e) {
+      throw new GenseeError('E_BAD_JSON', `fault ${values.fault}: not JSON: ${(e as Error).message}`);
+    }
+    const r = faultFromJson(json);
+    if (!r.ok) throw new GenseeError('E_SCHEMA', `fault ${values.fault}: ${r.detail}`);
+    fault = r.fault;
+  } catch (e) {
+    // refused before submission: still recorded in the operation's faults.jsonl
+    if (e instanceof GenseeError) {
+      await reportRefusal({ socketPath, key, resolver: record.resolver, code: e.code, detail: e.message }).catch(() => undefined);
+    }
+    throw e;
+  }
+  const res = await submitFault({ socketPath, body: encodeFault(fault), faultId: fault.fault_id, key, resolver: record.resolver });
+  out(JSON.stringify(resolutionToJson(res.resolution)));
+  if (!res.authenticated) process.stderr.write(`gensee: unauthenticated_peer: ${res.detail}\n`);
+  switch (res.resolution.action) {
+    case 'continue_already_authorized':
+    case 'retry_after_lease':
+      return 0;
+    case 'delegate':
+      return 3;
+    default:
+      return 1;
+  }
+}

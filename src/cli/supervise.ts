@@ -1,0 +1,58 @@
+// gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit]
+// Attach to an existing (container) cgroup and serve until SIGTERM/SIGINT.
+import { parse, requireOp, out } from './args';
+import { GenseeError } from '../errors';
+import { Supervisor, loadPolicyFile } from '../supervisor';
+import { resolveStateDir } from '../state/operation';
+import { formatResolved, formatRefused } from './live';
+
+export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--json] [--owner UID] [--peer ADDR]...';
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parse(argv, {
+    op: { type: 'string' },
+    cgroup: { type: 'string' },
+    policy: { type: 'string' },
+    owner: { type: 'string' },
+    peer: { type: 'string', multiple: true },
+    'detach-on-exit': { type: 'boolean' },
+    json: { type: 'boolean' },
+  }, false);
+  if (values.flags.has('help')) {
+    out(usage);
+    return 0;
+  }
+  const op = requireOp(values.op);
+  if (!values.cgroup) throw new GenseeError('E_USAGE', '--cgroup PATH is required');
+  if (!values.policy) throw new GenseeError('E_USAGE', '--policy FILE is required');
+  const owner = values.owner !== undefined ? Number(values.owner) : 0;
+  if (!Number.isInteger(owner) || owner < 0) throw new GenseeError('E_USAGE', `bad --owner "${values.owner}"`);
+  const policy = await loadPolicyFile(values.policy);
+  const json = values.flags.has('json');
+  const sup = await Supervisor.start({
+    stateDir: resolveStateDir(values['state-dir']),
+    op,
+    cgroup: values.cgroup,
+    policy,
+    ownerUid: owner,
+    peers: values.lists.peer,
+    detachOnExit: values.flags.has('detach-on-exit'),
+  });
+  sup.resolver.on('resolved', (e) => out(formatResolved(e, json)));
+  sup.resolver.on('refused', (e) => out(formatRefused(e, json)));
+  const rc = sup.reconciled;
+  out(
+    json
+      ? JSON.stringify({ event: 'serving', op, socket: sup.socketPath, generation: sup.resolver.network.generation, reconciled: rc })
+      : `gensee: supervising ${op} (cgroup ${sup.record.cgroup}) on ${sup.socketPath}; generation ${sup.resolver.network.generation}; ` +
+          `reconciled: ${rc.removed.length} removed, ${rc.reinstalled.length} re-installed, ${rc.dropped.length} dropped`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  await sup.stop();
+  out(json ? JSON.stringify({ event: 'stopped', op }) : `gensee: stopped; hooks ${values.flags.has('detach-on-exit') ? 'detached' : 'left pinned, failing closed'}`);
+  return 0;
+}

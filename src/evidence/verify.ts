@@ -1,0 +1,264 @@
+// Verify a hash-chained JSONL log (format: chain.ts) and an operation's logs.
+//
+// What each problem means (`line` is always the 1-based physical line in the
+// file as it is now):
+//   edited     line L's bytes are not what line L+1's prev says (reported at L)
+//   removed    seq jumps forward at line L: the lines with the missing seqs
+//              were there (reported at L, the position they were removed from)
+//   seq_gap    seq missing, not a positive integer, or going backwards
+//              (duplicated, reordered or inserted lines)
+//   bad_json   a newline-terminated line that is not a JSON object with a
+//              64-hex prev
+//   torn       the last line has no newline: a crash mid-write nobody recorded
+//   torn_recorded  a torn line the appender found on open and recorded with a
+//              torn_line record right after it. WARNING, not a failure: nothing
+//              was lost or hidden, the chain covers the torn bytes, and the
+//              crash that caused it is itself evidence an operator should see.
+//   unresolved_fault  (pairFaults) a {kind:"fault"} line with no later
+//              {kind:"resolution"} for its fault_id. {kind:"refusal"} lines
+//              stand alone.
+// ok = no problem of severity 'error'.
+//
+// Limits, by construction of a chain without an external anchor: an edit to
+// the very last line and the removal of lines at the end cannot be seen
+// (nothing after them refers to them). `last_hash` is reported so an
+// operator can anchor it elsewhere.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import { GenseeError, isErrno } from '../errors';
+import { assertNoSymlinks } from '../state/fsutil';
+import { checkOpDir } from '../state/operation';
+import { ZERO_HASH } from './chain';
+
+export type ProblemKind = 'edited' | 'removed' | 'torn' | 'unresolved_fault' | 'bad_json' | 'seq_gap' | 'torn_recorded';
+export type Severity = 'error' | 'warning';
+
+export interface VerifyProblem {
+  line: number;
+  kind: ProblemKind;
+  severity: Severity;
+  detail: string;
+  /** for unresolved_fault */
+  fault_id?: string;
+}
+
+export interface VerifyOptions {
+  /** require every {kind:"fault"} line to have a later {kind:"resolution"} with its fault_id */
+  pairFaults?: boolean;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  path: string;
+  /** physical lines, a torn last line included */
+  lines: number;
+  problems: VerifyProblem[];
+  /** SHA-256 of the last line (64 zeros for an empty file): the value to anchor elsewhere */
+  last_hash: string;
+}
+
+export const LOG_FILES = ['faults.jsonl', 'counters.jsonl', 'events.jsonl'] as const;
+export type LogFile = (typeof LOG_FILES)[number];
+
+export interface OperationVerifyReport {
+  ok: boolean;
+  id: string;
+  dir: string;
+  /** one report per log file that exists */
+  logs: Array<VerifyReport & { file: LogFile }>;
+  /** log files that do not exist (not an error: an operation may not have written them yet) */
+  missing: LogFile[];
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const C = fs.constants;
+
+function severityOf(kind: ProblemKind): Severity {
+  return kind === 'torn_recorded' ? 'warning' : 'error';
+}
+
+type Rec = Record<string, unknown>;
+
+function parseLine(b: Buffer): Rec | null {
+  try {
+    const v = JSON.parse(b.toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : null;
+  } catch {
+    return null;
+  }
+}
+
+class Verifier {
+  readonly problems: VerifyProblem[] = [];
+  lines = 0;
+  private expectedPrev = ZERO_HASH;
+  /** seq of the last line with a valid seq, and its physical line number; lines in between
+   *  without one (bad or torn) are assumed to have taken one seq each */
+  private lastSeq = 0;
+  private lastSeqLine = 0;
+  /** the previous line, when it was not a parseable record (may turn out to be a recorded torn line) */
+  private heldBad: { line: number; detail: string } | null = null;
+  private readonly openFaults = new Map<string, number[]>();
+
+  constructor(private readonly pairFaults: boolean) {}
+
+  private add(line: number, kind: ProblemKind, detail: string, faultId?: string): void {
+    const p: VerifyProblem = { line, kind, severity: severityOf(kind), detail };
+    if (faultId !== undefined) p.fault_id = faultId;
+    this.problems.push(p);
+  }
+
+  private releaseHeld(): void {
+    if (this.heldBad) this.add(this.heldBad.line, 'bad_json', this.heldBad.detail);
+    this.heldBad = null;
+  }
+
+  line(b: Buffer, terminated: boolean): void {
+    const i = ++this.lines;
+    const hash = createHash('sha256').update(b).digest('hex');
+    if (!terminated) {
+      this.releaseHeld();
+      this.add(i, 'torn', `last line has no newline (${b.length} bytes): a write was cut off and not recorded`);
+      this.expectedPrev = hash;
+      return;
+    }
+    const rec = parseLine(b);
+    if (rec === null) {
+      this.releaseHeld();
+      this.heldBad = { line: i, detail: b.length === 0 ? 'empty line' : 'not a JSON object' };
+      this.expectedPrev = hash;
+      return;
+    }
+
+    // a torn_line record explains the line right before it
+    if (rec.kind === 'torn_line' && i > 1) {
+      const claimed = typeof rec.line === 'number' ? rec.line : NaN;
+      this.heldBad = null;
+      this.add(i - 1, 'torn_recorded', `torn line (${String(rec.bytes)} bytes) left by a crash, recorded by the appender at line ${i}` +
+        (claimed === (typeof rec.seq === 'number' ? rec.seq - 1 : NaN) ? '' : ` (record names line ${String(rec.line)})`));
+    } else {
+      this.releaseHeld();
+    }
+
+    // seq continuity
+    const seq = rec.seq;
+    let removedHere = false;
+    const expectedSeq = this.lastSeq + (i - this.lastSeqLine);
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) {
+      this.add(i, 'seq_gap', `seq is ${JSON.stringify(seq)}, expected ${expectedSeq}`);
+    } else {
+      if (seq > expectedSeq) {
+        removedHere = true;
+        const n = seq - expectedSeq;
+        this.add(i, 'removed', n === 1 ? `line with seq ${expectedSeq} is missing before this line (seq ${seq})`
+          : `lines with seq ${expectedSeq}..${seq - 1} (${n}) are missing before this line (seq ${seq})`);
+      } else if (seq < expectedSeq) {
+        this.add(i, 'seq_gap', `seq ${seq} where ${expectedSeq} was expected (duplicated, reordered or inserted line)`);
+      }
+      this.lastSeq = seq;
+      this.lastSeqLine = i;
+    }
+
+    // chain
+    const prev = rec.prev;
+    if (typeof prev !== 'string' || !HEX64.test(prev)) {
+      this.add(i, 'bad_json', 'missing or malformed "prev" (expected 64 lowercase hex)');
+    } else if (prev !== this.expectedPrev && !removedHere) {
+      if (i === 1) this.add(1, 'edited', 'first line\'s prev is not 64 zeros');
+      else if (!this.problems.some((p) => p.line === i - 1 && p.kind === 'bad_json')) {
+        this.add(i - 1, 'edited', `its SHA-256 is ${this.expectedPrev.slice(0, 16)}…, line ${i}'s prev says ${prev.slice(0, 16)}…`);
+      }
+    }
+    this.expectedPrev = hash;
+
+    if (this.pairFaults && typeof rec.fault_id === 'string') {
+      if (rec.kind === 'fault') {
+        const l = this.openFaults.get(rec.fault_id);
+        if (l) l.push(i);
+        else this.openFaults.set(rec.fault_id, [i]);
+      } else if (rec.kind === 'resolution') {
+        const l = this.openFaults.get(rec.fault_id);
+        if (l) {
+          l.shift();
+          if (l.length === 0) this.openFaults.delete(rec.fault_id);
+        }
+      }
+    }
+  }
+
+  finish(): { problems: VerifyProblem[]; last_hash: string } {
+    this.releaseHeld();
+    for (const [id, lines] of this.openFaults) {
+      for (const l of lines) this.add(l, 'unresolved_fault', `fault ${JSON.stringify(id)} has no resolution`, id);
+    }
+    const problems = this.problems
+      .map((p, k) => ({ p, k }))
+      .sort((a, b) => a.p.line - b.p.line || a.k - b.k)
+      .map((x) => x.p);
+    return { problems, last_hash: this.lines === 0 ? ZERO_HASH : this.expectedPrev };
+  }
+}
+
+/**
+ * Verify one chained log. The file is opened with O_NOFOLLOW (symlink →
+ * E_SYMLINK, non-regular → E_NOT_FILE) and streamed, so size is not limited by
+ * memory. ENOENT passes through.
+ */
+export async function verifyLog(file: string, opts: VerifyOptions = {}): Promise<VerifyReport> {
+  const abs = path.resolve(file);
+  assertNoSymlinks(abs);
+  let fh: fs.promises.FileHandle;
+  try {
+    fh = await fs.promises.open(abs, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY);
+  } catch (e) {
+    if (isErrno(e) && e.code === 'ELOOP') throw new GenseeError('E_SYMLINK', `refusing symlink at ${abs}`);
+    throw e;
+  }
+  const v = new Verifier(opts.pairFaults === true);
+  try {
+    if (!(await fh.stat()).isFile()) throw new GenseeError('E_NOT_FILE', `not a regular file: ${abs}`);
+    const chunk = Buffer.alloc(1 << 20);
+    let carry: Buffer[] = [];
+    let pos = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(chunk, 0, chunk.length, pos);
+      if (bytesRead === 0) break;
+      pos += bytesRead;
+      const b = chunk.subarray(0, bytesRead);
+      let start = 0;
+      for (let nl = b.indexOf(0x0a); nl >= 0; nl = b.indexOf(0x0a, start)) {
+        const piece = b.subarray(start, nl);
+        v.line(carry.length ? Buffer.concat([...carry, piece]) : piece, true);
+        carry = [];
+        start = nl + 1;
+      }
+      if (start < b.length) carry.push(Buffer.from(b.subarray(start)));
+    }
+    if (carry.length) v.line(Buffer.concat(carry), false);
+  } finally {
+    await fh.close();
+  }
+  const { problems, last_hash } = v.finish();
+  return { ok: !problems.some((p) => p.severity === 'error'), path: abs, lines: v.lines, problems, last_hash };
+}
+
+/**
+ * Verify the logs of one operation that exist: faults.jsonl (with fault /
+ * resolution pairing), counters.jsonl, events.jsonl.
+ */
+export async function verifyOperation(stateDir: string, id: string): Promise<OperationVerifyReport> {
+  const dir = checkOpDir(stateDir, id);
+  const logs: OperationVerifyReport['logs'] = [];
+  const missing: LogFile[] = [];
+  for (const file of LOG_FILES) {
+    try {
+      const r = await verifyLog(path.join(dir, file), { pairFaults: file === 'faults.jsonl' });
+      logs.push({ file, ...r });
+    } catch (e) {
+      if (isErrno(e) && e.code === 'ENOENT') missing.push(file);
+      else throw e;
+    }
+  }
+  return { ok: logs.every((l) => l.ok), id, dir, logs, missing };
+}

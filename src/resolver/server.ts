@@ -1,0 +1,131 @@
+// The supervisor socket: <op dir>/supervisor.sock (0600). One request frame
+// per connection, one signed Resolution back. Peers are authenticated with
+// SO_PEERCRED: uid root or the operation owner, and never a process inside
+// the operation's cgroup (a workload cannot submit or approve its own
+// faults, even as root in its container). Each connection is handled on its
+// own; a slow client only ever holds its own socket.
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import { loadAddon } from '../addon';
+import { pidInCgroupTree } from '../cgroup';
+import type { DenyReason } from '../errors';
+import { readFrame, writeFrame, FrameError } from '../protocol/framing';
+import { decodeFault, encodeResolution } from '../protocol/codec';
+import type { Resolution } from '../protocol/types';
+import type { Resolver, PeerInfo } from './resolver';
+
+export interface ServerOptions {
+  socketPath: string;
+  ownerUid: number;
+}
+
+function fdOf(sock: net.Socket): number {
+  const h = (sock as unknown as { _handle?: { fd?: number } })._handle;
+  return typeof h?.fd === 'number' ? h.fd : -1;
+}
+
+export class SupervisorServer {
+  private readonly resolver: Resolver;
+  private readonly opts: ServerOptions;
+  private server: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+
+  constructor(resolver: Resolver, opts: ServerOptions) {
+    this.resolver = resolver;
+    this.opts = opts;
+  }
+
+  async listen(): Promise<void> {
+    const p = this.opts.socketPath;
+    // a stale socket from a killed resolver is replaced; anything else is not ours
+    try {
+      const st = fs.lstatSync(p);
+      if (!st.isSocket()) throw new Error(`${p} exists and is not a socket; refusing to replace it`);
+      fs.unlinkSync(p);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    const srv = net.createServer({ allowHalfOpen: true }, (s) => this.onConnection(s));
+    this.server = srv;
+    // umask so the socket is never briefly world-connectable; then 0600
+    const old = process.umask(0o177);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        srv.once('error', reject);
+        srv.listen(p, () => {
+          srv.off('error', reject);
+          resolve();
+        });
+      });
+    } finally {
+      process.umask(old);
+    }
+    fs.chmodSync(p, 0o600);
+    if (this.opts.ownerUid !== 0) fs.chownSync(p, this.opts.ownerUid, -1);
+  }
+
+  async close(): Promise<void> {
+    const srv = this.server;
+    this.server = null;
+    if (!srv) return;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => srv.close(() => r()));
+    try {
+      fs.unlinkSync(this.opts.socketPath);
+    } catch {
+      /* already gone */
+    }
+  }
+
+  private async answer(sock: net.Socket, r: Resolution): Promise<void> {
+    try {
+      await writeFrame(sock, encodeResolution(r, this.resolver.mac(r)));
+    } catch {
+      /* the client went away; the evidence is already written */
+    }
+    sock.end();
+  }
+
+  private async deny(sock: net.Socket, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId = ''): Promise<void> {
+    await this.resolver.refuse(reason, detail, { via: 'socket', peer }, faultId);
+    await this.answer(sock, { fault_id: faultId, action: 'deny', reason });
+    sock.destroy();
+  }
+
+  private onConnection(sock: net.Socket): void {
+    this.sockets.add(sock);
+    sock.on('close', () => this.sockets.delete(sock));
+    sock.on('error', () => undefined);
+    // start reading at once so no byte is missed; the frame clock runs from the first byte
+    const frameP = readFrame(sock);
+    frameP.catch(() => undefined);
+    void this.serve(sock, frameP).catch(() => sock.destroy());
+  }
+
+  private async serve(sock: net.Socket, frameP: ReturnType<typeof readFrame>): Promise<void> {
+    let peer: PeerInfo;
+    try {
+      peer = loadAddon().peerCred(fdOf(sock));
+    } catch (e) {
+      return this.deny(sock, 'unauthenticated_peer', `SO_PEERCRED failed: ${(e as Error).message}`, undefined);
+    }
+    if (peer.uid !== 0 && peer.uid !== this.opts.ownerUid) {
+      return this.deny(sock, 'unauthenticated_peer', `uid ${peer.uid} is neither root nor the operation owner`, peer);
+    }
+    if (pidInCgroupTree(peer.pid, this.resolver.scope.cgroup)) {
+      return this.deny(sock, 'unauthenticated_peer', `pid ${peer.pid} is inside the operation's cgroup`, peer);
+    }
+    let frame;
+    try {
+      frame = await frameP;
+    } catch (e) {
+      const code = e instanceof FrameError ? e.code : 'frame_error';
+      return this.deny(sock, 'malformed_fault', `${code}: ${(e as Error).message}`, peer);
+    }
+    const d = decodeFault(frame);
+    if (!d.ok) return this.deny(sock, 'malformed_fault', d.detail, peer);
+    if (frame.hasTrailing()) return this.deny(sock, 'malformed_fault', 'frame_trailing: bytes after the frame', peer, d.fault.fault_id);
+    const r = await this.resolver.resolve(d.fault, { via: 'socket', peer });
+    await this.answer(sock, r);
+  }
+}

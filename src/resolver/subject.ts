@@ -1,0 +1,62 @@
+// Subject validation: who faulted must be who the operation supervises.
+// A process is (pid, start_time_ticks) — pids are reused, the start time
+// (field 22 of /proc/PID/stat) pins the incarnation — and must live in the
+// operation's cgroup subtree. A peer must be one of the operation's exact
+// isolated peer addresses.
+import * as fs from 'node:fs';
+import { pidInCgroupTree } from '../cgroup';
+import type { DenyReason } from '../errors';
+import type { Subject } from '../protocol/types';
+import { parseAddress } from '../addr';
+
+/** Field 22 (starttime, clock ticks since boot) of /proc/PID/stat; null if gone. */
+export function readStartTimeTicks(pid: number): number | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // comm (field 2) may contain spaces and parentheses: split after the last ')'
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state) → field 22 is rest[19]
+  const v = Number(rest[19]);
+  return Number.isFinite(v) ? v : null;
+}
+
+export interface SubjectScope {
+  /** absolute cgroup v2 directory of the operation */
+  cgroup: string;
+  /** exact isolated peer addresses of the operation */
+  peers: readonly string[];
+}
+
+/** null when the subject validates, else the deny reason. */
+export function checkSubject(s: Subject, scope: SubjectScope): DenyReason | null {
+  if (s.process) {
+    const now = readStartTimeTicks(s.process.pid);
+    if (now === null || now !== s.process.start_time_ticks) return 'invalid_subject';
+    if (!pidInCgroupTree(s.process.pid, scope.cgroup)) return 'subject_not_in_operation';
+    // re-check: the pid could have exited and been reused between the reads
+    if (readStartTimeTicks(s.process.pid) !== s.process.start_time_ticks) return 'invalid_subject';
+    return null;
+  }
+  if (s.peer) {
+    let want: string;
+    try {
+      want = parseAddress(s.peer.address).address;
+    } catch {
+      return 'invalid_subject';
+    }
+    for (const p of scope.peers) {
+      try {
+        if (parseAddress(p).address === want) return null;
+      } catch {
+        /* a bad configured peer matches nothing */
+      }
+    }
+    return 'subject_not_in_operation';
+  }
+  return 'invalid_subject';
+}

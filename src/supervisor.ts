@@ -1,0 +1,167 @@
+// A running supervisor for one operation: records, pinned hooks, network
+// backend, resolver, authenticated socket and reject-mode loop. Used by
+// `gensee supervise` and `gensee run`.
+import * as path from 'node:path';
+import { resolveCgroupPath } from './cgroup';
+import { attachHooks, detachHooks, hooksAttached, DataPlane } from './dataplane';
+import { pinDirFor } from './bpffs';
+import * as fs from 'node:fs';
+import { GenseeError } from './errors';
+import { parsePolicy, policyHash } from './protocol/json';
+import type { Policy } from './protocol/types';
+import { readFileNoFollow } from './state/fsutil';
+import { createOperation, openOperation, opDir, readKey, updateOperation, OperationRecord } from './state/operation';
+import { readNetwork, writeNetwork, beginGeneration } from './state/network';
+import { ChainedLog } from './evidence/chain';
+import { NetworkBackend } from './backends/network';
+import { Resolver } from './resolver/resolver';
+import { SupervisorServer } from './resolver/server';
+import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
+import { readStartTimeTicks } from './resolver/subject';
+
+export const POLICY_MAX_BYTES = 64 * 1024;
+
+export interface LoadedPolicy {
+  policy: Policy;
+  hash: string;
+}
+
+/** Read and validate a policy file (no symlinks, ≤ 64 KiB, schema-checked). */
+export async function loadPolicyFile(file: string): Promise<LoadedPolicy> {
+  const bytes = await readFileNoFollow(path.resolve(file), POLICY_MAX_BYTES);
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch (e) {
+    throw new GenseeError('E_BAD_JSON', `policy ${file}: not JSON: ${(e as Error).message}`);
+  }
+  return { policy: parsePolicy(json), hash: policyHash(bytes) };
+}
+
+export interface SupervisorOptions {
+  stateDir: string;
+  op: string;
+  cgroup: string;
+  policy: LoadedPolicy;
+  ownerUid?: number;
+  peers?: string[];
+  detachOnExit?: boolean;
+  /** report non-fatal errors (ring buffer, backend) */
+  onError?: (e: Error) => void;
+}
+
+export class Supervisor {
+  readonly op: string;
+  readonly stateDir: string;
+  readonly dir: string;
+  readonly socketPath: string;
+  readonly record: OperationRecord;
+  readonly resolver: Resolver;
+  readonly dp: DataPlane;
+  readonly reconciled: { removed: string[]; reinstalled: string[]; dropped: string[] };
+  readonly tornFaultLine: boolean;
+  private readonly server: SupervisorServer;
+  private readonly loop: RejectLoop;
+  private readonly faults: ChainedLog;
+  private readonly detachOnExit: boolean;
+  private stopped = false;
+
+  private constructor(x: {
+    o: SupervisorOptions;
+    record: OperationRecord;
+    resolver: Resolver;
+    dp: DataPlane;
+    server: SupervisorServer;
+    loop: RejectLoop;
+    faults: ChainedLog;
+    reconciled: Supervisor['reconciled'];
+  }) {
+    this.op = x.o.op;
+    this.stateDir = x.o.stateDir;
+    this.dir = opDir(x.o.stateDir, x.o.op);
+    this.socketPath = path.join(this.dir, 'supervisor.sock');
+    this.record = x.record;
+    this.resolver = x.resolver;
+    this.dp = x.dp;
+    this.server = x.server;
+    this.loop = x.loop;
+    this.faults = x.faults;
+    this.detachOnExit = !!x.o.detachOnExit;
+    this.reconciled = x.reconciled;
+    this.tornFaultLine = !!x.faults.torn;
+  }
+
+  /** Create or reopen the operation, attach (or re-open) the hooks, serve. */
+  static async start(o: SupervisorOptions): Promise<Supervisor> {
+    const cgroup = resolveCgroupPath(o.cgroup);
+    const ownerUid = o.ownerUid ?? 0;
+    const me = { pid: process.pid, start_time_ticks: readStartTimeTicks(process.pid) ?? 0 };
+    let existing: OperationRecord | null = null;
+    try {
+      existing = await openOperation(o.stateDir, o.op);
+    } catch (e) {
+      if (!(e instanceof GenseeError && e.code === 'E_UNKNOWN_OP')) throw e;
+    }
+    if (existing && existing.cgroup !== cgroup) {
+      throw new GenseeError('E_OP_EXISTS', `operation ${o.op} exists for cgroup ${existing.cgroup}, not ${cgroup}`);
+    }
+    // hooks first: if they cannot be attached nothing else is created
+    const pinned = fs.existsSync(pinDirFor(o.op));
+    if (pinned && !hooksAttached(o.op)) {
+      throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`, 1);
+    }
+    if (!pinned) attachHooks(o.op, cgroup);
+    const record = await createOperation(
+      o.stateDir,
+      { id: o.op, owner_uid: ownerUid, cgroup, policy_hash: o.policy.hash, resolver: me, peers: o.peers ?? existing?.peers ?? [] },
+      { reopen: true },
+    );
+    const key = await readKey(o.stateDir, o.op);
+    const dp = DataPlane.open(o.op);
+    let net = await readNetwork(o.stateDir, o.op);
+    net = beginGeneration(net, existing ? (existing.policy_hash === o.policy.hash ? 'restart' : 'policy_change') : 'start');
+    net = await writeNetwork(o.stateDir, o.op, net);
+    const network = new NetworkBackend({ stateDir: o.stateDir, op: o.op, dp, policy: o.policy.policy, record: net });
+    const reconciled = await network.reconcile();
+    const dir = opDir(o.stateDir, o.op);
+    const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'));
+    let active = true;
+    const resolver = new Resolver({
+      scope: { id: o.op, cgroup, peers: record.peers, active: () => active },
+      key,
+      faults,
+      network,
+    });
+    const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
+    resolver.on('backend_error', onError);
+    const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
+    await server.listen();
+    const loop = startRejectLoop(dp, resolver, onError);
+    void active;
+    const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled });
+    sup.deactivate = () => {
+      active = false;
+    };
+    return sup;
+  }
+
+  private deactivate: () => void = () => undefined;
+
+  /** Stop serving. Hooks stay pinned and failing closed unless detachOnExit. */
+  async stop(opts: { close?: boolean } = {}): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.loop.stop();
+    await this.server.close();
+    await this.loop.idle();
+    await this.faults.close();
+    this.dp.close();
+    if (opts.close) {
+      this.deactivate();
+      await updateOperation(this.stateDir, this.op, { state: 'closed', resolver: null });
+    } else {
+      await updateOperation(this.stateDir, this.op, { resolver: null });
+    }
+    if (this.detachOnExit) detachHooks(this.op);
+  }
+}
