@@ -171,6 +171,41 @@ fail:
 	return -1;
 }
 
+long gs_send_fds(int sock, const int *fds, size_t nfds, const void *data, size_t len, struct gs_err *err)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int) * GS_CMSG_FDS)];
+	} c;
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	struct msghdr mh;
+	ssize_t r;
+
+	if (nfds > GS_CMSG_FDS)
+		return gs_errf(err, E2BIG, "sendmsg", "fd %d: more than %d fds", sock, GS_CMSG_FDS);
+	memset(&mh, 0, sizeof(mh));
+	memset(&c, 0, sizeof(c));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		mh.msg_control = c.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	do
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return gs_errf(err, errno, "sendmsg", "fd %d", sock);
+	return (long)r;
+}
+
 int gs_unix_listen(const char *path, int backlog, struct gs_err *err)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };

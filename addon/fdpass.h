@@ -31,6 +31,10 @@ int gs_socketpair(int out[2], struct gs_err *err);
 int gs_recv_fd(int sock, int timeout_ms, int until_eof, size_t max_bytes, int *fd_out,
 	       uint8_t **data, size_t *len, struct gs_err *err);
 
+/* Send data with nfds fds attached (SCM_RIGHTS), one sendmsg, MSG_NOSIGNAL.
+ * Returns bytes sent or -1. */
+long gs_send_fds(int sock, const int *fds, size_t nfds, const void *data, size_t len, struct gs_err *err);
+
 /* Non-blocking, close-on-exec SOCK_STREAM listener bound at path (which
  * must not exist). The caller sets the path's mode/owner. */
 int gs_unix_listen(const char *path, int backlog, struct gs_err *err);

@@ -673,10 +673,6 @@ int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_e
 	}
 	observed = boot_ns();
 	v = inspect(n, req, &c);
-	if (v == GS_V_GONE) {
-		n->st.gone++;
-		return 0;
-	}
 	if (v == GS_V_FAULT) {
 		memset(f, 0, sizeof(*f));
 		f->id = req->id;
@@ -685,26 +681,26 @@ int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_e
 		f->key = c.key;
 		memcpy(f->address, c.address, sizeof(f->address));
 		f->observed_at_boot_ns = observed;
-		if (start_time_ticks(req->pid, &f->start_time_ticks)) {
-			n->st.gone++; /* /proc/PID vanished: so did the caller */
-			return 0;
-		}
 		f->tgid = tgid_of(req->pid);
 		f->cgroup_id = cgroup_id_of(n, req->pid);
-		/* the pid we just read /proc for is still the paused task */
-		if (id_valid(n, req->id)) {
-			n->st.gone++;
-			return 0;
-		}
-		snprintf(f->fault_id, sizeof(f->fault_id), "sn-%u-%llu", req->pid, (unsigned long long)++n->seq);
-		if (encode_fault(n, f) == 0 && pending_add(n, req->id) == 0) {
+		snprintf(f->fault_id, sizeof(f->fault_id), "sn-%u-%llu", req->pid, (unsigned long long)(n->seq + 1));
+		/* the subject must be the paused task: ID_VALID after reading
+		 * /proc/PID proves the pid was not recycled meanwhile */
+		if (start_time_ticks(req->pid, &f->start_time_ticks) || id_valid(n, req->id)) {
+			v = GS_V_GONE;
+		} else if (encode_fault(n, f) == 0 && pending_add(n, req->id) == 0) {
+			n->seq++;
 			n->st.slow_path++;
 			return 1;
+		} else {
+			v = GS_V_UNINSPECTABLE; /* out of memory: let the hook decide */
 		}
 		free(f->fault);
 		f->fault = NULL;
-		v = GS_V_UNINSPECTABLE; /* out of memory: let the hook decide */
 	}
+	/* Everything not raised is answered, even when the task looks gone: a
+	 * misjudged "gone" must never leave a call paused with nobody owning
+	 * it. If it really is gone, SEND says ENOENT and counts it. */
 	r = send_resp(n, req->id, 0, err);
 	if (r < 0)
 		return -1;

@@ -1,8 +1,505 @@
 // SPDX-License-Identifier: Apache-2.0
-// nan glue for the seccomp notify loop (pause mode).
+// nan glue for pause mode: the seccomp Notifier, fd passing, FdWatcher.
+// Argument checking, object building and errno exceptions only; the logic
+// lives in notify.c and fdpass.c.
 #include <nan.h>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <netinet/in.h>
+#include <unistd.h>
 #include "notify.h"
+#include "fdpass.h"
+
+namespace {
+
+void ThrowErr(const gs_err &e) {
+  Nan::ThrowError(Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what));
+}
+
+v8::Local<v8::Value> ErrValue(const gs_err &e) {
+  return Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what);
+}
+
+bool FdArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, int *out) {
+  if (info.Length() <= i || !info[i]->IsInt32() || Nan::To<int32_t>(info[i]).FromJust() < 0) {
+    Nan::ThrowTypeError((std::string(name) + " must be a non-negative integer fd").c_str());
+    return false;
+  }
+  *out = Nan::To<int32_t>(info[i]).FromJust();
+  return true;
+}
+
+bool StringArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, std::string *out) {
+  if (info.Length() <= i || !info[i]->IsString()) {
+    Nan::ThrowTypeError((std::string(name) + " must be a string").c_str());
+    return false;
+  }
+  Nan::Utf8String s(info[i]);
+  *out = std::string(*s, s.length());
+  return true;
+}
+
+v8::Local<v8::Value> Get(v8::Local<v8::Object> o, const char *key) {
+  v8::Local<v8::Value> v;
+  if (!Nan::Get(o, Nan::New(key).ToLocalChecked()).ToLocal(&v)) return Nan::Undefined();
+  return v;
+}
+
+void Set(v8::Local<v8::Object> o, const char *key, v8::Local<v8::Value> v) {
+  Nan::Set(o, Nan::New(key).ToLocalChecked(), v);
+}
+
+v8::Local<v8::Value> Big(uint64_t v) {
+  return v8::BigInt::NewFromUnsigned(v8::Isolate::GetCurrent(), v);
+}
+
+const char *SyscallName(int s) {
+  switch (s) {
+    case GS_NSYS_CONNECT: return "connect";
+    case GS_NSYS_SENDTO: return "sendto";
+    case GS_NSYS_SENDMSG: return "sendmsg";
+    case GS_NSYS_SENDMMSG: return "sendmmsg";
+  }
+  return "unknown";
+}
+
+void ClosePoll(uv_poll_t *&p) {
+  if (!p) return;
+  uv_poll_stop(p);
+  // freed in the close callback, never before
+  uv_close(reinterpret_cast<uv_handle_t *>(p), [](uv_handle_t *h) { delete reinterpret_cast<uv_poll_t *>(h); });
+  p = nullptr;
+}
+
+// ---- Notifier ----------------------------------------------------------
+
+class Notifier : public Nan::ObjectWrap {
+ public:
+  static void Init(v8::Local<v8::Object> target) {
+    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
+    tpl->SetClassName(Nan::New("Notifier").ToLocalChecked());
+    tpl->InstanceTemplate()->SetInternalFieldCount(1);
+    Nan::SetPrototypeMethod(tpl, "respond", Respond);
+    Nan::SetPrototypeMethod(tpl, "stats", Stats);
+    Nan::SetPrototypeMethod(tpl, "close", Close);
+    Nan::SetPrototypeMethod(tpl, "ref", RefLoop);
+    Nan::SetPrototypeMethod(tpl, "unref", UnrefLoop);
+    Nan::Set(target, Nan::New("Notifier").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+  }
+
+ private:
+  gs_notifier *n_ = nullptr;
+  uv_poll_t *poll_ = nullptr;
+  Nan::Callback on_fault_;
+  Nan::Callback on_stop_;
+  gs_notify_stats last_ = {};  // kept for stats() after close
+  size_t last_pending_ = 0;
+
+  ~Notifier() override {
+    ClosePoll(poll_);
+    gs_notifier_close(n_, EACCES);
+  }
+
+  // Stop polling on our own (every task is gone, or the fd failed).
+  void StopPolling(v8::Local<v8::Value> err) {
+    if (!poll_) return;
+    ClosePoll(poll_);
+    Unref();
+    if (!on_stop_.IsEmpty()) {
+      Nan::Callback cb(on_stop_.GetFunction());
+      on_stop_.Reset();
+      v8::Local<v8::Value> argv[] = {err};
+      Nan::AsyncResource res("gensee:notifier");
+      cb.Call(1, argv, &res);
+    }
+  }
+
+  v8::Local<v8::Object> FaultObject(const gs_fault_info &f) {
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Set(o, "id", Big(f.id));
+    Set(o, "pid", Nan::New<v8::Number>(f.pid));
+    if (f.tgid) Set(o, "tgid", Nan::New<v8::Number>(f.tgid));
+    Set(o, "syscall", Nan::New(SyscallName(f.syscall)).ToLocalChecked());
+    Set(o, "family", Nan::New(f.key.family == GS_FAMILY_IPV4 ? "ipv4" : "ipv6").ToLocalChecked());
+    Set(o, "protocol", Nan::New(f.key.protocol == IPPROTO_TCP ? "tcp" : "udp").ToLocalChecked());
+    Set(o, "address", Nan::New(f.address).ToLocalChecked());
+    Set(o, "port", Nan::New<v8::Number>(f.key.port));
+    Set(o, "startTimeTicks", Big(f.start_time_ticks));
+    Set(o, "observedAtBootNs", Big(f.observed_at_boot_ns));
+    Set(o, "cgroupId", Big(f.cgroup_id));
+    Set(o, "faultId", Nan::New(f.fault_id).ToLocalChecked());
+    Set(o, "fault", Nan::CopyBuffer(reinterpret_cast<const char *>(f.fault), f.fault_len).ToLocalChecked());
+    Set(o, "leaseKey", Nan::CopyBuffer(reinterpret_cast<const char *>(&f.key), sizeof(f.key)).ToLocalChecked());
+    return o;
+  }
+
+  // Readiness: drain what is waiting (bounded, so one busy workload can't
+  // starve the loop), answering fast-path calls in C and raising the rest.
+  static void OnPoll(uv_poll_t *h, int status, int) {
+    Notifier *self = static_cast<Notifier *>(h->data);
+    Nan::HandleScope scope;
+    // JS may close() and drop us from inside onFault: stay alive to the end
+    self->Ref();
+    self->Drain(status);
+    self->Unref();
+  }
+
+  void Drain(int status) {
+    Notifier *self = this;
+    if (status < 0) {
+      gs_err e = {};
+      e.errnum = -status;
+      snprintf(e.syscall, sizeof(e.syscall), "uv_poll");
+      snprintf(e.what, sizeof(e.what), "seccomp listener");
+      return self->StopPolling(ErrValue(e));
+    }
+    for (int i = 0; i < 64 && self->n_ && self->poll_; i++) {
+      gs_err err = {};
+      int ready = gs_notifier_ready(self->n_, &err);
+      if (ready < 0) return self->StopPolling(ErrValue(err));
+      if (!(ready & GS_READY_NOTIF)) {
+        if (ready & GS_READY_HANGUP) self->StopPolling(Nan::Undefined());
+        return;
+      }
+      gs_fault_info f;
+      int r = gs_notifier_step(self->n_, &f, &err);
+      if (r < 0) return self->StopPolling(ErrValue(err));
+      if (r == 0) continue;
+      v8::Local<v8::Value> argv[] = {self->FaultObject(f)};
+      free(f.fault);
+      Nan::AsyncResource res("gensee:fault");
+      self->on_fault_.Call(1, argv, &res);  // may call respond() or close()
+    }
+  }
+
+  static Notifier *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
+    Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
+    if (!self->n_) {
+      Nan::ThrowError("Notifier is closed");
+      return nullptr;
+    }
+    return self;
+  }
+
+  // new Notifier(listenerFd, leasesPinPath, onFault, {operationId?, onStop?})
+  static NAN_METHOD(New) {
+    if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new Notifier(listenerFd, leasesPinPath, onFault)");
+    int fd;
+    std::string pin, op;
+    if (!FdArg(info, 0, "listenerFd", &fd) || !StringArg(info, 1, "leasesPinPath", &pin)) return;
+    if (info.Length() < 3 || !info[2]->IsFunction()) return Nan::ThrowTypeError("onFault must be a function");
+    v8::Local<v8::Value> on_stop = Nan::Undefined();
+    if (info.Length() > 3 && info[3]->IsObject()) {
+      v8::Local<v8::Object> o = info[3].As<v8::Object>();
+      v8::Local<v8::Value> v = Get(o, "operationId");
+      if (v->IsString()) {
+        Nan::Utf8String s(v);
+        op = std::string(*s, s.length());
+      } else if (!v->IsUndefined()) {
+        return Nan::ThrowTypeError("operationId must be a string");
+      }
+      on_stop = Get(o, "onStop");
+      if (!on_stop->IsUndefined() && !on_stop->IsFunction()) return Nan::ThrowTypeError("onStop must be a function");
+    }
+    gs_notify_opts opts = {op.c_str()};
+    gs_err err = {};
+    gs_notifier *n = gs_notifier_open(fd, pin.c_str(), &opts, &err);
+    if (!n) return ThrowErr(err);
+
+    Notifier *self = new Notifier();
+    self->n_ = n;
+    self->poll_ = new uv_poll_t;
+    int r = uv_poll_init(Nan::GetCurrentEventLoop(), self->poll_, gs_notifier_fd(n));
+    if (r == 0) {
+      self->poll_->data = self;
+      r = uv_poll_start(self->poll_, UV_READABLE | UV_DISCONNECT, OnPoll);
+    }
+    if (r) {
+      delete self->poll_;
+      self->poll_ = nullptr;
+      gs_notifier_close(n, EACCES);  // takes the fd with it, as on success
+      self->n_ = nullptr;
+      delete self;
+      return Nan::ThrowError(Nan::ErrnoException(-r, "uv_poll_start", uv_strerror(r), "seccomp listener"));
+    }
+    self->on_fault_.Reset(info[2].As<v8::Function>());
+    if (on_stop->IsFunction()) self->on_stop_.Reset(on_stop.As<v8::Function>());
+    self->Wrap(info.This());
+    self->Ref();  // alive while polling
+    Set(info.This(), "syncWakeUp", Nan::New<v8::Boolean>(gs_notifier_sync_wake_up(n) == 1));
+    Set(info.This(), "fd", Nan::New<v8::Number>(gs_notifier_fd(n)));
+    info.GetReturnValue().Set(info.This());
+  }
+
+  // respond(id: bigint, verdict: 'continue' | errno) → true answered, false gone
+  static NAN_METHOD(Respond) {
+    Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
+    if (info.Length() < 1 || !info[0]->IsBigInt()) return Nan::ThrowTypeError("id must be a bigint");
+    bool lossless = true;
+    uint64_t id = info[0].As<v8::BigInt>()->Uint64Value(&lossless);
+    if (!lossless) return Nan::ThrowRangeError("id out of range");
+    int errnum;
+    if (info.Length() > 1 && info[1]->IsString() && *Nan::Utf8String(info[1]) == std::string("continue")) {
+      errnum = 0;
+    } else if (info.Length() > 1 && info[1]->IsInt32() && Nan::To<int32_t>(info[1]).FromJust() > 0 &&
+               Nan::To<int32_t>(info[1]).FromJust() < 4096) {
+      errnum = Nan::To<int32_t>(info[1]).FromJust();
+    } else {
+      return Nan::ThrowTypeError("verdict must be 'continue' or a positive errno");
+    }
+    // after close() every pending call has already been refused
+    if (!self->n_) return info.GetReturnValue().Set(Nan::False());
+    gs_err err = {};
+    int r = gs_notifier_respond(self->n_, id, errnum, &err);
+    if (r < 0) return ThrowErr(err);
+    info.GetReturnValue().Set(Nan::New<v8::Boolean>(r == 1));
+  }
+
+  static NAN_METHOD(Stats) {
+    Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
+    gs_notify_stats st = self->last_;
+    size_t pending = self->last_pending_;
+    if (self->n_) {
+      gs_notifier_stats(self->n_, &st);
+      pending = gs_notifier_pending(self->n_);
+    }
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Set(o, "fastPath", Nan::New<v8::Number>(static_cast<double>(st.fast_path)));
+    Set(o, "slowPath", Nan::New<v8::Number>(static_cast<double>(st.slow_path)));
+    Set(o, "passthrough", Nan::New<v8::Number>(static_cast<double>(st.passthrough)));
+    Set(o, "uninspectable", Nan::New<v8::Number>(static_cast<double>(st.uninspectable)));
+    Set(o, "gone", Nan::New<v8::Number>(static_cast<double>(st.gone)));
+    Set(o, "continued", Nan::New<v8::Number>(static_cast<double>(st.continued)));
+    Set(o, "refused", Nan::New<v8::Number>(static_cast<double>(st.refused)));
+    Set(o, "pending", Nan::New<v8::Number>(static_cast<double>(pending)));
+    Set(o, "polling", Nan::New<v8::Boolean>(self->poll_ != nullptr));
+    info.GetReturnValue().Set(o);
+  }
+
+  // close(errno = EACCES): refuse every pending call, stop, close the fd.
+  static NAN_METHOD(Close) {
+    Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
+    int errnum = EACCES;
+    if (info.Length() > 0 && !info[0]->IsUndefined()) {
+      if (!info[0]->IsInt32() || Nan::To<int32_t>(info[0]).FromJust() <= 0 || Nan::To<int32_t>(info[0]).FromJust() >= 4096)
+        return Nan::ThrowTypeError("errno must be a positive integer");
+      errnum = Nan::To<int32_t>(info[0]).FromJust();
+    }
+    if (!self->n_) return info.GetReturnValue().Set(0);
+    if (self->poll_) {
+      ClosePoll(self->poll_);
+      self->Unref();
+    }
+    self->on_stop_.Reset();
+    gs_notifier_stats(self->n_, &self->last_);
+    size_t answered = gs_notifier_close(self->n_, errnum);
+    self->n_ = nullptr;
+    self->last_.refused += answered;
+    self->last_pending_ = 0;
+    info.GetReturnValue().Set(Nan::New<v8::Number>(static_cast<double>(answered)));
+  }
+
+  static NAN_METHOD(RefLoop) {
+    Notifier *self = Open(info);
+    if (self && self->poll_) uv_ref(reinterpret_cast<uv_handle_t *>(self->poll_));
+  }
+
+  static NAN_METHOD(UnrefLoop) {
+    Notifier *self = Open(info);
+    if (self && self->poll_) uv_unref(reinterpret_cast<uv_handle_t *>(self->poll_));
+  }
+};
+
+// ---- FdWatcher: readiness of any fd, for accept()/recvFd() ---------------
+
+class FdWatcher : public Nan::ObjectWrap {
+ public:
+  static void Init(v8::Local<v8::Object> target) {
+    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
+    tpl->SetClassName(Nan::New("FdWatcher").ToLocalChecked());
+    tpl->InstanceTemplate()->SetInternalFieldCount(1);
+    Nan::SetPrototypeMethod(tpl, "stop", Stop);
+    Nan::SetPrototypeMethod(tpl, "unref", UnrefLoop);
+    Nan::Set(target, Nan::New("FdWatcher").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+  }
+
+ private:
+  uv_poll_t *poll_ = nullptr;
+  Nan::Callback cb_;
+
+  ~FdWatcher() override { ClosePoll(poll_); }
+
+  void Halt() {
+    if (!poll_) return;
+    ClosePoll(poll_);
+    cb_.Reset();
+    Unref();
+  }
+
+  static void OnPoll(uv_poll_t *h, int status, int events) {
+    FdWatcher *self = static_cast<FdWatcher *>(h->data);
+    Nan::HandleScope scope;
+    v8::Local<v8::Value> argv[2];
+    if (status < 0) {
+      argv[0] = Nan::ErrnoException(-status, "uv_poll", uv_strerror(status), "");
+      argv[1] = Nan::Undefined();
+    } else {
+      v8::Local<v8::Object> ev = Nan::New<v8::Object>();
+      Set(ev, "readable", Nan::New<v8::Boolean>((events & UV_READABLE) != 0));
+      Set(ev, "hangup", Nan::New<v8::Boolean>((events & UV_DISCONNECT) != 0));
+      argv[0] = Nan::Null();
+      argv[1] = ev;
+    }
+    Nan::Callback cb(self->cb_.GetFunction());
+    if (status < 0) self->Halt();  // an errored poll handle reports nothing more
+    Nan::AsyncResource res("gensee:fdwatch");
+    cb.Call(2, argv, &res);
+  }
+
+  // new FdWatcher(fd, cb(err, {readable, hangup})): level-triggered, so the
+  // callback must consume what is ready or stop() the watcher.
+  static NAN_METHOD(New) {
+    if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new FdWatcher(fd, cb)");
+    int fd;
+    if (!FdArg(info, 0, "fd", &fd)) return;
+    if (info.Length() < 2 || !info[1]->IsFunction()) return Nan::ThrowTypeError("cb must be a function");
+    FdWatcher *self = new FdWatcher();
+    self->poll_ = new uv_poll_t;
+    int r = uv_poll_init(Nan::GetCurrentEventLoop(), self->poll_, fd);
+    if (r == 0) {
+      self->poll_->data = self;
+      r = uv_poll_start(self->poll_, UV_READABLE | UV_DISCONNECT, OnPoll);
+    }
+    if (r) {
+      delete self->poll_;
+      self->poll_ = nullptr;
+      delete self;
+      return Nan::ThrowError(Nan::ErrnoException(-r, "uv_poll_start", uv_strerror(r), ("fd " + std::to_string(fd)).c_str()));
+    }
+    self->cb_.Reset(info[1].As<v8::Function>());
+    self->Wrap(info.This());
+    self->Ref();
+    info.GetReturnValue().Set(info.This());
+  }
+
+  static NAN_METHOD(Stop) { Nan::ObjectWrap::Unwrap<FdWatcher>(info.Holder())->Halt(); }
+
+  static NAN_METHOD(UnrefLoop) {
+    FdWatcher *self = Nan::ObjectWrap::Unwrap<FdWatcher>(info.Holder());
+    if (self->poll_) uv_unref(reinterpret_cast<uv_handle_t *>(self->poll_));
+  }
+};
+
+// ---- fd functions --------------------------------------------------------
+
+NAN_METHOD(SocketPair) {
+  int sv[2];
+  gs_err err = {};
+  if (gs_socketpair(sv, &err)) return ThrowErr(err);
+  v8::Local<v8::Array> a = Nan::New<v8::Array>(2);
+  Nan::Set(a, 0, Nan::New<v8::Number>(sv[0]));
+  Nan::Set(a, 1, Nan::New<v8::Number>(sv[1]));
+  info.GetReturnValue().Set(a);
+}
+
+// recvFd(fd, timeoutMs, {untilEof?, maxBytes?}) → {fd, data} | null (peer closed)
+NAN_METHOD(RecvFd) {
+  int fd;
+  if (!FdArg(info, 0, "fd", &fd)) return;
+  if (info.Length() < 2 || !info[1]->IsInt32()) return Nan::ThrowTypeError("timeoutMs must be an integer (-1 = forever)");
+  int timeout = Nan::To<int32_t>(info[1]).FromJust();
+  int until_eof = 0;
+  size_t max_bytes = 65536;
+  if (info.Length() > 2 && info[2]->IsObject()) {
+    v8::Local<v8::Object> o = info[2].As<v8::Object>();
+    until_eof = Nan::To<bool>(Get(o, "untilEof")).FromMaybe(false);
+    v8::Local<v8::Value> mb = Get(o, "maxBytes");
+    if (mb->IsUint32() && Nan::To<uint32_t>(mb).FromJust() > 0) max_bytes = Nan::To<uint32_t>(mb).FromJust();
+  }
+  int got_fd = -1;
+  uint8_t *data = nullptr;
+  size_t len = 0;
+  gs_err err = {};
+  int r = gs_recv_fd(fd, timeout, until_eof, max_bytes, &got_fd, &data, &len, &err);
+  if (r < 0) return ThrowErr(err);
+  if (r == 0) return info.GetReturnValue().SetNull();
+  v8::Local<v8::Object> o = Nan::New<v8::Object>();
+  Set(o, "fd", Nan::New<v8::Number>(got_fd));
+  Set(o, "data", Nan::CopyBuffer(reinterpret_cast<const char *>(data), len).ToLocalChecked());
+  free(data);
+  info.GetReturnValue().Set(o);
+}
+
+// sendFd(sock, fds: number[], data?: Buffer) → bytes sent
+NAN_METHOD(SendFd) {
+  int sock;
+  if (!FdArg(info, 0, "sock", &sock)) return;
+  if (info.Length() < 2 || !info[1]->IsArray()) return Nan::ThrowTypeError("fds must be an array of fds");
+  v8::Local<v8::Array> a = info[1].As<v8::Array>();
+  int fds[8];
+  size_t n = a->Length();
+  if (n > 8) return Nan::ThrowRangeError("at most 8 fds");
+  for (size_t i = 0; i < n; i++) {
+    v8::Local<v8::Value> v = Nan::Get(a, static_cast<uint32_t>(i)).ToLocalChecked();
+    if (!v->IsInt32() || Nan::To<int32_t>(v).FromJust() < 0) return Nan::ThrowTypeError("fds must be an array of fds");
+    fds[i] = Nan::To<int32_t>(v).FromJust();
+  }
+  const char *data = "";
+  size_t len = 0;
+  if (info.Length() > 2 && node::Buffer::HasInstance(info[2])) {
+    data = node::Buffer::Data(info[2]);
+    len = node::Buffer::Length(info[2]);
+  }
+  gs_err err = {};
+  long r = gs_send_fds(sock, fds, n, data, len, &err);
+  if (r < 0) return ThrowErr(err);
+  info.GetReturnValue().Set(Nan::New<v8::Number>(static_cast<double>(r)));
+}
+
+NAN_METHOD(UnixListen) {
+  std::string path;
+  if (!StringArg(info, 0, "path", &path)) return;
+  int backlog = info.Length() > 1 && info[1]->IsInt32() ? Nan::To<int32_t>(info[1]).FromJust() : 64;
+  gs_err err = {};
+  int fd = gs_unix_listen(path.c_str(), backlog, &err);
+  if (fd < 0) return ThrowErr(err);
+  info.GetReturnValue().Set(fd);
+}
+
+// accept(fd) → fd | null when none is waiting
+NAN_METHOD(Accept) {
+  int fd;
+  if (!FdArg(info, 0, "fd", &fd)) return;
+  gs_err err = {};
+  int c = gs_accept(fd, &err);
+  if (c < 0) {
+    if (err.errnum == EAGAIN || err.errnum == EWOULDBLOCK) return info.GetReturnValue().SetNull();
+    return ThrowErr(err);
+  }
+  info.GetReturnValue().Set(c);
+}
+
+NAN_METHOD(CloseFd) {
+  int fd;
+  if (!FdArg(info, 0, "fd", &fd)) return;
+  // Linux: the fd is released even when close() reports an error (EINTR
+  // included), so never retry; report all but EINTR.
+  if (close(fd) && errno != EINTR) {
+    int e = errno;
+    Nan::ThrowError(Nan::ErrnoException(e, "close", strerror(e), ("fd " + std::to_string(fd)).c_str()));
+  }
+}
+
+}  // namespace
 
 void InitNotify(v8::Local<v8::Object> target) {
-  (void)target;
+  Notifier::Init(target);
+  FdWatcher::Init(target);
+  Nan::SetMethod(target, "socketpair", SocketPair);
+  Nan::SetMethod(target, "recvFd", RecvFd);
+  Nan::SetMethod(target, "sendFd", SendFd);
+  Nan::SetMethod(target, "unixListen", UnixListen);
+  Nan::SetMethod(target, "accept", Accept);
+  Nan::SetMethod(target, "closeFd", CloseFd);
 }

@@ -94,6 +94,10 @@ export class Supervisor {
   /** Create or reopen the operation, attach (or re-open) the hooks, serve. */
   static async start(o: SupervisorOptions): Promise<Supervisor> {
     const cgroup = resolveCgroupPath(o.cgroup);
+    const sock = path.join(opDir(o.stateDir, o.op), 'supervisor.sock');
+    if (Buffer.byteLength(sock) > 107) {
+      throw new GenseeError('E_USAGE', `socket path ${sock} is ${Buffer.byteLength(sock)} bytes; unix sockets allow 107: use a shorter --state-dir`);
+    }
     const ownerUid = o.ownerUid ?? 0;
     const me = { pid: process.pid, start_time_ticks: readStartTimeTicks(process.pid) ?? 0 };
     let existing: OperationRecord | null = null;

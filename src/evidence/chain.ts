@@ -178,6 +178,7 @@ export class ChainedLog {
       }
     } catch (e) {
       if (isErrno(e) && e.code === 'ELOOP') throw new GenseeError('E_SYMLINK', `refusing symlink at ${abs}`);
+      if (isErrno(e) && e.code === 'EISDIR') throw new GenseeError('E_NOT_FILE', `not a regular file: ${abs}`);
       throw e;
     }
     try {

@@ -251,9 +251,10 @@ export function decodeFault(input: Uint8Array): FaultResult {
   return faultFromJson(json);
 }
 
-function long(v: bigint): ReturnType<typeof pb.CapabilityFault.create>['cgroup_id'] {
-  // protobufjs takes Long | number for uint64; a decimal string keeps all 64 bits
-  return v.toString() as unknown as number;
+/** uint64 for protobufjs; 0 is left out (proto3 default), as protoc-c does. */
+function long(v: bigint): number | undefined {
+  // protobufjs accepts a decimal string for uint64 (all 64 bits kept)
+  return v === 0n ? undefined : (v.toString() as unknown as number);
 }
 
 /** Encode a fault. Throws GenseeError E_SCHEMA when the fault itself is invalid. */

@@ -17,7 +17,7 @@ function v6Bytes(s: string): Buffer | null {
   if (s.includes('%') || !isIPv6(s)) return null;
   let text = s;
   let tail: Buffer | null = null;
-  const dotted = /^(.*:)([0-9.]+)$/.exec(text);
+  const dotted = /^(.*:)([0-9]+\.[0-9]+\.[0-9]+\.[0-9]+)$/.exec(text);
   if (dotted) {
     tail = v4Bytes(dotted[2]);
     if (!tail) return null;

@@ -106,8 +106,12 @@ export function formatAjvError(e: ErrorObject, data: unknown): string {
   return `${at(path)}: ${e.message ?? e.keyword}`;
 }
 
+/**
+ * The validators stop at the first failing keyword, which is the LAST error
+ * listed (a failed oneOf first lists what each of its branches missed).
+ */
 function firstError(errors: ErrorObject[] | null | undefined, data: unknown): string {
-  return errors && errors.length > 0 ? formatAjvError(errors[0], data) : '/: invalid';
+  return errors && errors.length > 0 ? formatAjvError(errors[errors.length - 1], data) : '/: invalid';
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

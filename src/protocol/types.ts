@@ -187,6 +187,19 @@ export interface Policy {
   fault_deadline_ms: number;
 }
 
+/**
+ * A control refused something (schema/boundary-event.schema.json). Reporting
+ * only: it grants nothing. detail is redacted, at most 300 characters.
+ */
+export interface BoundaryEvent {
+  kind: string;
+  control: string;
+  detail: string;
+  target?: string;
+  /** RFC 3339 UTC, e.g. new Date().toISOString() */
+  at: string;
+}
+
 /** The effect type of an effect (its only key). */
 export function effectType(e: Effect): EffectType {
   for (const t of EFFECT_TYPES) if ((e as Partial<EffectMap>)[t] !== undefined) return t;

@@ -224,11 +224,17 @@ export function removeLease(rec: NetworkRecord, t: LeaseTuple): NetworkRecord {
   return { ...rec, leases: rec.leases.filter((l) => leaseKey(l) !== k) };
 }
 
-/** Drop leases whose expiry is at or before nowBootNs (CLOCK_BOOTTIME ns). */
+/** A lease with expiry 0 never expires (the kernel's convention). */
+export function leaseExpired(l: LeaseRecord, nowBootNs: bigint): boolean {
+  const e = BigInt(l.expires_at_boot_ns);
+  return e !== 0n && e <= nowBootNs;
+}
+
+/** Drop leases whose expiry is at or before nowBootNs (CLOCK_BOOTTIME ns); 0 = never. */
 export function pruneExpired(rec: NetworkRecord, nowBootNs: bigint): { rec: NetworkRecord; removed: LeaseRecord[] } {
-  const removed = rec.leases.filter((l) => BigInt(l.expires_at_boot_ns) <= nowBootNs);
+  const removed = rec.leases.filter((l) => leaseExpired(l, nowBootNs));
   if (removed.length === 0) return { rec, removed };
-  return { rec: { ...rec, leases: rec.leases.filter((l) => BigInt(l.expires_at_boot_ns) > nowBootNs) }, removed };
+  return { rec: { ...rec, leases: rec.leases.filter((l) => !leaseExpired(l, nowBootNs)) }, removed };
 }
 
 export function setNetworkTotals(rec: NetworkRecord, totals: CounterTotals): NetworkRecord {

@@ -2,6 +2,7 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
+import fsModule = require('node:fs'); // the real module object, patchable (import * gives getters)
 import { ChainedLog, ZERO_HASH } from '../../src/evidence/chain';
 import { verifyLog } from '../../src/evidence/verify';
 
@@ -70,13 +71,13 @@ t.test('1000 concurrent appends: call order, valid chain, group commit', async (
   const file = path.join(t.testdir({}), 'events.jsonl');
   const log = await ChainedLog.open(file);
   let syncs = 0;
-  const orig = fs.fdatasync;
-  (fs as { fdatasync: typeof fs.fdatasync }).fdatasync = ((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
+  const orig = fsModule.fdatasync;
+  fsModule.fdatasync = ((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
     syncs++;
     return orig(fd, cb);
   }) as typeof fs.fdatasync;
   t.teardown(() => {
-    (fs as { fdatasync: typeof fs.fdatasync }).fdatasync = orig;
+    fsModule.fdatasync = orig;
   });
   const done: number[] = [];
   await Promise.all(Array.from({ length: 1000 }, (_, i) => log.append({ kind: 'n', i }).then(() => done.push(i))));

@@ -8,6 +8,7 @@
  *   gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] OP PROTO ADDR PORT
  *     OP: connect | sendto | uring-connect | bench-connect
  *   --v6sock: use an AF_INET6 socket even for a v4-mapped address
+ *   --interval MS: sleep between repeats; --until-ok: stop at the first success
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -161,7 +162,8 @@ int main(int argc, char **argv)
 {
 	const char *cg = NULL, *op, *proto, *addr, *port;
 	long repeat = 1;
-	int summary = 0, v6sock = 0, i;
+	int summary = 0, v6sock = 0, until_ok = 0, i;
+	long interval_ms = 0;
 	struct target t;
 	long counts[8] = {0};
 	int codes[8] = {0, EPERM, ECONNREFUSED, EACCES, ENOSYS, ETIMEDOUT, EINVAL, -1};
@@ -175,13 +177,17 @@ int main(int argc, char **argv)
 			summary = 1;
 		else if (!strcmp(argv[i], "--v6sock"))
 			v6sock = 1;
+		else if (!strcmp(argv[i], "--until-ok"))
+			until_ok = 1;
+		else if (!strcmp(argv[i], "--interval") && i + 1 < argc)
+			interval_ms = atol(argv[++i]);
 		else {
 			fprintf(stderr, "gs-probe: unknown option %s\n", argv[i]);
 			return 2;
 		}
 	}
 	if (argc - i != 4) {
-		fprintf(stderr, "usage: gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] "
+		fprintf(stderr, "usage: gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] [--interval MS] [--until-ok] "
 				"connect|sendto|uring-connect|bench-connect tcp|udp ADDR PORT\n");
 		return 2;
 	}
@@ -236,6 +242,13 @@ int main(int argc, char **argv)
 			counts[k]++;
 		} else {
 			printf("{\"result\":\"%s\",\"errno\":%d}\n", errname(e), e);
+			fflush(stdout);
+		}
+		if (until_ok && e == 0)
+			break;
+		if (interval_ms > 0 && n + 1 < repeat) {
+			struct timespec ts = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
 		}
 	}
 	if (summary) {

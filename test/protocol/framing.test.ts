@@ -1,7 +1,9 @@
 // Framing against real unix sockets: good frame, oversize, truncated, empty,
 // trickle (cut ~2 s after the first byte), trailing bytes, concurrency.
 import t, { type Test } from 'tap';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { encodeFrame, FrameError, readFrame, writeFrame, type Frame, type FrameOptions } from '../../src/protocol/framing';
 
@@ -9,11 +11,19 @@ type Outcome = { frame?: Frame; err?: FrameError; elapsed: number; socket: net.S
 
 /** A server whose every connection is read with readFrame; outcomes arrive in order. */
 async function serve(t: Test, opts?: FrameOptions, onFrame?: (s: net.Socket, f: Frame) => Promise<void>) {
+  // sun_path holds 108 bytes and tap's fixture paths are long: reach the
+  // testdir through a short symlink so the socket itself lives in the testdir
   const dir = t.testdir({});
-  const sock = path.join(dir, 's.sock');
+  const link = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-'));
+  fs.rmdirSync(link);
+  fs.symlinkSync(dir, link);
+  t.teardown(() => fs.unlinkSync(link));
+  const sock = path.join(link, 's.sock');
   const waiting: ((o: Outcome) => void)[] = [];
   const ready: Outcome[] = [];
+  const open = new Set<net.Socket>();
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
+    open.add(socket);
     socket.on('error', () => {});
     const start = Date.now();
     readFrame(socket, opts).then(
@@ -33,12 +43,19 @@ async function serve(t: Test, opts?: FrameOptions, onFrame?: (s: net.Socket, f: 
     else ready.push(o);
   };
   await new Promise<void>((resolve) => server.listen(sock, resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.teardown(() => {
+    for (const s of open) s.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const clients: net.Socket[] = [];
+  t.teardown(() => {
+    for (const c of clients) c.destroy();
+  });
   const connect = () =>
     new Promise<net.Socket>((resolve, reject) => {
       const c = net.connect(sock, () => resolve(c));
       c.on('error', reject);
-      t.teardown(() => c.destroy());
+      clients.push(c);
     });
   const next = () => new Promise<Outcome>((resolve) => {
     const o = ready.shift();

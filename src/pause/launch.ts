@@ -1,0 +1,205 @@
+// Start CMD under the boundary: obj/gensee-exec joins the operation's cgroup,
+// drops everything, installs the seccomp pause and hands its listener back
+// over a socketpair; we wrap the listener in a Notifier and let CMD run.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawn, ChildProcess, StdioNull, StdioPipe } from 'node:child_process';
+import { PACKAGE_ROOT } from '../addon';
+import { GenseeError } from '../errors';
+import { Notifier, PausedCall, leasesPinPath, pauseAddon } from './notifier';
+
+/** the byte gensee-exec waits for before it closes its fds and execs */
+const ACK_GO = 0x01;
+/** where gensee-exec finds the notify socket (stdio 0-2, then this) */
+const CHILD_NOTIFY_FD = 3;
+
+type StdioEntry = StdioNull | StdioPipe | number;
+
+export interface LaunchOptions {
+  /** the operation's cgroup (cgroup2 directory) */
+  cgroupPath: string;
+  /** the operation's pin dir (holds gs_leases_v1) */
+  pinDir: string;
+  argv: string[];
+  /** switch to this user (name or UID[:GID]) after setting up */
+  user?: string;
+  env?: NodeJS.ProcessEnv;
+  /** CMD's stdin, stdout, stderr (default inherit) */
+  stdio?: [StdioEntry, StdioEntry, StdioEntry];
+  /** extra paths made read-only for CMD */
+  readOnly?: string[];
+  /** copied into each fault */
+  operationId?: string;
+  /** paused calls without a lease; may also be set later with setFaultHandler() */
+  onFault?: (f: PausedCall) => void;
+  /** the notifier stopped on its own (every task gone, or the fd failed) */
+  onStop?: (err?: NodeJS.ErrnoException) => void;
+  /** false: no seccomp pause, CMD runs in reject mode (hooks only) */
+  pause?: boolean;
+  /** how long gensee-exec may take to hand the listener over (default 5000) */
+  handoverTimeoutMs?: number;
+}
+
+export interface Launched {
+  child: ChildProcess;
+  pid: number;
+  /** null in reject mode */
+  notifier: Notifier | null;
+  /** SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV was accepted: once received, only a fatal signal interrupts a paused call */
+  waitKillable: boolean;
+  /** route faults (queued ones first) to h */
+  setFaultHandler(h: (f: PausedCall) => void): void;
+  /** resolves when CMD exits */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** gensee-exec's path; the error lists what was tried. */
+export function launcherPath(): string {
+  const tried = [process.env.GENSEE_EXEC, path.join(PACKAGE_ROOT, 'obj', 'gensee-exec')].filter((x): x is string => !!x);
+  for (const p of tried) {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {
+      /* next */
+    }
+  }
+  throw new GenseeError('E_ADDON_MISSING', `launcher gensee-exec not built; run 'make build'. Tried:\n  ${tried.join('\n  ')}`, 1);
+}
+
+export function launcherArgs(o: LaunchOptions, notifyFd: number | null): string[] {
+  const args = ['--cgroup', o.cgroupPath];
+  if (o.user !== undefined) args.push('--user', o.user);
+  if (notifyFd !== null) args.push('--notify-fd', String(notifyFd));
+  for (const p of o.readOnly ?? []) args.push('--ro', p);
+  return [...args, '--', ...o.argv];
+}
+
+interface Handover {
+  fd: number;
+  data: Buffer;
+}
+
+/** Wait for the listener on sock, or for the launcher to die, or the deadline. */
+function awaitHandover(sock: number, child: ChildProcess, timeoutMs: number): Promise<Handover | null> {
+  const addon = pauseAddon();
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (err: Error | null, v?: Handover | null) => {
+      if (done) return;
+      done = true;
+      watcher.stop();
+      clearTimeout(timer);
+      child.removeListener('error', onError);
+      if (err) reject(err);
+      else resolve(v ?? null);
+    };
+    const onError = (e: Error) => finish(e);
+    const watcher = new addon.FdWatcher(sock, (err) => {
+      if (err) return finish(err);
+      try {
+        // the child end is closed in this process, so a dead launcher reads as EOF
+        finish(null, addon.recvFd(sock, 0));
+      } catch (e) {
+        finish(e as Error);
+      }
+    });
+    const timer = setTimeout(
+      () => finish(new GenseeError('E_KERNEL', `gensee-exec did not hand over the seccomp listener within ${timeoutMs} ms`, 1)),
+      timeoutMs,
+    );
+    child.once('error', onError);
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode });
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
+  const exe = launcherPath();
+  const pause = o.pause !== false;
+  const leases = leasesPinPath(o.pinDir);
+  if (pause && !fs.existsSync(leases)) {
+    throw new GenseeError('E_UNKNOWN_OP', `no lease map pinned at ${leases}: attach the hooks first`);
+  }
+  const stdio = o.stdio ?? ['inherit', 'inherit', 'inherit'];
+  const addon = pauseAddon();
+
+  let handler = o.onFault;
+  const queued: PausedCall[] = [];
+  const dispatch = (f: PausedCall) => (handler ? handler(f) : queued.push(f));
+  const setFaultHandler = (h: (f: PausedCall) => void) => {
+    handler = h;
+    for (const f of queued.splice(0)) h(f);
+  };
+
+  if (!pause) {
+    const child = spawn(exe, launcherArgs(o, null), { stdio, env: o.env ?? process.env });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', reject);
+    });
+    return { child, pid: child.pid!, notifier: null, waitKillable: false, setFaultHandler, exited: exitOf(child) };
+  }
+
+  const [mine, theirs] = addon.socketpair();
+  let child: ChildProcess;
+  try {
+    child = spawn(exe, launcherArgs(o, CHILD_NOTIFY_FD), {
+      stdio: [...stdio, theirs],
+      env: o.env ?? process.env,
+    });
+  } finally {
+    // the launcher holds its own copy; with ours closed, its death is EOF here
+    addon.closeFd(theirs);
+  }
+  const exited = exitOf(child);
+  let hand: Handover | null;
+  try {
+    hand = await awaitHandover(mine, child, o.handoverTimeoutMs ?? 5000);
+  } catch (e) {
+    addon.closeFd(mine);
+    child.kill('SIGKILL');
+    throw e;
+  }
+  if (!hand || hand.fd < 0) {
+    addon.closeFd(mine);
+    child.kill('SIGKILL');
+    const { code, signal } = await exited;
+    throw new GenseeError(
+      'E_KERNEL',
+      `gensee-exec ended before handing over the seccomp listener (exit ${code ?? signal}); its stderr says why`,
+      1,
+    );
+  }
+  let info: { pid?: number; wait_killable?: boolean } = {};
+  try {
+    info = JSON.parse(hand.data.toString('utf8')) as typeof info;
+  } catch {
+    /* informational only */
+  }
+  let notifier: Notifier;
+  try {
+    notifier = new addon.Notifier(hand.fd, leases, dispatch, { operationId: o.operationId, onStop: o.onStop });
+  } catch (e) {
+    addon.closeFd(hand.fd);
+    addon.closeFd(mine);
+    child.kill('SIGKILL');
+    throw e;
+  }
+  try {
+    // the Notifier is polling before CMD's first instruction runs
+    fs.writeSync(mine, Buffer.from([ACK_GO]));
+  } catch (e) {
+    notifier.close();
+    child.kill('SIGKILL');
+    throw e;
+  } finally {
+    addon.closeFd(mine);
+  }
+  return { child, pid: child.pid!, notifier, waitKillable: info.wait_killable === true, setFaultHandler, exited };
+}

@@ -1,0 +1,161 @@
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ChainedLog, LogFields } from '../../src/evidence/chain';
+import { verifyLog, verifyOperation } from '../../src/evidence/verify';
+import { createOperation, opDir } from '../../src/state/operation';
+
+async function writeLog(file: string, recs: LogFields[]): Promise<void> {
+  const log = await ChainedLog.open(file);
+  for (const r of recs) await log.append(r);
+  await log.close();
+}
+
+const ten = (): LogFields[] => Array.from({ length: 10 }, (_, i) => ({ kind: 'event', n: i + 1 }));
+const fileLines = (f: string): string[] => fs.readFileSync(f, 'utf8').split('\n').slice(0, -1);
+const putLines = (f: string, ls: string[]): void => fs.writeFileSync(f, ls.map((l) => l + '\n').join(''));
+const kinds = (r: { problems: Array<{ line: number; kind: string }> }): Array<[number, string]> =>
+  r.problems.map((p) => [p.line, p.kind]);
+
+t.test('an intact log passes', async (t) => {
+  const f = path.join(t.testdir({}), 'x.jsonl');
+  await writeLog(f, ten());
+  const r = await verifyLog(f);
+  t.ok(r.ok);
+  t.equal(r.lines, 10);
+  t.same(r.problems, []);
+  t.match(r.last_hash, /^[0-9a-f]{64}$/);
+  fs.writeFileSync(path.join(path.dirname(f), 'empty.jsonl'), '');
+  t.match(await verifyLog(path.join(path.dirname(f), 'empty.jsonl')), { ok: true, lines: 0, problems: [] });
+});
+
+t.test('an edited line is reported at its own line number', async (t) => {
+  const f = path.join(t.testdir({}), 'x.jsonl');
+  await writeLog(f, ten());
+  const ls = fileLines(f);
+  ls[4] = ls[4].replace('"n":5', '"n":50');
+  putLines(f, ls);
+  const r = await verifyLog(f);
+  t.notOk(r.ok);
+  t.same(kinds(r), [[5, 'edited']]);
+  t.equal(r.problems[0].severity, 'error');
+
+  // the first line
+  await writeLog(path.join(path.dirname(f), 'y.jsonl'), ten());
+  const y = path.join(path.dirname(f), 'y.jsonl');
+  const ly = fileLines(y);
+  ly[0] = ly[0].replace('"kind":"event"', '"kind":"evenT"');
+  putLines(y, ly);
+  t.same(kinds(await verifyLog(y)), [[1, 'edited']]);
+});
+
+t.test('a removed line is reported at its position', async (t) => {
+  const f = path.join(t.testdir({}), 'x.jsonl');
+  await writeLog(f, ten());
+  const ls = fileLines(f);
+  putLines(f, [...ls.slice(0, 4), ...ls.slice(5)]);
+  const r = await verifyLog(f);
+  t.notOk(r.ok);
+  t.same(kinds(r), [[5, 'removed']]);
+  t.match(r.problems[0].detail, /seq 5 is missing/);
+
+  putLines(f, [...ls.slice(0, 2), ...ls.slice(5)]);
+  const r2 = await verifyLog(f);
+  t.same(kinds(r2), [[3, 'removed']]);
+  t.match(r2.problems[0].detail, /seq 3\.\.5 \(3\)/);
+
+  putLines(f, ls.slice(1));
+  t.same(kinds(await verifyLog(f)), [[1, 'removed']], 'head removed');
+});
+
+t.test('a torn last line is reported', async (t) => {
+  const f = path.join(t.testdir({}), 'x.jsonl');
+  await writeLog(f, ten());
+  fs.appendFileSync(f, '{"seq":11,"at":"2024');
+  const r = await verifyLog(f);
+  t.notOk(r.ok);
+  t.equal(r.lines, 11);
+  t.same(kinds(r), [[11, 'torn']]);
+
+  // even a complete-looking object without its newline is torn
+  const g = path.join(path.dirname(f), 'g.jsonl');
+  await writeLog(g, ten());
+  const s = fs.readFileSync(g, 'utf8');
+  fs.writeFileSync(g, s.slice(0, -1));
+  t.same(kinds(await verifyLog(g)), [[10, 'torn']]);
+});
+
+t.test('faults must be resolved; refusals stand alone', async (t) => {
+  const f = path.join(t.testdir({}), 'faults.jsonl');
+  await writeLog(f, [
+    { kind: 'fault', fault_id: 'f-1' },
+    { kind: 'resolution', fault_id: 'f-1', action: 'deny' },
+    { kind: 'fault', fault_id: 'f-2' },
+    { kind: 'refusal', reason: 'unauthenticated_peer' },
+    { kind: 'fault', fault_id: 'f-3' },
+    { kind: 'fault', fault_id: 'f-1' },
+    { kind: 'resolution', fault_id: 'f-3', action: 'retry_after_lease' },
+  ]);
+  const r = await verifyLog(f, { pairFaults: true });
+  t.notOk(r.ok);
+  t.same(kinds(r), [[3, 'unresolved_fault'], [6, 'unresolved_fault']], 'f-2 and the second f-1');
+  t.same(r.problems.map((p) => p.fault_id), ['f-2', 'f-1']);
+  t.ok((await verifyLog(f)).ok, 'pairing is opt-in');
+  t.ok((await verifyLog(f, { pairFaults: false })).ok);
+});
+
+t.test('other damage: bad json, duplicated line, bad prev', async (t) => {
+  const dir = t.testdir({});
+  const f = path.join(dir, 'x.jsonl');
+  await writeLog(f, ten());
+  const ls = fileLines(f);
+
+  putLines(f, [...ls.slice(0, 3), 'not json', ...ls.slice(4)]);
+  t.same(kinds(await verifyLog(f)), [[4, 'bad_json']], 'a garbage line: bad_json, no duplicate edited report');
+
+  putLines(f, [...ls.slice(0, 6), ls[5], ...ls.slice(6)]);
+  const dup = await verifyLog(f);
+  t.same(kinds(dup), [[6, 'edited'], [7, 'seq_gap']], 'a duplicated line');
+
+  const noPrev = JSON.parse(ls[2]);
+  delete noPrev.prev;
+  putLines(f, [...ls.slice(0, 2), JSON.stringify(noPrev), ...ls.slice(3)]);
+  t.same(kinds(await verifyLog(f)), [[3, 'bad_json']], 'prev stripped: one report for the malformed line');
+});
+
+t.test('symlinked or non-file logs are refused', async (t) => {
+  const dir = t.testdir({ 'x.jsonl': '' });
+  fs.symlinkSync(path.join(dir, 'x.jsonl'), path.join(dir, 'l.jsonl'));
+  await t.rejects(verifyLog(path.join(dir, 'l.jsonl')), { code: 'E_SYMLINK' });
+  await t.rejects(verifyLog(dir), { code: 'E_NOT_FILE' });
+  await t.rejects(verifyLog(path.join(dir, 'missing.jsonl')), { code: 'ENOENT' });
+});
+
+t.test('verifyOperation combines the logs that exist', async (t) => {
+  const state = t.testdir({});
+  await createOperation(state, { id: 'demo', owner_uid: 0, cgroup: '/sys/fs/cgroup/x', policy_hash: 'h' });
+  const dir = opDir(state, 'demo');
+  let r = await verifyOperation(state, 'demo');
+  t.match(r, { ok: true, id: 'demo', dir, logs: [], missing: ['faults.jsonl', 'counters.jsonl', 'events.jsonl'] });
+
+  await writeLog(path.join(dir, 'faults.jsonl'), [
+    { kind: 'fault', fault_id: 'f-1' },
+    { kind: 'resolution', fault_id: 'f-1' },
+  ]);
+  await writeLog(path.join(dir, 'events.jsonl'), ten());
+  r = await verifyOperation(state, 'demo');
+  t.ok(r.ok);
+  t.same(r.logs.map((l) => [l.file, l.lines, l.ok]), [['faults.jsonl', 2, true], ['events.jsonl', 10, true]]);
+  t.same(r.missing, ['counters.jsonl']);
+
+  const log = await ChainedLog.open(path.join(dir, 'faults.jsonl'));
+  await log.append({ kind: 'fault', fault_id: 'f-2' });
+  await log.close();
+  r = await verifyOperation(state, 'demo');
+  t.notOk(r.ok, 'an unresolved fault in faults.jsonl fails the operation');
+  t.same(kinds(r.logs[0]), [[3, 'unresolved_fault']]);
+
+  await t.rejects(verifyOperation(state, 'nope'), { code: 'E_UNKNOWN_OP' });
+  fs.symlinkSync(path.join(dir, 'events.jsonl'), path.join(dir, 'counters.jsonl'));
+  await t.rejects(verifyOperation(state, 'demo'), { code: 'E_SYMLINK' });
+});

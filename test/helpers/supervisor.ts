@@ -1,0 +1,100 @@
+// Test fixture: an in-process Supervisor on a fresh cgroup and state dir, and
+// a workload process parked inside the cgroup to be the fault's subject.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawn, ChildProcess } from 'node:child_process';
+import { Supervisor } from '../../src/supervisor';
+import { parsePolicy, policyHash } from '../../src/protocol/json';
+import { detachHooks } from '../../src/dataplane';
+import { readStartTimeTicks } from '../../src/resolver/subject';
+import { encodeFault } from '../../src/protocol/codec';
+import { submitFault, SubmitResult } from '../../src/resolver/client';
+import { readKey } from '../../src/state/operation';
+import type { Fault } from '../../src/protocol/types';
+import { testCgroup, uniqueName, waitFor } from './kernel';
+
+export const POLICY = {
+  schema: 1,
+  grants: [{ network: { protocol: 'udp', address: '127.0.0.53', port: 53 } }],
+  leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.0/8', ports: '1024-65535' }, ttl_s: 30, max_uses: 0 }],
+  delegate: [{ network: { protocol: 'tcp', cidr: '0.0.0.0/0', ports: '443' }, to: 'egress-proxy' }],
+  fault_deadline_ms: 5000,
+};
+
+export interface TestSup {
+  sup: Supervisor;
+  op: string;
+  cgroup: string;
+  stateDir: string;
+  key: Buffer;
+  submit(f: Fault): Promise<SubmitResult>;
+}
+
+interface TapLike {
+  teardown(fn: () => unknown): void;
+  fail(msg: string): void;
+  end(): void;
+}
+
+/** A short state dir (unix socket paths are limited to 107 bytes), removed at teardown. */
+export function shortStateDir(t: TapLike): string {
+  const d = fs.mkdtempSync('/tmp/gs-st-');
+  t.teardown(() => fs.rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+export async function startTestSupervisor(t: TapLike, policy: object = POLICY, prefix = 'gs-rs'): Promise<TestSup> {
+  const cgroup = testCgroup(t, prefix);
+  const op = uniqueName(prefix);
+  const stateDir = shortStateDir(t);
+  const text = JSON.stringify(policy);
+  const sup = await Supervisor.start({ stateDir, op, cgroup, policy: { policy: parsePolicy(policy), hash: policyHash(text) }, onError: () => undefined });
+  t.teardown(async () => {
+    await sup.stop();
+    detachHooks(op);
+  });
+  const key = await readKey(stateDir, op);
+  return {
+    sup,
+    op,
+    cgroup,
+    stateDir,
+    key,
+    submit: (f) =>
+      submitFault({ socketPath: sup.socketPath, body: encodeFault(f), faultId: f.fault_id, key, resolver: sup.record.resolver }),
+  };
+}
+
+/** A process parked inside the cgroup (sleep), killed at teardown. */
+export async function workload(t: TapLike, cgroup: string): Promise<{ pid: number; start: number; child: ChildProcess }> {
+  const child = spawn('sh', ['-c', `echo $$ > "${path.join(cgroup, 'cgroup.procs')}" && exec sleep 300`], { stdio: 'ignore' });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const pid = child.pid!;
+  await waitFor(() => fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'utf8').split('\n').includes(String(pid)) && readStartTimeTicks(pid) !== null);
+  return { pid, start: readStartTimeTicks(pid)!, child };
+}
+
+let n = 0;
+export function networkFault(op: string, pid: number, start: number, proto: 'tcp' | 'udp', address: string, port: number): Fault {
+  return {
+    schema: 2,
+    operation_id: op,
+    fault_id: `t-${process.pid}-${++n}`,
+    subject: { process: { pid, start_time_ticks: start } },
+    effect: { network: { family: address.includes(':') ? 'ipv6' : 'ipv4', protocol: proto, address, port } },
+    source: 'manual',
+    observed_at_boot_ns: 0n,
+    cgroup_id: 0n,
+  };
+}
+
+export function faultLines(stateDir: string, op: string): Record<string, unknown>[] {
+  const p = path.join(stateDir, 'network-operations', op, 'faults.jsonl');
+  return fs
+    .readFileSync(p, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
