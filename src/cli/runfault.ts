@@ -43,7 +43,7 @@ export async function run(argv: string[]): Promise<number> {
   } catch (e) {
     // refused before submission: still recorded in the operation's faults.jsonl
     if (e instanceof GenseeError) {
-      await reportRefusal({ socketPath, key, resolver: record.resolver, code: e.code, detail: e.message }).catch(() => undefined);
+      await reportRefusal({ socketPath, operationId: op, key, resolver: record.resolver, code: e.code, detail: e.message }).catch(() => undefined);
     }
     throw e;
   }

@@ -11,7 +11,7 @@ export interface FieldInfo {
   /** name of the oneof this field belongs to */
   readonly oneof: string | null;
 }
-export type MessageName = 'gensee.v2.ProcessSubject' | 'gensee.v2.PeerSubject' | 'gensee.v2.Subject' | 'gensee.v2.NetworkEffect' | 'gensee.v2.FileEffect' | 'gensee.v2.SyscallEffect' | 'gensee.v2.SecretEffect' | 'gensee.v2.CloudIamEffect' | 'gensee.v2.ApplicationEffect' | 'gensee.v2.DatabaseEffect' | 'gensee.v2.PromotionEffect' | 'gensee.v2.Effect' | 'gensee.v2.CapabilityFault' | 'gensee.v2.Lease' | 'gensee.v2.Resolution';
+export type MessageName = 'gensee.v2.ProcessSubject' | 'gensee.v2.PeerSubject' | 'gensee.v2.Subject' | 'gensee.v2.NetworkEffect' | 'gensee.v2.FileEffect' | 'gensee.v2.SyscallEffect' | 'gensee.v2.SecretEffect' | 'gensee.v2.CloudIamEffect' | 'gensee.v2.ApplicationEffect' | 'gensee.v2.DatabaseEffect' | 'gensee.v2.PromotionEffect' | 'gensee.v2.Effect' | 'gensee.v2.CapabilityFault' | 'gensee.v2.ClientRefusal' | 'gensee.v2.Lease' | 'gensee.v2.Resolution';
 /** message name -> field number -> field */
 export declare const MESSAGES: { readonly [M in MessageName]: { readonly [field: number]: FieldInfo } };
 /** enum name -> value name -> number */

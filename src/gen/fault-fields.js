@@ -341,6 +341,29 @@ exports.MESSAGES = {
       "kind": "uint64",
       "ref": null,
       "oneof": null
+    },
+    "9": {
+      "name": "client_refusal",
+      "wire": 2,
+      "kind": "message",
+      "ref": "gensee.v2.ClientRefusal",
+      "oneof": null
+    }
+  },
+  "gensee.v2.ClientRefusal": {
+    "1": {
+      "name": "code",
+      "wire": 2,
+      "kind": "string",
+      "ref": null,
+      "oneof": null
+    },
+    "2": {
+      "name": "detail",
+      "wire": 2,
+      "kind": "string",
+      "ref": null,
+      "oneof": null
     }
   },
   "gensee.v2.Lease": {

@@ -302,6 +302,7 @@ export namespace gensee {
             source?: (gensee.v2.Source|null);
             observed_at_boot_ns?: (number|Long|null);
             cgroup_id?: (number|Long|null);
+            client_refusal?: (gensee.v2.IClientRefusal|null);
         }
 
         class CapabilityFault implements ICapabilityFault {
@@ -314,12 +315,31 @@ export namespace gensee {
             public source: gensee.v2.Source;
             public observed_at_boot_ns: (number|Long);
             public cgroup_id: (number|Long);
+            public client_refusal?: (gensee.v2.IClientRefusal|null);
             public static create(properties?: gensee.v2.ICapabilityFault): gensee.v2.CapabilityFault;
             public static encode(message: gensee.v2.ICapabilityFault, writer?: $protobuf.Writer): $protobuf.Writer;
             public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.CapabilityFault;
             public static verify(message: { [k: string]: any }): (string|null);
             public static fromObject(object: { [k: string]: any }): gensee.v2.CapabilityFault;
             public static toObject(message: gensee.v2.CapabilityFault, options?: $protobuf.IConversionOptions): { [k: string]: any };
+            public toJSON(): { [k: string]: any };
+        }
+
+        interface IClientRefusal {
+            code?: (string|null);
+            detail?: (string|null);
+        }
+
+        class ClientRefusal implements IClientRefusal {
+            constructor(properties?: gensee.v2.IClientRefusal);
+            public code: string;
+            public detail: string;
+            public static create(properties?: gensee.v2.IClientRefusal): gensee.v2.ClientRefusal;
+            public static encode(message: gensee.v2.IClientRefusal, writer?: $protobuf.Writer): $protobuf.Writer;
+            public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.ClientRefusal;
+            public static verify(message: { [k: string]: any }): (string|null);
+            public static fromObject(object: { [k: string]: any }): gensee.v2.ClientRefusal;
+            public static toObject(message: gensee.v2.ClientRefusal, options?: $protobuf.IConversionOptions): { [k: string]: any };
             public toJSON(): { [k: string]: any };
         }
 

@@ -3396,6 +3396,7 @@ $root.gensee = (function() {
              * @property {gensee.v2.Source|null} [source] CapabilityFault source
              * @property {number|Long|null} [observed_at_boot_ns] CapabilityFault observed_at_boot_ns
              * @property {number|Long|null} [cgroup_id] CapabilityFault cgroup_id
+             * @property {gensee.v2.IClientRefusal|null} [client_refusal] CapabilityFault client_refusal
              */
 
             /**
@@ -3478,6 +3479,14 @@ $root.gensee = (function() {
             CapabilityFault.prototype.cgroup_id = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
 
             /**
+             * CapabilityFault client_refusal.
+             * @member {gensee.v2.IClientRefusal|null|undefined} client_refusal
+             * @memberof gensee.v2.CapabilityFault
+             * @instance
+             */
+            CapabilityFault.prototype.client_refusal = null;
+
+            /**
              * Creates a new CapabilityFault instance using the specified properties.
              * @function create
              * @memberof gensee.v2.CapabilityFault
@@ -3521,6 +3530,8 @@ $root.gensee = (function() {
                     writer.uint32(/* id 7, wireType 0 =*/56).uint64(message.observed_at_boot_ns);
                 if (message.cgroup_id != null && Object.hasOwnProperty.call(message, "cgroup_id"))
                     writer.uint32(/* id 8, wireType 0 =*/64).uint64(message.cgroup_id);
+                if (message.client_refusal != null && Object.hasOwnProperty.call(message, "client_refusal"))
+                    $root.gensee.v2.ClientRefusal.encode(message.client_refusal, writer.uint32(/* id 9, wireType 2 =*/74).fork(), q + 1).ldelim();
                 return writer;
             };
 
@@ -3590,6 +3601,10 @@ $root.gensee = (function() {
                             message.cgroup_id = reader.uint64();
                             break;
                         }
+                    case 9: {
+                            message.client_refusal = $root.gensee.v2.ClientRefusal.decode(reader, reader.uint32(), undefined, long + 1);
+                            break;
+                        }
                     default:
                         reader.skipType(tag & 7, long);
                         break;
@@ -3654,6 +3669,11 @@ $root.gensee = (function() {
                 if (message.cgroup_id != null && Object.hasOwnProperty.call(message, "cgroup_id"))
                     if (!$util.isInteger(message.cgroup_id) && !(message.cgroup_id && $util.isInteger(message.cgroup_id.low) && $util.isInteger(message.cgroup_id.high)))
                         return "cgroup_id: integer|Long expected";
+                if (message.client_refusal != null && Object.hasOwnProperty.call(message, "client_refusal")) {
+                    var error = $root.gensee.v2.ClientRefusal.verify(message.client_refusal, long + 1);
+                    if (error)
+                        return "client_refusal." + error;
+                }
                 return null;
             };
 
@@ -3737,6 +3757,11 @@ $root.gensee = (function() {
                         message.cgroup_id = object.cgroup_id;
                     else if (typeof object.cgroup_id === "object")
                         message.cgroup_id = new $util.LongBits(object.cgroup_id.low >>> 0, object.cgroup_id.high >>> 0).toNumber(true);
+                if (object.client_refusal != null) {
+                    if (!$util.isObject(object.client_refusal))
+                        throw TypeError(".gensee.v2.CapabilityFault.client_refusal: object expected");
+                    message.client_refusal = $root.gensee.v2.ClientRefusal.fromObject(object.client_refusal, long + 1);
+                }
                 return message;
             };
 
@@ -3774,6 +3799,7 @@ $root.gensee = (function() {
                         object.cgroup_id = options.longs === String ? long.toString() : options.longs === Number ? long.toNumber() : typeof BigInt !== "undefined" && options.longs === BigInt ? long.toBigInt() : long;
                     } else
                         object.cgroup_id = options.longs === String ? "0" : typeof BigInt !== "undefined" && options.longs === BigInt ? BigInt("0") : 0;
+                    object.client_refusal = null;
                 }
                 if (message.schema != null && Object.hasOwnProperty.call(message, "schema"))
                     object.schema = message.schema;
@@ -3801,6 +3827,8 @@ $root.gensee = (function() {
                         object.cgroup_id = options.longs === String ? String(message.cgroup_id) : message.cgroup_id;
                     else
                         object.cgroup_id = options.longs === String ? $util.Long.prototype.toString.call(message.cgroup_id) : options.longs === Number ? new $util.LongBits(message.cgroup_id.low >>> 0, message.cgroup_id.high >>> 0).toNumber(true) : message.cgroup_id;
+                if (message.client_refusal != null && Object.hasOwnProperty.call(message, "client_refusal"))
+                    object.client_refusal = $root.gensee.v2.ClientRefusal.toObject(message.client_refusal, options, q + 1);
                 return object;
             };
 
@@ -3816,6 +3844,228 @@ $root.gensee = (function() {
             };
 
             return CapabilityFault;
+        })();
+
+        v2.ClientRefusal = (function() {
+
+            /**
+             * Properties of a ClientRefusal.
+             * @memberof gensee.v2
+             * @interface IClientRefusal
+             * @property {string|null} [code] ClientRefusal code
+             * @property {string|null} [detail] ClientRefusal detail
+             */
+
+            /**
+             * Constructs a new ClientRefusal.
+             * @memberof gensee.v2
+             * @classdesc Represents a ClientRefusal.
+             * @implements IClientRefusal
+             * @constructor
+             * @param {gensee.v2.IClientRefusal=} [properties] Properties to set
+             */
+            function ClientRefusal(properties) {
+                if (properties)
+                    for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            }
+
+            /**
+             * ClientRefusal code.
+             * @member {string} code
+             * @memberof gensee.v2.ClientRefusal
+             * @instance
+             */
+            ClientRefusal.prototype.code = "";
+
+            /**
+             * ClientRefusal detail.
+             * @member {string} detail
+             * @memberof gensee.v2.ClientRefusal
+             * @instance
+             */
+            ClientRefusal.prototype.detail = "";
+
+            /**
+             * Creates a new ClientRefusal instance using the specified properties.
+             * @function create
+             * @memberof gensee.v2.ClientRefusal
+             * @static
+             * @param {gensee.v2.IClientRefusal=} [properties] Properties to set
+             * @returns {gensee.v2.ClientRefusal} ClientRefusal instance
+             */
+            ClientRefusal.create = function create(properties) {
+                return new ClientRefusal(properties);
+            };
+
+            /**
+             * Encodes the specified ClientRefusal message. Does not implicitly {@link gensee.v2.ClientRefusal.verify|verify} messages.
+             * @function encode
+             * @memberof gensee.v2.ClientRefusal
+             * @static
+             * @param {gensee.v2.IClientRefusal} message ClientRefusal message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ClientRefusal.encode = function encode(message, writer, q) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (message.code != null && Object.hasOwnProperty.call(message, "code"))
+                    writer.uint32(/* id 1, wireType 2 =*/10).string(message.code);
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    writer.uint32(/* id 2, wireType 2 =*/18).string(message.detail);
+                return writer;
+            };
+
+            /**
+             * Decodes a ClientRefusal message from the specified reader or buffer.
+             * @function decode
+             * @memberof gensee.v2.ClientRefusal
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {gensee.v2.ClientRefusal} ClientRefusal
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ClientRefusal.decode = function decode(reader, length, error, long) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (long === undefined)
+                    long = 0;
+                if (long > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var end, message;
+                if (length === undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = new $root.gensee.v2.ClientRefusal();
+                while (reader.pos < end) {
+                    var tag = reader.uint32();
+                    if (tag === error)
+                        break;
+                    switch (tag >>> 3) {
+                    case 1: {
+                            message.code = reader.string();
+                            break;
+                        }
+                    case 2: {
+                            message.detail = reader.string();
+                            break;
+                        }
+                    default:
+                        reader.skipType(tag & 7, long);
+                        break;
+                    }
+                }
+                if (length !== undefined) {
+                    if (reader.pos !== end)
+                        throw RangeError("index out of range");
+                    reader.len = length;
+                }
+                return message;
+            };
+
+            /**
+             * Verifies a ClientRefusal message.
+             * @function verify
+             * @memberof gensee.v2.ClientRefusal
+             * @static
+             * @param {Object.<string,*>} message Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ClientRefusal.verify = function verify(message, long) {
+                if (typeof message !== "object" || message === null)
+                    return "object expected";
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (message.code != null && Object.hasOwnProperty.call(message, "code"))
+                    if (!$util.isString(message.code))
+                        return "code: string expected";
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    if (!$util.isString(message.detail))
+                        return "detail: string expected";
+                return null;
+            };
+
+            /**
+             * Creates a ClientRefusal message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof gensee.v2.ClientRefusal
+             * @static
+             * @param {Object.<string,*>} object Plain object
+             * @returns {gensee.v2.ClientRefusal} ClientRefusal
+             */
+            ClientRefusal.fromObject = function fromObject(object, long) {
+                if (object instanceof $root.gensee.v2.ClientRefusal)
+                    return object;
+                if (!$util.isObject(object))
+                    throw TypeError(".gensee.v2.ClientRefusal: object expected");
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var message = new $root.gensee.v2.ClientRefusal();
+                if (object.code != null)
+                    message.code = String(object.code);
+                if (object.detail != null)
+                    message.detail = String(object.detail);
+                return message;
+            };
+
+            /**
+             * Creates a plain object from a ClientRefusal message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof gensee.v2.ClientRefusal
+             * @static
+             * @param {gensee.v2.ClientRefusal} message ClientRefusal
+             * @param {$protobuf.IConversionOptions} [options] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ClientRefusal.toObject = function toObject(message, options, q) {
+                if (!options)
+                    options = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var object = {};
+                if (options.defaults) {
+                    object.code = "";
+                    object.detail = "";
+                }
+                if (message.code != null && Object.hasOwnProperty.call(message, "code"))
+                    object.code = message.code;
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    object.detail = message.detail;
+                return object;
+            };
+
+            /**
+             * Converts this ClientRefusal to JSON.
+             * @function toJSON
+             * @memberof gensee.v2.ClientRefusal
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ClientRefusal.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            return ClientRefusal;
         })();
 
         v2.Lease = (function() {

@@ -153,6 +153,9 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
       stdio: [...stdio, theirs],
       env: o.env ?? process.env,
     });
+  } catch (e) {
+    addon.closeFd(mine);
+    throw e;
   } finally {
     // the launcher holds its own copy; with ours closed, its death is EOF here
     addon.closeFd(theirs);

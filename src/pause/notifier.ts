@@ -82,6 +82,7 @@ export interface FdWatcher {
 }
 
 export interface PauseAddon {
+  /** Takes ownership of listenerFd on success (closed by close()); on a throw the fd is still the caller's. */
   Notifier: new (
     listenerFd: number,
     leasesPinPath: string,

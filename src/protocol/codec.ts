@@ -242,6 +242,8 @@ export function decodeFault(input: Uint8Array): FaultResult {
   if (schema !== BigInt(FAULT_SCHEMA)) return bad(`/schema: unsupported schema ${schema} (expected ${FAULT_SCHEMA})`);
   const err = walk(buf, 0, buf.length, 'gensee.v2.CapabilityFault', '');
   if (err) return bad(err);
+  const refusal = clientRefusalOf(buf);
+  if (refusal) return bad(`client refused its input: ${refusal}`);
   let json: unknown;
   try {
     json = faultJsonOf(pb.CapabilityFault.decode(buf));
@@ -249,6 +251,25 @@ export function decodeFault(input: Uint8Array): FaultResult {
     return bad(e instanceof Bad ? e.message : `/: ${(e as Error).message}`);
   }
   return faultFromJson(json);
+}
+
+/** "CODE: detail" of a client_refusal report, or null for an ordinary fault. */
+function clientRefusalOf(buf: Uint8Array): string | null {
+  const m = pb.CapabilityFault.decode(buf);
+  const r = m.client_refusal;
+  if (!r) return null;
+  const text = `${r.code || 'E_UNKNOWN'}: ${r.detail || ''}`.replace(/[\r\n]+/g, ' ');
+  return text.slice(0, 280);
+}
+
+/**
+ * Encode a client refusal report (see fault.proto ClientRefusal): recorded by
+ * the resolver as a refusal, always answered with a deny.
+ */
+export function encodeClientRefusal(operationId: string, faultId: string, code: string, detail: string): Buffer {
+  return Buffer.from(
+    pb.CapabilityFault.encode({ schema: FAULT_SCHEMA, operation_id: operationId, fault_id: faultId, client_refusal: { code, detail: detail.slice(0, 1000) } }).finish(),
+  );
 }
 
 /** uint64 for protobufjs; 0 is left out (proto3 default), as protoc-c does. */

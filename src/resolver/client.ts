@@ -75,7 +75,10 @@ export async function submitFault(o: SubmitOptions): Promise<SubmitResult> {
     const d = decodeResolution(frame);
     if (!d.ok) return deny(`malformed resolution: ${d.detail}`);
     if (!verifyMac(o.key, d.resolution, d.mac)) return deny('resolution MAC does not verify under the operation key');
-    if (d.resolution.fault_id !== o.faultId && d.resolution.fault_id !== '') {
+    if (d.resolution.fault_id !== o.faultId) {
+      // a refusal of our frame before it parsed carries the resolver's own id;
+      // anything but a deny for another fault id is not ours to act on
+      if (d.resolution.action === 'deny') return { resolution: { ...d.resolution, fault_id: o.faultId }, authenticated: true, detail: `refused as ${d.resolution.fault_id}` };
       return deny(`resolution is for fault ${d.resolution.fault_id}, not ${o.faultId}`);
     }
     return { resolution: d.resolution, authenticated: true };

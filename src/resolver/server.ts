@@ -83,13 +83,26 @@ export class SupervisorServer {
     } catch {
       /* the client went away; the evidence is already written */
     }
+    // Discard whatever the client still sends: closing a unix socket with
+    // unread input resets the peer (ECONNRESET) and it would lose our answer.
+    // Half-close, then give it a moment to read and close its end.
+    sock.removeAllListeners('data');
+    sock.on('data', () => undefined);
+    sock.resume();
     sock.end();
+    const t = setTimeout(() => sock.destroy(), 2000);
+    t.unref();
+    sock.once('close', () => clearTimeout(t));
+    sock.once('end', () => sock.destroy());
   }
 
-  private async deny(sock: net.Socket, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId = ''): Promise<void> {
+  private refusalSeq = 0;
+
+  private async deny(sock: net.Socket, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId?: string): Promise<void> {
+    // a frame that never parsed has no fault id of its own: name the refusal
+    if (!faultId) faultId = `refused-${process.pid}-${++this.refusalSeq}`;
     await this.resolver.refuse(reason, detail, { via: 'socket', peer }, faultId);
     await this.answer(sock, { fault_id: faultId, action: 'deny', reason });
-    sock.destroy();
   }
 
   private onConnection(sock: net.Socket): void {

@@ -217,6 +217,23 @@ t.test('launcher', async (t) => {
     t.match(badfd.stderr, /^gensee-exec: notify: fd 77: Bad file descriptor/m);
   });
 
+  await t.test('launchUnderBoundary reports a launcher that fails before the hand-over', async (t) => {
+    const s = setup(t);
+    await t.rejects(
+      launchUnderBoundary({ cgroupPath: t.testdir(), pinDir: s.pinDir, argv: ['true'], stdio: ['ignore', 'ignore', 'ignore'] }),
+      { code: 'E_KERNEL', message: /gensee-exec ended before handing over the seccomp listener \(exit 126\)/ },
+    );
+    await t.rejects(
+      launchUnderBoundary({ cgroupPath: s.cgroup, pinDir: t.testdir(), argv: ['true'] }),
+      { code: 'E_UNKNOWN_OP', message: /no lease map pinned at/ },
+      'no pinned lease map: refused before anything starts',
+    );
+    // CMD not found happens after the hand-over: the launch succeeds, CMD exits 127
+    const l = await launchUnderBoundary({ cgroupPath: s.cgroup, pinDir: s.pinDir, argv: ['gs-no-such-command'], stdio: ['ignore', 'ignore', 'ignore'] });
+    t.equal((await l.exited).code, 127);
+    l.notifier?.close();
+  });
+
   await t.test('the supervisor decides whether CMD starts', async (t) => {
     const cg = testCgroup(t, 'gs-lxa');
     const addon = pauseAddon();

@@ -592,6 +592,51 @@ void   gensee__v2__capability_fault__free_unpacked
   assert(message->base.descriptor == &gensee__v2__capability_fault__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   gensee__v2__client_refusal__init
+                     (Gensee__V2__ClientRefusal         *message)
+{
+  static const Gensee__V2__ClientRefusal init_value = GENSEE__V2__CLIENT_REFUSAL__INIT;
+  *message = init_value;
+}
+size_t gensee__v2__client_refusal__get_packed_size
+                     (const Gensee__V2__ClientRefusal *message)
+{
+  assert(message->base.descriptor == &gensee__v2__client_refusal__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t gensee__v2__client_refusal__pack
+                     (const Gensee__V2__ClientRefusal *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &gensee__v2__client_refusal__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t gensee__v2__client_refusal__pack_to_buffer
+                     (const Gensee__V2__ClientRefusal *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &gensee__v2__client_refusal__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Gensee__V2__ClientRefusal *
+       gensee__v2__client_refusal__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Gensee__V2__ClientRefusal *)
+     protobuf_c_message_unpack (&gensee__v2__client_refusal__descriptor,
+                                allocator, len, data);
+}
+void   gensee__v2__client_refusal__free_unpacked
+                     (Gensee__V2__ClientRefusal *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &gensee__v2__client_refusal__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   gensee__v2__lease__init
                      (Gensee__V2__Lease         *message)
 {
@@ -1463,7 +1508,7 @@ const ProtobufCMessageDescriptor gensee__v2__effect__descriptor =
   (ProtobufCMessageInit) gensee__v2__effect__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor gensee__v2__capability_fault__field_descriptors[8] =
+static const ProtobufCFieldDescriptor gensee__v2__capability_fault__field_descriptors[9] =
 {
   {
     "schema",
@@ -1561,9 +1606,22 @@ static const ProtobufCFieldDescriptor gensee__v2__capability_fault__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "client_refusal",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__CapabilityFault, client_refusal),
+    &gensee__v2__client_refusal__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned gensee__v2__capability_fault__field_indices_by_name[] = {
   7,   /* field[7] = cgroup_id */
+  8,   /* field[8] = client_refusal */
   4,   /* field[4] = effect */
   2,   /* field[2] = fault_id */
   6,   /* field[6] = observed_at_boot_ns */
@@ -1575,7 +1633,7 @@ static const unsigned gensee__v2__capability_fault__field_indices_by_name[] = {
 static const ProtobufCIntRange gensee__v2__capability_fault__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor gensee__v2__capability_fault__descriptor =
 {
@@ -1585,11 +1643,62 @@ const ProtobufCMessageDescriptor gensee__v2__capability_fault__descriptor =
   "Gensee__V2__CapabilityFault",
   "gensee.v2",
   sizeof(Gensee__V2__CapabilityFault),
-  8,
+  9,
   gensee__v2__capability_fault__field_descriptors,
   gensee__v2__capability_fault__field_indices_by_name,
   1,  gensee__v2__capability_fault__number_ranges,
   (ProtobufCMessageInit) gensee__v2__capability_fault__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor gensee__v2__client_refusal__field_descriptors[2] =
+{
+  {
+    "code",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ClientRefusal, code),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detail",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ClientRefusal, detail),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned gensee__v2__client_refusal__field_indices_by_name[] = {
+  0,   /* field[0] = code */
+  1,   /* field[1] = detail */
+};
+static const ProtobufCIntRange gensee__v2__client_refusal__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor gensee__v2__client_refusal__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "gensee.v2.ClientRefusal",
+  "ClientRefusal",
+  "Gensee__V2__ClientRefusal",
+  "gensee.v2",
+  sizeof(Gensee__V2__ClientRefusal),
+  2,
+  gensee__v2__client_refusal__field_descriptors,
+  gensee__v2__client_refusal__field_indices_by_name,
+  1,  gensee__v2__client_refusal__number_ranges,
+  (ProtobufCMessageInit) gensee__v2__client_refusal__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor gensee__v2__lease__field_descriptors[7] =

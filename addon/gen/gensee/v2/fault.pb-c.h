@@ -28,6 +28,7 @@ typedef struct Gensee__V2__DatabaseEffect Gensee__V2__DatabaseEffect;
 typedef struct Gensee__V2__PromotionEffect Gensee__V2__PromotionEffect;
 typedef struct Gensee__V2__Effect Gensee__V2__Effect;
 typedef struct Gensee__V2__CapabilityFault Gensee__V2__CapabilityFault;
+typedef struct Gensee__V2__ClientRefusal Gensee__V2__ClientRefusal;
 typedef struct Gensee__V2__Lease Gensee__V2__Lease;
 typedef struct Gensee__V2__Resolution Gensee__V2__Resolution;
 
@@ -372,10 +373,35 @@ struct  Gensee__V2__CapabilityFault
    * kernel cgroup id of the faulting task, 0 = unknown
    */
   uint64_t cgroup_id;
+  /*
+   * Set only by a trusted client (root or the owner, outside the cgroup)
+   * that refused its own input before it became a fault (a symlinked or
+   * invalid fault file), so the refusal is recorded in faults.jsonl. Such a
+   * message is always denied (malformed_fault) and never grants anything;
+   * subject and effect are then absent.
+   */
+  Gensee__V2__ClientRefusal *client_refusal;
 };
 #define GENSEE__V2__CAPABILITY_FAULT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&gensee__v2__capability_fault__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, GENSEE__V2__SOURCE__SOURCE_UNSPECIFIED, 0, 0 }
+    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, GENSEE__V2__SOURCE__SOURCE_UNSPECIFIED, 0, 0, NULL }
+
+
+struct  Gensee__V2__ClientRefusal
+{
+  ProtobufCMessage base;
+  /*
+   * the client's stable error code, e.g. E_SYMLINK
+   */
+  char *code;
+  /*
+   * one line, as the client printed it
+   */
+  char *detail;
+};
+#define GENSEE__V2__CLIENT_REFUSAL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&gensee__v2__client_refusal__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -677,6 +703,25 @@ Gensee__V2__CapabilityFault *
 void   gensee__v2__capability_fault__free_unpacked
                      (Gensee__V2__CapabilityFault *message,
                       ProtobufCAllocator *allocator);
+/* Gensee__V2__ClientRefusal methods */
+void   gensee__v2__client_refusal__init
+                     (Gensee__V2__ClientRefusal         *message);
+size_t gensee__v2__client_refusal__get_packed_size
+                     (const Gensee__V2__ClientRefusal   *message);
+size_t gensee__v2__client_refusal__pack
+                     (const Gensee__V2__ClientRefusal   *message,
+                      uint8_t             *out);
+size_t gensee__v2__client_refusal__pack_to_buffer
+                     (const Gensee__V2__ClientRefusal   *message,
+                      ProtobufCBuffer     *buffer);
+Gensee__V2__ClientRefusal *
+       gensee__v2__client_refusal__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   gensee__v2__client_refusal__free_unpacked
+                     (Gensee__V2__ClientRefusal *message,
+                      ProtobufCAllocator *allocator);
 /* Gensee__V2__Lease methods */
 void   gensee__v2__lease__init
                      (Gensee__V2__Lease         *message);
@@ -756,6 +801,9 @@ typedef void (*Gensee__V2__Effect_Closure)
 typedef void (*Gensee__V2__CapabilityFault_Closure)
                  (const Gensee__V2__CapabilityFault *message,
                   void *closure_data);
+typedef void (*Gensee__V2__ClientRefusal_Closure)
+                 (const Gensee__V2__ClientRefusal *message,
+                  void *closure_data);
 typedef void (*Gensee__V2__Lease_Closure)
                  (const Gensee__V2__Lease *message,
                   void *closure_data);
@@ -787,6 +835,7 @@ extern const ProtobufCMessageDescriptor gensee__v2__database_effect__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__promotion_effect__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__effect__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__capability_fault__descriptor;
+extern const ProtobufCMessageDescriptor gensee__v2__client_refusal__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__lease__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__resolution__descriptor;
 
