@@ -6,6 +6,7 @@ import * as lease from './lease';
 import * as counters from './counters';
 import * as supervise from './supervise';
 import * as runfault from './runfault';
+import * as runcmd from './run';
 import * as status from './status';
 import * as verify from './verify';
 
@@ -20,7 +21,7 @@ const commands: Record<string, Command> = {
   verify: verify.run,
   run: (argv) => {
     if (argv[0] === 'fault') return runfault.run(argv.slice(1));
-    throw new GenseeError('E_USAGE', 'usage: gensee run fault --socket PATH --fault FILE');
+    return runcmd.run(argv);
   },
 };
 
@@ -33,6 +34,7 @@ const USAGE = `usage: gensee <command> [options]
   lease add|rm|ls       exact leases in the kernel map
   counters              per-destination allow/deny counters
   supervise             attach to a cgroup and serve the resolver on its socket
+  run -- CMD            run CMD inside a new operation: hooks, resolver, seccomp pause
   run fault             submit a fault (JSON) to a supervisor socket, print the resolution
   status                operation, generation, live leases, totals
   verify                check the evidence hash chains and fault/resolution pairing

@@ -1,0 +1,142 @@
+// gensee run [--op ID] [--policy FILE] [--json] [--user USER] -- CMD ARGS…
+// The main job: create an operation (cgroup, hooks, resolver, seccomp pause),
+// run CMD inside it from its first instruction, print faults and resolutions
+// as they happen, leave the evidence. Exit code is CMD's.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parse, out, requireOp } from './args';
+import { GenseeError } from '../errors';
+import { findCgroup2Mount, removeCgroup } from '../cgroup';
+import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
+import { parsePolicy, policyHash } from '../protocol/json';
+import { resolveStateDir, readKey } from '../state/operation';
+import { launchUnderBoundary } from '../pause/launch';
+import { PauseAdapter, PauseOutcome } from '../pause/adapter';
+import { pinDirFor } from '../bpffs';
+import { detachHooks } from '../dataplane';
+import { formatResolved, formatRefused } from './live';
+import { formatTuple } from '../addr';
+
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER] [--keep-hooks] -- CMD ARGS…';
+
+const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
+
+function defaultPolicy(): LoadedPolicy {
+  const text = JSON.stringify(DENY_ALL);
+  return { policy: parsePolicy(DENY_ALL), hash: policyHash(text) };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const dd = argv.indexOf('--');
+  if (dd < 0 || dd === argv.length - 1) throw new GenseeError('E_USAGE', `missing "-- CMD": ${usage}`);
+  const cmd = argv.slice(dd + 1);
+  const { values } = parse(argv.slice(0, dd), {
+    op: { type: 'string' },
+    policy: { type: 'string' },
+    user: { type: 'string' },
+    json: { type: 'boolean' },
+    'keep-hooks': { type: 'boolean' },
+  }, false);
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)', 1);
+  const op = values.op !== undefined ? requireOp(values.op) : `run-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
+  const json = values.flags.has('json');
+  const stateDir = resolveStateDir(values['state-dir']);
+  const say = (line: string) => out(line);
+
+  // the operation's cgroup: <cgroup2>/gensee/<op>
+  const parent = path.join(findCgroup2Mount(), 'gensee');
+  fs.mkdirSync(parent, { recursive: true });
+  const cgroup = path.join(parent, op);
+  try {
+    fs.mkdirSync(cgroup);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new GenseeError('E_OP_EXISTS', `cgroup ${cgroup} already exists: operation ${op} is running or was not cleaned up`);
+    throw e;
+  }
+
+  let sup: Supervisor | null = null;
+  let adapter: PauseAdapter | null = null;
+  const outcomes: PauseOutcome[] = [];
+  let code = 1;
+  try {
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
+    sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
+    const key = await readKey(stateDir, op);
+    if (!json) say(`gensee: operation ${op}: cgroup ${cgroup}, evidence ${sup.dir}`);
+    else say(JSON.stringify({ event: 'start', op, cgroup, evidence: sup.dir, argv: cmd }));
+
+    const launched = await launchUnderBoundary({ cgroupPath: cgroup, pinDir: pinDirFor(op), argv: cmd, user: values.user, operationId: op });
+    const notifier = launched.notifier!;
+    adapter = new PauseAdapter({
+      notifier,
+      socketPath: sup.socketPath,
+      operationId: op,
+      key,
+      resolver: sup.record.resolver,
+      deadlineMs: policy.policy.fault_deadline_ms,
+      onAnswer: (call, o) => {
+        outcomes.push(o);
+        if (o.how !== 'answered') {
+          say(json ? JSON.stringify({ event: 'pause', fault_id: call.faultId, how: o.how, verdict: o.verdict, detail: o.detail ?? null }) : `paused ${call.faultId}: ${o.how}${o.detail ? ` (${o.detail})` : ''} → errno ${o.verdict}`);
+        }
+      },
+    });
+    launched.setFaultHandler(adapter.handle);
+    const forward = (sig: NodeJS.Signals) => launched.child.kill(sig);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    const ex = await launched.exited;
+    process.off('SIGINT', forward);
+    process.off('SIGTERM', forward);
+    code = ex.code ?? 128 + (ex.signal ? (require('node:os').constants.signals[ex.signal] as number) : 0);
+    await adapter.idle();
+    const ns = notifier.stats();
+    notifier.close();
+    // let the reject loop drain the last hook events
+    await new Promise((r) => setTimeout(r, 50));
+
+    const counters = sup.dp.readCounters();
+    const st = sup.resolver.stats;
+    const summary = {
+      op,
+      exit: code,
+      faults: st.faults,
+      leases_installed: st.retry,
+      continued: st.continue,
+      delegated: st.delegate,
+      denied: st.deny,
+      refused: st.refused,
+      fast_path: ns.fastPath,
+      paused: ns.slowPath,
+      destinations: counters.map((c) => ({ destination: formatTuple(c.tuple), verdict: c.verdict, count: Number(c.count) })),
+      evidence: sup.dir,
+    };
+    if (json) say(JSON.stringify({ event: 'summary', ...summary }));
+    else {
+      say(`gensee: ${op} exited ${code}: ${st.faults} faults, ${st.retry} leases installed, ${st.continue} already authorized, ${st.delegate} delegated, ${st.deny} denied, ${st.refused} refused; fast path ${ns.fastPath}, paused ${ns.slowPath}`);
+      for (const d of summary.destinations) say(`  ${d.destination}  ${d.verdict}  ${d.count}`);
+      say(`  evidence: ${sup.dir} (faults.jsonl; gensee verify --op ${op}${values['state-dir'] ? ` --state-dir ${stateDir}` : ''})`);
+    }
+  } finally {
+    if (sup) await sup.stop({ close: true }).catch((e: Error) => process.stderr.write(`gensee: stop: ${e.message}\n`));
+    if (!values.flags.has('keep-hooks')) {
+      try {
+        detachHooks(op);
+      } catch (e) {
+        process.stderr.write(`gensee: detach: ${(e as Error).message}\n`);
+      }
+      // anything CMD left behind in its cgroup is CMD's: end it, then remove the cgroup
+      try {
+        if (fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'utf8').trim()) fs.writeFileSync(path.join(cgroup, 'cgroup.kill'), '1');
+        for (let i = 0; i < 100 && fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'utf8').trim(); i++) await new Promise((r) => setTimeout(r, 10));
+        removeCgroup(cgroup);
+      } catch (e) {
+        process.stderr.write(`gensee: cleanup of ${cgroup}: ${(e as Error).message}\n`);
+      }
+    }
+  }
+  return code;
+}
