@@ -9,12 +9,19 @@
  *     OP: connect | sendto | uring-connect | bench-connect
  *   --v6sock: use an AF_INET6 socket even for a v4-mapped address
  *   --interval MS: sleep between repeats; --until-ok: stop at the first success
+ *   --threads T: T threads each make --repeat calls (implies --summary)
+ *
+ *   toctou-connect tcp ADDR PORTA,PORTB: one thread connects to PORTA in a
+ *   loop while another keeps rewriting the same sockaddr buffer to PORTB and
+ *   back; prints how many connects succeeded / were refused.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,11 +165,106 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct worker {
+	const struct target *t;
+	const char *op;
+	long repeat;
+	atomic_long *counts; /* indexed like codes[] in main */
+	const int *codes;
+};
+
+static int do_op(const char *op, const struct target *t)
+{
+	if (!strcmp(op, "connect"))
+		return do_connect(t);
+	if (!strcmp(op, "sendto"))
+		return do_sendto(t);
+	if (!strcmp(op, "uring-connect"))
+		return do_uring_connect(t);
+	return -1;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	long n;
+
+	for (n = 0; n < w->repeat; n++) {
+		int e = do_op(w->op, w->t), k;
+
+		for (k = 0; k < 7 && w->codes[k] != e; k++)
+			;
+		atomic_fetch_add(&w->counts[k], 1);
+	}
+	return NULL;
+}
+
+struct flipper {
+	struct sockaddr_in *sa;
+	uint16_t a, b;
+	atomic_int stop;
+};
+
+static void *flip_main(void *arg)
+{
+	struct flipper *f = arg;
+	volatile uint16_t *port = &f->sa->sin_port;
+
+	while (!atomic_load(&f->stop)) {
+		*port = f->b;
+		*port = f->a;
+	}
+	return NULL;
+}
+
+/* connect() to A from a buffer another thread keeps flipping to B */
+static int toctou(const char *addr, const char *ports, long repeat)
+{
+	struct sockaddr_in *sa = calloc(1, sizeof(*sa));
+	struct flipper f = { 0 };
+	pthread_t th;
+	long ok = 0, refused = 0, other = 0, n;
+	int pa, pb;
+
+	if (!sa || sscanf(ports, "%d,%d", &pa, &pb) != 2)
+		return 2;
+	sa->sin_family = AF_INET;
+	inet_pton(AF_INET, addr, &sa->sin_addr);
+	sa->sin_port = htons((uint16_t)pa);
+	f.sa = sa;
+	f.a = htons((uint16_t)pa);
+	f.b = htons((uint16_t)pb);
+	pthread_create(&th, NULL, flip_main, &f);
+	for (n = 0; n < repeat; n++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (connect(fd, (struct sockaddr *)sa, sizeof(*sa)) == 0)
+			ok++;
+		else if (errno == EPERM || errno == EACCES)
+			refused++;
+		else
+			other++;
+		close(fd);
+	}
+	atomic_store(&f.stop, 1);
+	pthread_join(th, NULL);
+	printf("{\"ok\":%ld,\"refused\":%ld,\"other\":%ld}\n", ok, refused, other);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cg = NULL, *op, *proto, *addr, *port;
 	long repeat = 1;
 	int summary = 0, v6sock = 0, until_ok = 0, i;
+	long threads = 0;
 	long interval_ms = 0;
 	struct target t;
 	long counts[8] = {0};
@@ -179,6 +281,8 @@ int main(int argc, char **argv)
 			v6sock = 1;
 		else if (!strcmp(argv[i], "--until-ok"))
 			until_ok = 1;
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--interval") && i + 1 < argc)
 			interval_ms = atol(argv[++i]);
 		else {
@@ -195,6 +299,12 @@ int main(int argc, char **argv)
 	proto = argv[i + 1];
 	addr = argv[i + 2];
 	port = argv[i + 3];
+	if (!strcmp(op, "toctou-connect")) {
+		if (cg && join_cgroup(cg))
+			return 3;
+		printf("{\"pid\":%d}\n", getpid());
+		return toctou(addr, port, repeat);
+	}
 	if (parse_target(&t, proto, addr, port, v6sock)) {
 		fprintf(stderr, "gs-probe: bad target %s %s %s\n", proto, addr, port);
 		return 2;
@@ -206,19 +316,54 @@ int main(int argc, char **argv)
 	printf("{\"pid\":%d}\n", getpid());
 	fflush(stdout);
 
-	if (!strcmp(op, "bench-connect")) {
-		uint64_t t0 = now_ns(), t1;
-		long ok = 0, err = 0, n;
+	if (threads > 0) {
+		pthread_t *th = calloc((size_t)threads, sizeof(*th));
+		struct worker w = { &t, op, repeat, NULL, codes };
+		atomic_long ac[8];
+
+		for (i = 0; i < 8; i++)
+			atomic_init(&ac[i], 0);
+		w.counts = ac;
+		for (i = 0; i < threads; i++)
+			pthread_create(&th[i], NULL, worker_main, &w);
+		for (i = 0; i < threads; i++)
+			pthread_join(th[i], NULL);
+		printf("{\"ok\":%ld,\"EPERM\":%ld,\"ECONNREFUSED\":%ld,\"EACCES\":%ld,\"ENOSYS\":%ld,"
+		       "\"ETIMEDOUT\":%ld,\"EINVAL\":%ld,\"other\":%ld}\n",
+		       atomic_load(&ac[0]), atomic_load(&ac[1]), atomic_load(&ac[2]), atomic_load(&ac[3]),
+		       atomic_load(&ac[4]), atomic_load(&ac[5]), atomic_load(&ac[6]), atomic_load(&ac[7]));
+		free(th);
+		return 0;
+	}
+
+	if (!strcmp(op, "bench-connect") || !strcmp(op, "bench-ports")) {
+		/* bench-ports: each call dials the next port (a new destination) */
+		int step = !strcmp(op, "bench-ports");
+		uint64_t t0 = now_ns(), t1, *lat = calloc((size_t)repeat, sizeof(uint64_t));
+		long ok = 0, refused = 0, err = 0, n;
+		int base = atoi(port);
 
 		for (n = 0; n < repeat; n++) {
-			if (do_connect(&t))
-				err++;
-			else
+			uint64_t a = now_ns();
+			int e;
+
+			if (step)
+				((struct sockaddr_in *)&t.ss)->sin_port = htons((uint16_t)(base + n));
+			e = do_connect(&t);
+			lat[n] = now_ns() - a;
+			if (e == 0)
 				ok++;
+			else if (e == ECONNREFUSED)
+				refused++;
+			else
+				err++;
 		}
 		t1 = now_ns();
-		printf("{\"n\":%ld,\"ok\":%ld,\"err\":%ld,\"ns_per_op\":%.1f}\n", repeat, ok, err,
-		       (double)(t1 - t0) / (double)repeat);
+		qsort(lat, (size_t)repeat, sizeof(uint64_t), cmp_u64);
+		printf("{\"n\":%ld,\"ok\":%ld,\"refused\":%ld,\"err\":%ld,\"ns_per_op\":%.1f,\"p50_ns\":%llu,\"p99_ns\":%llu}\n",
+		       repeat, ok, refused, err, (double)(t1 - t0) / (double)repeat,
+		       (unsigned long long)lat[repeat / 2], (unsigned long long)lat[(repeat * 99) / 100]);
+		free(lat);
 		return 0;
 	}
 
