@@ -1,0 +1,160 @@
+// Evidence under attack and under a crash: `gensee verify` finds edited,
+// removed and torn lines; a resolver killed with SIGKILL under load leaves
+// the hooks failing closed, and a restart loses nothing silently and
+// reconciles the kernel lease map with network.json.
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawn, execFile, ChildProcess } from 'node:child_process';
+import { requireKernel, testCgroup, uniqueName, GENSEE_BIN, probe, tcpServer, waitFor, sleep } from '../helpers/kernel';
+import { startTestSupervisor, workload, networkFault, shortStateDir, POLICY } from '../helpers/supervisor';
+import { encodeFault } from '../../src/protocol/codec';
+import { submitFault } from '../../src/resolver/client';
+import { openOperation, readKey } from '../../src/state/operation';
+import { readNetwork, leaseKey } from '../../src/state/network';
+import { DataPlane, detachHooks } from '../../src/dataplane';
+
+function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(GENSEE_BIN, args, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+  });
+}
+
+t.test('gensee verify: intact, edited, removed, torn', async (t) => {
+  if (!requireKernel(t)) return;
+  const s = await startTestSupervisor(t, undefined, 'gs-vf');
+  const w = await workload(t, s.cgroup);
+  for (let i = 0; i < 6; i++) await s.submit(networkFault(s.op, w.pid, w.start, 'tcp', '127.0.0.1', 8100 + i));
+  await s.sup.stop();
+  const file = path.join(s.sup.dir, 'faults.jsonl');
+  const intact = fs.readFileSync(file, 'utf8');
+  const args = ['verify', '--op', s.op, '--state-dir', s.stateDir];
+
+  const ok = await gensee(args);
+  t.equal(ok.code, 0, `intact log verifies: ${ok.stdout}`);
+
+  const lines = intact.split('\n');
+  const edited = [...lines];
+  edited[4] = edited[4].replace('"port":8102', '"port":8199');
+  t.not(edited[4], lines[4], 'edited line 5');
+  fs.writeFileSync(file, edited.join('\n'));
+  const e = await gensee(args);
+  t.equal(e.code, 1, 'edited → non-zero exit');
+  t.match(e.stdout, /faults\.jsonl:5: error edited/, 'names the edited line');
+
+  const removed = lines.filter((_, i) => i !== 6);
+  fs.writeFileSync(file, removed.join('\n'));
+  const r = await gensee(args);
+  t.equal(r.code, 1, 'removed → non-zero exit');
+  t.match(r.stdout, /faults\.jsonl:7: error removed/, 'names where the line was removed');
+
+  fs.writeFileSync(file, intact + '{"seq":13,"at":"2026');
+  const tr = await gensee(args);
+  t.equal(tr.code, 1, 'torn → non-zero exit');
+  t.match(tr.stdout, /faults\.jsonl:13: error torn/, 'names the torn last line');
+
+  // a fault without its resolution (cut after a write-ahead fault line)
+  const cut = lines.slice(0, 11).join('\n') + '\n';
+  fs.writeFileSync(file, cut);
+  const u = await gensee(args);
+  t.equal(u.code, 1, 'unresolved fault → non-zero exit');
+  t.match(u.stdout, /faults\.jsonl:11: error unresolved_fault/, 'names the fault left without a resolution');
+  fs.writeFileSync(file, intact);
+});
+
+t.test('kill -9 of the resolver under load; restart reconciles and loses nothing silently', async (t) => {
+  if (!requireKernel(t)) return;
+  const cg = testCgroup(t, 'gs-k9');
+  const op = uniqueName('gs-k9');
+  const st = shortStateDir(t);
+  const polFile = path.join(st, 'policy.json');
+  fs.writeFileSync(polFile, JSON.stringify(POLICY));
+  const children: ChildProcess[] = [];
+  t.teardown(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await sleep(100);
+    try {
+      detachHooks(op);
+    } catch {
+      /* gone */
+    }
+  });
+  const startSup = async () => {
+    const c = spawn(GENSEE_BIN, ['supervise', '--op', op, '--cgroup', cg, '--policy', polFile, '--state-dir', st], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(c);
+    let out = '';
+    c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    await waitFor(() => out.includes('supervising'), 10_000);
+    return { c, out: () => out };
+  };
+  const w = await workload(t, cg);
+  const first = await startSup();
+  const rec = await openOperation(st, op);
+  const key = await readKey(st, op);
+  const sockPath = path.join(st, 'network-operations', op, 'supervisor.sock');
+
+  // 8 concurrent clients, each its own stream of new destinations
+  let answered = 0;
+  let failed = 0;
+  let stop = false;
+  const client = async (k: number) => {
+    for (let i = 0; !stop && i < 200; i++) {
+      const f = networkFault(op, w.pid, w.start, 'tcp', '127.0.0.1', 20000 + k * 1000 + i);
+      try {
+        const r = await submitFault({ socketPath: sockPath, body: encodeFault(f), faultId: f.fault_id, key, resolver: rec.resolver, timeoutMs: 1000 });
+        if (r.authenticated) answered++;
+      } catch {
+        failed++;
+        return;
+      }
+    }
+  };
+  const load = Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(client));
+  await waitFor(() => answered >= 150, 20_000);
+  first.c.kill('SIGKILL');
+  await load;
+  stop = true;
+  t.ok(answered >= 150, `answered before the kill: ${answered}; clients cut off: ${failed}`);
+
+  // resolver gone: the pinned hooks keep denying unleased destinations
+  const srv = await tcpServer(t);
+  const gone = await probe(['--cgroup', cg, 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
+  t.same(gone.results.map((r) => r.result), ['EPERM'], 'hooks still deny with the resolver dead');
+
+  // restart: rebuild from the records, reconcile kernel leases with network.json
+  const second = await startSup();
+  t.match(second.out(), /reconciled: \d+ removed, \d+ re-installed, \d+ dropped/, 'restart reports its reconciliation');
+  const net = await readNetwork(st, op);
+  const dp = DataPlane.open(op);
+  const kernel = dp.listLeases().map((l) => leaseKey(l.tuple)).sort();
+  dp.close();
+  t.same(kernel, net.leases.map((l) => leaseKey(l)).sort(), `kernel leases (${kernel.length}) equal network.json after restart`);
+
+  const v = await gensee(['verify', '--op', op, '--state-dir', st, '--json']);
+  const rep = JSON.parse(v.stdout) as { ok: boolean; logs: { file: string; problems: { kind: string; line: number; fault_id?: string }[] }[] };
+  const faults = rep.logs.find((l) => l.file === 'faults.jsonl')!;
+  const lines = fs.readFileSync(path.join(st, 'network-operations', op, 'faults.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const parsed = lines.map((l) => {
+    try {
+      return JSON.parse(l) as { kind: string; fault_id: string };
+    } catch {
+      return { kind: 'torn', fault_id: '' };
+    }
+  });
+  const resolved = new Set(parsed.filter((l) => l.kind === 'resolution').map((l) => l.fault_id));
+  const unresolved = parsed.filter((l) => l.kind === 'fault' && !resolved.has(l.fault_id)).map((l) => l.fault_id).sort();
+  const listed = faults.problems.filter((p) => p.kind === 'unresolved_fault').map((p) => p.fault_id!).sort();
+  t.same(listed, unresolved, `verify lists every fault left without a resolution (${unresolved.length})`);
+  t.equal(faults.problems.filter((p) => p.kind === 'edited' || p.kind === 'removed').length, 0, 'no chain damage from the crash');
+  t.ok(parsed.filter((l) => l.kind === 'resolution').length >= answered, 'every answer a client received has its resolution line');
+
+  // and it serves again
+  const rec2 = await openOperation(st, op);
+  const f = networkFault(op, w.pid, w.start, 'tcp', '127.0.0.1', srv.port);
+  const again = await submitFault({ socketPath: sockPath, body: encodeFault(f), faultId: f.fault_id, key, resolver: rec2.resolver });
+  t.match(again.resolution, { action: 'retry_after_lease' }, 'the restarted resolver serves');
+  const now = await probe(['--cgroup', cg, 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
+  t.same(now.results.map((r) => r.result), ['ok'], 'and its lease works');
+  second.c.kill('SIGTERM');
+  await new Promise((r) => second.c.once('exit', r));
+});
