@@ -1,9 +1,13 @@
 // make bench: every benchmark prints numbers and ratios against a baseline
 // measured in the same run. GENSEE_BENCH_QUICK=1 for a short smoke run.
 import { benchDataplane } from './dataplane';
+import { benchResolver } from './resolver';
+import { benchPause } from './pause';
 
 const sections: Record<string, () => Promise<void>> = {
   dataplane: () => benchDataplane({ n: quick() ? 2000 : 10000, rounds: quick() ? 3 : 7 }),
+  resolver: () => benchResolver({ n1: quick() ? 500 : 3000, n8: quick() ? 1000 : 8000 }),
+  pause: () => benchPause({ n: quick() ? 2000 : 10000, rounds: quick() ? 2 : 5, newDest: quick() ? 300 : 2000 }),
 };
 
 function quick(): boolean {

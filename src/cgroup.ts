@@ -12,7 +12,17 @@ function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
+const mountCache = new Map<string, string>();
+
 export function findCgroup2Mount(mountinfo = '/proc/self/mountinfo'): string {
+  const hit = mountCache.get(mountinfo);
+  if (hit) return hit;
+  const found = scanCgroup2Mount(mountinfo);
+  mountCache.set(mountinfo, found);
+  return found;
+}
+
+function scanCgroup2Mount(mountinfo: string): string {
   const text = fs.readFileSync(mountinfo, 'utf8');
   for (const line of text.split('\n')) {
     const sep = line.indexOf(' - ');

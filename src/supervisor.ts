@@ -128,7 +128,8 @@ export class Supervisor {
     const network = new NetworkBackend({ stateDir: o.stateDir, op: o.op, dp, policy: o.policy.policy, record: net });
     const reconciled = await network.reconcile();
     const dir = opDir(o.stateDir, o.op);
-    const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'));
+    // group commit without a wait: a batch forms while the previous fdatasync runs
+    const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), { groupWindowMs: 0 });
     let active = true;
     const resolver = new Resolver({
       scope: { id: o.op, cgroup, peers: record.peers, active: () => active },
@@ -158,6 +159,7 @@ export class Supervisor {
     this.loop.stop();
     await this.server.close();
     await this.loop.idle();
+    await this.resolver.network.flush();
     await this.faults.close();
     this.dp.close();
     if (opts.close) {

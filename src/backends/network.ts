@@ -50,10 +50,16 @@ export class NetworkBackend {
   private readonly dp: DataPlane;
   private policy: Policy;
   private rec: NetworkRecord;
-  // group commit of network.json: one write in flight, callers that arrive
-  // meanwhile share the next one
+  // network.json is a snapshot, not the journal: the durable record of each
+  // lease is its resolution line in faults.jsonl (written before the answer).
+  // The snapshot is written at most every SNAPSHOT_MS off the answer path; a
+  // lease granted in the last instants before a crash is therefore unknown at
+  // restart and reconcile() removes it from the kernel — fail closed, and the
+  // workload simply faults again.
   private writing: Promise<void> | null = null;
   private dirty = false;
+  private snapshotTimer: NodeJS.Timeout | null = null;
+  static readonly SNAPSHOT_MS = 200;
 
   constructor(o: NetworkBackendOptions) {
     this.stateDir = o.stateDir;
@@ -116,7 +122,26 @@ export class NetworkBackend {
       installed_at: new Date().toISOString(),
     };
     this.rec = recPutLease(this.rec, rec);
-    return this.persist();
+    this.scheduleSnapshot();
+    return Promise.resolve();
+  }
+
+  private scheduleSnapshot(): void {
+    if (this.snapshotTimer) return;
+    this.snapshotTimer = setTimeout(() => {
+      this.snapshotTimer = null;
+      this.persist().catch(() => this.scheduleSnapshot());
+    }, NetworkBackend.SNAPSHOT_MS);
+    this.snapshotTimer.unref();
+  }
+
+  /** Write the snapshot now (shutdown, after reconcile). */
+  async flush(): Promise<void> {
+    if (this.snapshotTimer) {
+      clearTimeout(this.snapshotTimer);
+      this.snapshotTimer = null;
+    }
+    await this.persist();
   }
 
   forget(t: Tuple): Promise<void> {

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { Family, Protocol } from '../addr';
 import { GenseeError, isErrno } from '../errors';
 import { assertNoSymlinks, assertPrivate, readFileNoFollowStat, withFileLock, writeFileAtomic } from './fsutil';
-import { checkOpDir, MAX_RECORD_BYTES } from './operation';
+import { checkOpDir } from './operation';
 import {
   CounterTotals,
   arr,
@@ -25,6 +25,8 @@ import {
 } from './record';
 
 export const NETWORK_FILE = 'network.json';
+/** network.json holds one entry per live lease: allow for tens of thousands */
+export const NETWORK_MAX_BYTES = 64 << 20;
 
 export interface GenerationRecord {
   generation: number;
@@ -117,8 +119,9 @@ export function parseNetworkRecord(v: unknown, where = NETWORK_FILE): NetworkRec
   if (generation !== last) throw bad(`${where}.generation`, `is ${generation} but the newest generation listed is ${last}`);
   const leases = arr(o.leases, `${where}.leases`).map((l, i) => parseLease(l, `${where}.leases[${i}]`));
   const seen = new Set<string>();
+  const known = new Set(generations.map((g) => g.generation));
   leases.forEach((l, i) => {
-    if (!generations.some((g) => g.generation === l.generation)) {
+    if (!known.has(l.generation)) {
       throw bad(`${where}.leases[${i}].generation`, `unknown generation ${l.generation}`);
     }
     const k = leaseKey(l);
@@ -143,7 +146,7 @@ export async function readNetwork(stateDir: string, id: string): Promise<Network
   assertNoSymlinks(file);
   let got;
   try {
-    got = await readFileNoFollowStat(file, MAX_RECORD_BYTES);
+    got = await readFileNoFollowStat(file, NETWORK_MAX_BYTES);
   } catch (e) {
     if (isErrno(e) && e.code === 'ENOENT') return emptyNetworkRecord();
     throw e;
