@@ -1,25 +1,26 @@
 #!/bin/sh
-# make demo: the data-plane boundary, end to end, on loopback.
-# Two HTTP servers; the operation's cgroup gets the eBPF hooks; one port is
-# leased; curl inside the cgroup reaches the leased one and is refused (EPERM)
-# on the other; the kernel's counters show both. Everything is cleaned up.
+# make demo: gensee end to end, on loopback.
+#
+# Two HTTP servers. A policy that leases one port and says nothing of the
+# other (so it is denied). curl from Debian runs under `gensee run`: its
+# first connect to the leased port is paused by seccomp, becomes a
+# capability fault, the resolver installs an exact expiring lease in the
+# kernel and only then lets the call retry (through the eBPF hook); the
+# second connect takes the C fast path; the connect to the other port is
+# refused. Then the evidence files, and `gensee verify`.
 set -eu
 cd "$(dirname "$0")/.."
 G=bin/gensee
 if [ -t 1 ]; then B='\033[1m'; N='\033[0m'; else B=''; N=''; fi
 say() { printf "\n${B}== %s${N}\n" "$*"; }
 
-CG2=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
-[ -n "$CG2" ] || { echo "demo: no cgroup2 mount found" >&2; exit 1; }
+STATE=${GENSEE_STATE_DIR:-/var/lib/gensee}
 OP="demo-$$"
-CG="$CG2/gensee-$OP"
-DIR=$(mktemp -d)
+TMP=$(mktemp -d)
 SRV_PIDS=""
 cleanup() {
-	$G hooks detach --op "$OP" >/dev/null 2>&1 || true
 	for p in $SRV_PIDS; do kill "$p" 2>/dev/null || true; done
-	[ -d "$CG" ] && rmdir "$CG" 2>/dev/null || true
-	rm -rf "$DIR"
+	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
 
@@ -29,26 +30,41 @@ for p in $P1 $P2; do
 	node -e "require('http').createServer((q,r)=>r.end('hello from port $p\n')).listen($p,'127.0.0.1')" &
 	SRV_PIDS="$SRV_PIDS $!"
 done
-sleep 0.5
+cat > "$TMP/policy.json" <<JSON
+{ "schema": 1,
+  "grants":   [],
+  "leases":   [ { "network": { "protocol": "tcp", "cidr": "127.0.0.1/32", "ports": "$P1" }, "ttl_s": 60, "max_uses": 0 } ],
+  "delegate": [],
+  "fault_deadline_ms": 5000 }
+JSON
+sleep 0.3
 
-say "operation $OP: cgroup $CG"
-mkdir "$CG"
-$G hooks attach --op "$OP" --cgroup "$CG"
+say "policy: lease tcp 127.0.0.1:$P1 for 60 s; nothing else (so :$P2 is denied)"
+cat "$TMP/policy.json"
 
-say "lease tcp 127.0.0.1:$P1 for 60s (and nothing for :$P2)"
-$G lease add --op "$OP" tcp "127.0.0.1:$P1" --ttl 60s
-$G lease ls --op "$OP"
+say "gensee run --op $OP --policy policy.json -- sh -c 'curl :$P1; curl :$P1; curl :$P2'"
+$G run --state-dir "$STATE" --op "$OP" --policy "$TMP/policy.json" -- sh -c "
+	echo '-- curl http://127.0.0.1:$P1/ (first connect: paused, leased, retried)'
+	curl -sS --max-time 5 http://127.0.0.1:$P1/
+	echo '-- curl http://127.0.0.1:$P1/ again (lease present: C fast path, no pause)'
+	curl -sS --max-time 5 http://127.0.0.1:$P1/
+	echo '-- curl http://127.0.0.1:$P2/ (no policy: refused)'
+	curl -sS --max-time 5 http://127.0.0.1:$P2/ || echo '(curl was refused: EACCES from the resolver)'
+"
 
-inside() { sh -c 'echo $$ > "$0/cgroup.procs" && shift && exec "$@"' "$CG" -- "$@"; }
-say "curl http://127.0.0.1:$P1/ from inside the cgroup (leased)"
-inside curl -sS --max-time 5 "http://127.0.0.1:$P1/" || true
-say "curl http://127.0.0.1:$P2/ from inside the cgroup (not leased: EPERM)"
-inside curl -sS --max-time 5 "http://127.0.0.1:$P2/" || echo "(refused, as it should be)"
-say "curl http://127.0.0.1:$P2/ from outside the cgroup (not supervised)"
-curl -sS --max-time 5 "http://127.0.0.1:$P2/"
-
-say "kernel counters, per destination"
-$G counters --op "$OP"
-
-say "detach: no links, pins or cgroup left"
-$G hooks detach --op "$OP"
+D="$STATE/network-operations/$OP"
+say "the evidence: $D"
+ls -l "$D"
+say "faults.jsonl (hash-chained; each fault line is followed by its resolution line)"
+node -e '
+const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
+for (const l of lines) {
+  const o = JSON.parse(l);
+  const what = o.kind === "fault" ? `${o.fault.source} pid ${o.fault.subject.process ? o.fault.subject.process.pid : "-"} ${JSON.stringify(o.fault.effect)}`
+    : o.kind === "resolution" ? `${o.resolution.action} (${o.resolution.reason})` : `${o.reason}: ${o.detail}`;
+  console.log(`${String(o.seq).padStart(3)} ${o.kind.padEnd(10)} ${o.fault_id}  ${what}  prev=${o.prev.slice(0, 12)}…`);
+}' "$D/faults.jsonl"
+say "gensee verify --op $OP"
+$G verify --state-dir "$STATE" --op "$OP"
+say "gensee status --op $OP"
+$G status --state-dir "$STATE" --op "$OP"

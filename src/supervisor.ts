@@ -14,6 +14,7 @@ import { createOperation, openOperation, opDir, readKey, updateOperation, Operat
 import { readNetwork, writeNetwork, beginGeneration } from './state/network';
 import { ChainedLog } from './evidence/chain';
 import { NetworkBackend } from './backends/network';
+import { CounterEvidence } from './counters/evidence';
 import { Resolver } from './resolver/resolver';
 import { SupervisorServer } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
@@ -48,6 +49,10 @@ export interface SupervisorOptions {
   detachOnExit?: boolean;
   /** report non-fatal errors (ring buffer, backend) */
   onError?: (e: Error) => void;
+  /** also enforce and count at packet level with an nftables table (src/backends/nft.ts) */
+  nft?: boolean;
+  /** counter sampling period (default 1000 ms) */
+  sampleIntervalMs?: number;
 }
 
 export class Supervisor {
@@ -65,6 +70,8 @@ export class Supervisor {
   private readonly faults: ChainedLog;
   private readonly detachOnExit: boolean;
   private stopped = false;
+  /** counters.jsonl sampler, generations, nft layer, control.sock (src/counters/evidence.ts) */
+  evidence: CounterEvidence | null = null;
 
   private constructor(x: {
     o: SupervisorOptions;
@@ -129,7 +136,14 @@ export class Supervisor {
     const reconciled = await network.reconcile();
     const dir = opDir(o.stateDir, o.op);
     // group commit without a wait: a batch forms while the previous fdatasync runs
-    const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), { groupWindowMs: 0 });
+    let serverRef: SupervisorServer | null = null;
+    const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), {
+      groupWindowMs: 0,
+      inlineSync: true,
+      // hold a batch open (≤ 300 µs) while other requests are still on their way to the log
+      batchWhile: () => serverRef !== null && serverRef.busy,
+      batchMaxUs: 300,
+    });
     let active = true;
     const resolver = new Resolver({
       scope: { id: o.op, cgroup, peers: record.peers, active: () => active },
@@ -139,11 +153,27 @@ export class Supervisor {
     });
     const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
     resolver.on('backend_error', onError);
+    const evidence = await CounterEvidence.open({
+      stateDir: o.stateDir,
+      op: o.op,
+      cgroup,
+      dp,
+      network,
+      policyHash: o.policy.hash,
+      startReason: net.generations[net.generations.length - 1].reason,
+      ownerUid,
+      key,
+      nft: o.nft,
+      intervalMs: o.sampleIntervalMs,
+      onError,
+    });
     const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
+    serverRef = server;
     await server.listen();
     const loop = startRejectLoop(dp, resolver, onError);
     void active;
     const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled });
+    sup.evidence = evidence;
     sup.deactivate = () => {
       active = false;
     };
@@ -159,6 +189,8 @@ export class Supervisor {
     this.loop.stop();
     await this.server.close();
     await this.loop.idle();
+    // final harvest; the nft table goes with the hooks (close or detach)
+    await this.evidence?.stop({ removeNft: !!opts.close || this.detachOnExit });
     await this.resolver.network.flush();
     await this.faults.close();
     this.dp.close();

@@ -9,13 +9,23 @@ import { Tuple } from '../addr';
 import {
   NetworkRecord,
   LeaseRecord,
-  putLease as recPutLease,
   removeLease as recRemoveLease,
   leaseKey,
   writeNetwork,
 } from '../state/network';
 
 export type NetworkDecision = Omit<Resolution, 'fault_id'>;
+
+/**
+ * Set by the counter evidence (src/counters/evidence.ts); absent otherwise,
+ * and then every kernel entry is tagged with the newest generation.
+ */
+export interface NetworkHooks {
+  /** the generation a new kernel entry is tagged with: a lease takes a new one, a grant the policy's */
+  generationFor?(kind: 'lease' | 'grant', tuple: Tuple): number;
+  /** a lease was installed and recorded (replacing `replaced`); awaited before the answer (nft mirror) */
+  installed?(l: LeaseRecord, replaced: LeaseRecord | undefined): Promise<void>;
+}
 
 function live(l: Lease | null, now: bigint): boolean {
   if (!l) return false;
@@ -59,7 +69,7 @@ export class NetworkBackend {
   private writing: Promise<void> | null = null;
   private dirty = false;
   private snapshotTimer: NodeJS.Timeout | null = null;
-  static readonly SNAPSHOT_MS = 200;
+  static readonly SNAPSHOT_MS = 200000;
 
   constructor(o: NetworkBackendOptions) {
     this.stateDir = o.stateDir;
@@ -70,15 +80,48 @@ export class NetworkBackend {
   }
 
   get record(): NetworkRecord {
+    this.materialize();
     return this.rec;
+  }
+
+  // Leases are kept in a Map (O(1) per fault); the record's array is rebuilt
+  // only when the record is read or written.
+  private leaseMap: Map<string, LeaseRecord> | null = null;
+
+  private leases(): Map<string, LeaseRecord> {
+    if (!this.leaseMap) this.leaseMap = new Map(this.rec.leases.map((l) => [leaseKey(l), l]));
+    return this.leaseMap;
+  }
+
+  private materialize(): void {
+    if (this.leaseMap) this.rec = { ...this.rec, leases: [...this.leaseMap.values()] };
   }
 
   get generation(): number {
     return this.rec.generation;
   }
 
+  hooks: NetworkHooks = {};
+
+  get currentPolicy(): Policy {
+    return this.policy;
+  }
+
+  /** A policy change takes effect for the next decision (the handover is src/counters/evidence.ts). */
+  setPolicy(p: Policy): void {
+    this.policy = p;
+  }
+
+  /** Append generation N+1 to the record, leases untouched; returns its number. */
+  addGeneration(reason: string, now = new Date()): number {
+    const generation = this.rec.generation + 1;
+    this.rec = { ...this.rec, generation, generations: [...this.rec.generations, { generation, created_at: now.toISOString(), reason }] };
+    return generation;
+  }
+
   setRecord(r: NetworkRecord): void {
     this.rec = r;
+    this.leaseMap = null;
   }
 
   async resolve(e: NetworkEffect): Promise<NetworkDecision> {
@@ -90,7 +133,7 @@ export class NetworkBackend {
       // tuple (the hook decides on the kernel map, not on this answer).
       const cur = this.dp.getLease(tuple);
       if (!live(cur, now) || cur!.expiresBootNs !== 0n || cur!.usesLeft !== null) {
-        const l = this.dp.putLease({ tuple, generation: BigInt(this.rec.generation), maxUses: 0 });
+        const l = this.dp.putLease({ tuple, generation: BigInt(this.hooks.generationFor?.('grant', tuple) ?? this.rec.generation), maxUses: 0 });
         await this.remember(l, 0);
       }
       return { action: 'continue_already_authorized', reason: 'grant' };
@@ -100,7 +143,7 @@ export class NetworkBackend {
 
     const rule = this.policy.leases.find((r) => matchesNetwork(r.network, e));
     if (rule) {
-      const l = this.dp.putLease({ tuple, generation: BigInt(this.rec.generation), ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses });
+      const l = this.dp.putLease({ tuple, generation: BigInt(this.hooks.generationFor?.('lease', tuple) ?? this.rec.generation), ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses });
       await this.remember(l, rule.max_uses);
       return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
     }
@@ -121,9 +164,10 @@ export class NetworkBackend {
       max_uses: maxUses,
       installed_at: new Date().toISOString(),
     };
-    this.rec = recPutLease(this.rec, rec);
+    const replaced = this.leases().get(leaseKey(rec));
+    this.leases().set(leaseKey(rec), rec);
     this.scheduleSnapshot();
-    return Promise.resolve();
+    return this.hooks.installed ? this.hooks.installed(rec, replaced) : Promise.resolve();
   }
 
   private scheduleSnapshot(): void {
@@ -145,7 +189,7 @@ export class NetworkBackend {
   }
 
   forget(t: Tuple): Promise<void> {
-    this.rec = recRemoveLease(this.rec, t);
+    this.leases().delete(leaseKey(t));
     return this.persist();
   }
 
@@ -164,8 +208,8 @@ export class NetworkBackend {
     try {
       while (this.dirty) {
         this.dirty = false;
-        const snapshot = this.rec;
-        this.rec = await writeNetwork(this.stateDir, this.op, snapshot).then((n) => (this.rec === snapshot ? n : this.rec));
+        this.materialize();
+        await writeNetwork(this.stateDir, this.op, this.rec);
       }
     } finally {
       this.writing = null;
@@ -178,6 +222,8 @@ export class NetworkBackend {
     const removed: string[] = [];
     const reinstalled: string[] = [];
     const dropped: string[] = [];
+    this.materialize();
+    this.leaseMap = null;
     const known = new Map(this.rec.leases.map((l) => [leaseKey(l), l]));
     for (const k of this.dp.listLeases()) {
       const rk = leaseKey(k.tuple);

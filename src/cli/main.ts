@@ -4,11 +4,13 @@ import { GenseeError, isErrno } from '../errors';
 import * as hooks from './hooks';
 import * as lease from './lease';
 import * as counters from './counters';
+import * as policy from './policy';
 import * as supervise from './supervise';
 import * as runfault from './runfault';
 import * as runcmd from './run';
 import * as status from './status';
 import * as verify from './verify';
+import * as oci from './oci';
 
 type Command = (argv: string[]) => number | Promise<number>;
 
@@ -16,9 +18,11 @@ const commands: Record<string, Command> = {
   hooks: hooks.run,
   lease: lease.run,
   counters: counters.run,
+  policy: policy.run,
   supervise: supervise.run,
   status: status.run,
   verify: verify.run,
+  'oci-listener': oci.run,
   run: (argv) => {
     if (argv[0] === 'fault') return runfault.run(argv.slice(1));
     return runcmd.run(argv);
@@ -32,10 +36,12 @@ export function registerCommand(name: string, fn: Command): void {
 const USAGE = `usage: gensee <command> [options]
   hooks attach|detach   attach the eBPF boundary to a cgroup / remove it
   lease add|rm|ls       exact leases in the kernel map
-  counters              per-destination allow/deny counters
+  counters              what crossed the boundary: counters.jsonl summary and live kernel counters
+  policy apply          hand a new policy to the running supervisor (a new generation)
   supervise             attach to a cgroup and serve the resolver on its socket
   run -- CMD            run CMD inside a new operation: hooks, resolver, seccomp pause
   run fault             submit a fault (JSON) to a supervisor socket, print the resolution
+  oci-listener          receive runc/crun seccomp fds (listenerPath), serve each container's cgroup
   status                operation, generation, live leases, totals
   verify                check the evidence hash chains and fault/resolution pairing
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;

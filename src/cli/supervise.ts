@@ -6,7 +6,7 @@ import { Supervisor, loadPolicyFile } from '../supervisor';
 import { resolveStateDir } from '../state/operation';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--json] [--owner UID] [--peer ADDR]...';
+export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]...';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, {
@@ -16,6 +16,7 @@ export async function run(argv: string[]): Promise<number> {
     owner: { type: 'string' },
     peer: { type: 'string', multiple: true },
     'detach-on-exit': { type: 'boolean' },
+    nft: { type: 'boolean' },
     json: { type: 'boolean' },
   }, false);
   if (values.flags.has('help')) {
@@ -37,6 +38,7 @@ export async function run(argv: string[]): Promise<number> {
     ownerUid: owner,
     peers: values.lists.peer,
     detachOnExit: values.flags.has('detach-on-exit'),
+    nft: values.flags.has('nft'),
   });
   sup.resolver.on('resolved', (e) => out(formatResolved(e, json)));
   sup.resolver.on('refused', (e) => out(formatRefused(e, json)));

@@ -56,6 +56,8 @@ export class Resolver extends EventEmitter {
   private readonly faults: ChainedLog;
   readonly network: NetworkBackend;
   readonly stats = { faults: 0, continue: 0, retry: 0, delegate: 0, deny: 0, refused: 0 };
+  /** resolves between their fault line and their resolution line (group-commit hint) */
+  deciding = 0;
 
   constructor(o: ResolverOptions) {
     super();
@@ -69,11 +71,13 @@ export class Resolver extends EventEmitter {
     return computeMac(this.key, r);
   }
 
-  async resolve(fault: Fault, ctx: FaultContext): Promise<Resolution> {
+  /** onLogged: called once the resolution line is queued (before it is durable) */
+  async resolve(fault: Fault, ctx: FaultContext, onLogged?: () => void): Promise<Resolution> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
-    // write-ahead: the fault is in the log before anything is decided
-    const written = this.faults.append({
+    // write-ahead: the fault line is in the file before anything is decided;
+    // it becomes durable with the resolution line's fdatasync (one for both)
+    const written = this.faults.appendLazy({
       kind: 'fault',
       fault_id: fault.fault_id,
       via: ctx.via,
@@ -81,13 +85,16 @@ export class Resolver extends EventEmitter {
       fault: faultToJson(fault),
     });
     let r: Resolution;
+    this.deciding++;
     try {
       r = { fault_id: fault.fault_id, ...(await this.decide(fault)) };
     } catch (e) {
       r = { fault_id: fault.fault_id, action: 'deny', reason: 'backend_error' };
       this.emit('backend_error', e);
+    } finally {
+      this.deciding--;
     }
-    await Promise.all([
+    const durable = Promise.all([
       written,
       this.faults.append({
         kind: 'resolution',
@@ -96,6 +103,8 @@ export class Resolver extends EventEmitter {
         ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
       }),
     ]);
+    onLogged?.();
+    await durable;
     const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
     this.stats[key]++;
     this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);

@@ -29,6 +29,13 @@ export class SupervisorServer {
   private readonly opts: ServerOptions;
   private server: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
+  /** connections whose request has not reached the evidence log yet */
+  private unlogged = 0;
+
+  /** more requests are on their way to the log: worth holding a group commit */
+  get busy(): boolean {
+    return this.unlogged > 0;
+  }
 
   constructor(resolver: Resolver, opts: ServerOptions) {
     this.resolver = resolver;
@@ -101,12 +108,23 @@ export class SupervisorServer {
   private async deny(sock: net.Socket, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId?: string): Promise<void> {
     // a frame that never parsed has no fault id of its own: name the refusal
     if (!faultId) faultId = `refused-${process.pid}-${++this.refusalSeq}`;
+    (sock as net.Socket & { gsLogged?: () => void }).gsLogged?.();
     await this.resolver.refuse(reason, detail, { via: 'socket', peer }, faultId);
     await this.answer(sock, { fault_id: faultId, action: 'deny', reason });
   }
 
   private onConnection(sock: net.Socket): void {
     this.sockets.add(sock);
+    this.unlogged++;
+    let counted = true;
+    const logged = () => {
+      if (counted) {
+        counted = false;
+        this.unlogged--;
+      }
+    };
+    sock.once('close', logged);
+    (sock as net.Socket & { gsLogged?: () => void }).gsLogged = logged;
     sock.on('close', () => this.sockets.delete(sock));
     sock.on('error', () => undefined);
     // start reading at once so no byte is missed; the frame clock runs from the first byte
@@ -138,7 +156,7 @@ export class SupervisorServer {
     const d = decodeFault(frame);
     if (!d.ok) return this.deny(sock, 'malformed_fault', d.detail, peer);
     if (frame.hasTrailing()) return this.deny(sock, 'malformed_fault', 'frame_trailing: bytes after the frame', peer, d.fault.fault_id);
-    const r = await this.resolver.resolve(d.fault, { via: 'socket', peer });
+    const r = await this.resolver.resolve(d.fault, { via: 'socket', peer }, () => (sock as net.Socket & { gsLogged?: () => void }).gsLogged?.());
     await this.answer(sock, r);
   }
 }

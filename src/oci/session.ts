@@ -1,0 +1,295 @@
+// One operation served for OCI containers: the Supervisor on the container's
+// cgroup (hooks, resolver, records), and one Notifier + PauseAdapter per
+// seccomp fd the runtime handed over (the container's init, and each
+// `runc exec` process that carries the same profile). When the last of them
+// reports that every task using its filter is gone, the session ends: the
+// evidence stays, the hooks are detached unless the cgroup still holds
+// processes (then they stay pinned, failing closed).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { GenseeError } from '../errors';
+import { cgroupId } from '../cgroup';
+import { pinDirFor } from '../bpffs';
+import { detachHooks } from '../dataplane';
+import { formatTuple } from '../addr';
+import { Supervisor, LoadedPolicy } from '../supervisor';
+import { openOperation, readKey, OperationRecord } from '../state/operation';
+import { readStartTimeTicks } from '../resolver/subject';
+import { PauseAdapter, PauseOutcome } from '../pause/adapter';
+import { Notifier, REFUSAL_ERRNO, leasesPinPath, pauseAddon } from '../pause/notifier';
+import { formatResolved, formatRefused } from '../cli/live';
+import type { ContainerProcessState } from './state';
+
+export interface SessionOptions {
+  stateDir: string;
+  op: string;
+  /** absolute cgroup v2 directory of the container */
+  cgroup: string;
+  policy: LoadedPolicy;
+  /** where the policy came from, for the live line */
+  policySource: string;
+  json: boolean;
+  say: (line: string) => void;
+}
+
+export interface SessionSummary {
+  op: string;
+  why: 'tasks_gone' | 'shutdown' | 'unused';
+  containers: string[];
+  faults: number;
+  leases_installed: number;
+  continued: number;
+  delegated: number;
+  denied: number;
+  refused: number;
+  fast_path: number;
+  paused: number;
+  destinations: { destination: string; verdict: string; count: number }[];
+  hooks: 'detached' | 'pinned';
+  /** processes still in the cgroup when it ended (why the hooks stayed) */
+  cgroup_pids: number[];
+  evidence: string;
+}
+
+interface Member {
+  notifier: Notifier;
+  adapter: PauseAdapter;
+  containerId: string;
+  pid: number;
+}
+
+/** how long an ended container's last task may take to leave cgroup.procs */
+const TASKS_GONE_GRACE_MS = 1000;
+
+const LINK_NAMES = ['link_connect4', 'link_connect6', 'link_sendmsg4', 'link_sendmsg6'];
+
+/**
+ * The cgroup ids the pinned links of an operation are attached to (0 when
+ * the cgroup is gone), via bpftool; null when that cannot be told.
+ */
+export function pinnedLinkCgroupIds(op: string): bigint[] | null {
+  const ids: bigint[] = [];
+  for (const name of LINK_NAMES) {
+    try {
+      const out = execFileSync('bpftool', ['-j', 'link', 'show', 'pinned', path.join(pinDirFor(op), name)], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
+      const m = /"cgroup_id"\s*:\s*([0-9]+)/.exec(out.toString());
+      if (!m) return null;
+      ids.push(BigInt(m[1]));
+    } catch {
+      return null;
+    }
+  }
+  return ids;
+}
+
+/** Processes still in the cgroup (none when it is gone). */
+export function cgroupProcesses(cgroup: string): number[] {
+  try {
+    return fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function liveResolver(rec: OperationRecord | null): number | null {
+  const r = rec?.resolver;
+  if (!r || r.pid === process.pid) return null;
+  return readStartTimeTicks(r.pid) === r.start_time_ticks ? r.pid : null;
+}
+
+export class OciSession {
+  readonly op: string;
+  readonly cgroup: string;
+  readonly sup: Supervisor;
+  private readonly key: Buffer;
+  private readonly o: SessionOptions;
+  private readonly members = new Set<Member>();
+  private readonly containers = new Set<string>();
+  private readonly finished = { fastPath: 0, slowPath: 0 };
+  private ending: Promise<SessionSummary> | null = null;
+  /** called once, when the last member stopped on its own */
+  onEmpty: () => void = () => undefined;
+
+  private constructor(o: SessionOptions, sup: Supervisor, key: Buffer) {
+    this.o = o;
+    this.op = o.op;
+    this.cgroup = o.cgroup;
+    this.sup = sup;
+    this.key = key;
+    const prefix = o.json ? '' : `${o.op}: `;
+    sup.resolver.on('resolved', (e) => o.say(prefix + formatResolved(e, o.json)));
+    sup.resolver.on('refused', (e) => o.say(prefix + formatRefused(e, o.json)));
+  }
+
+  get ended(): boolean {
+    return this.ending !== null;
+  }
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  /** Attach the boundary to the container's cgroup and serve the operation. */
+  static async start(o: SessionOptions): Promise<OciSession> {
+    let rec: OperationRecord | null = null;
+    try {
+      rec = await openOperation(o.stateDir, o.op);
+    } catch (e) {
+      if (!(e instanceof GenseeError && e.code === 'E_UNKNOWN_OP')) throw e;
+    }
+    const other = liveResolver(rec);
+    if (other !== null) throw new GenseeError('E_OP_EXISTS', `operation ${o.op} is being served by pid ${other} (its resolver is alive)`);
+    if (fs.existsSync(pinDirFor(o.op))) {
+      // hooks left pinned by an earlier run are kept only if they sit on this
+      // very cgroup; links on a removed (or other) cgroup would leave this one
+      // without its boundary. Unknown (no bpftool): attach afresh.
+      const want = cgroupId(o.cgroup);
+      const ids = pinnedLinkCgroupIds(o.op);
+      if (ids === null || ids.some((id) => id !== want)) {
+        detachHooks(o.op);
+        o.say(o.json ? JSON.stringify({ event: 'stale_hooks_replaced', op: o.op, cgroup_ids: ids?.map(String) ?? null }) : `${o.op}: hooks pinned by an earlier run were not on ${o.cgroup}; re-attached`);
+      }
+    }
+    const sup = await Supervisor.start({
+      stateDir: o.stateDir,
+      op: o.op,
+      cgroup: o.cgroup,
+      policy: o.policy,
+      onError: (e) => o.say(o.json ? JSON.stringify({ event: 'error', op: o.op, message: e.message }) : `${o.op}: error: ${e.message}`),
+    });
+    try {
+      return new OciSession(o, sup, await readKey(o.stateDir, o.op));
+    } catch (e) {
+      await sup.stop({ close: true }).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /**
+   * Serve one seccomp listener fd. Takes ownership of fd: on a throw it is
+   * closed (the container's paused calls then fail with ENOSYS, never run).
+   */
+  addProcess(fd: number, st: ContainerProcessState): void {
+    if (this.ending) {
+      pauseAddon().closeFd(fd);
+      throw new GenseeError('E_STATE', `operation ${this.op} is ending`, 1);
+    }
+    const o = this.o;
+    let member: Member | null = null;
+    const onStop = (err?: NodeJS.ErrnoException) => {
+      if (!member || !this.members.has(member)) return;
+      if (err) o.say(o.json ? JSON.stringify({ event: 'notifier_error', op: this.op, container: st.state.id, pid: st.pid, message: err.message }) : `${this.op}: seccomp listener of pid ${st.pid} failed: ${err.message}`);
+      void this.retire(member).then(() => {
+        if (this.members.size === 0 && !this.ending) this.onEmpty();
+      });
+    };
+    let notifier: Notifier;
+    try {
+      notifier = new (pauseAddon().Notifier)(fd, leasesPinPath(pinDirFor(this.op)), (call) => member?.adapter.handle(call), { operationId: this.op, onStop });
+    } catch (e) {
+      // the glue closes the fd itself only when polling could not start
+      if ((e as NodeJS.ErrnoException).syscall !== 'uv_poll_start') pauseAddon().closeFd(fd);
+      throw e;
+    }
+    const adapter = new PauseAdapter({
+      notifier,
+      socketPath: this.sup.socketPath,
+      operationId: this.op,
+      key: this.key,
+      resolver: this.sup.record.resolver,
+      deadlineMs: o.policy.policy.fault_deadline_ms,
+      onAnswer: (call, out: PauseOutcome) => {
+        if (out.how === 'answered') return;
+        o.say(
+          o.json
+            ? JSON.stringify({ event: 'pause', op: this.op, fault_id: call.faultId, how: out.how, verdict: out.verdict, detail: out.detail ?? null })
+            : `${this.op}: paused ${call.faultId}: ${out.how}${out.detail ? ` (${out.detail})` : ''} → ${out.verdict === 'continue' ? 'continue' : `errno ${out.verdict}`}`,
+        );
+      },
+    });
+    member = { notifier, adapter, containerId: st.state.id, pid: st.pid };
+    this.members.add(member);
+    const first = !this.containers.has(st.state.id) && this.containers.size === 0;
+    this.containers.add(st.state.id);
+    o.say(
+      o.json
+        ? JSON.stringify({ event: first ? 'attached' : 'joined', op: this.op, container: st.state.id, status: st.state.status, pid: st.pid, cgroup: this.cgroup, policy: o.policySource, evidence: this.sup.dir, sync_wake_up: notifier.syncWakeUp })
+        : first
+          ? `gensee: container ${st.state.id} (pid ${st.pid}) → operation ${this.op}: cgroup ${this.cgroup}, policy ${o.policySource}, evidence ${this.sup.dir}`
+          : `gensee: container ${st.state.id} (pid ${st.pid}) joins operation ${this.op}`,
+    );
+  }
+
+  /** One member is done: let its last answers out, keep its counts, close it. */
+  private async retire(m: Member): Promise<void> {
+    if (!this.members.delete(m)) return;
+    const s = m.notifier.stats();
+    // refuses anything still paused: nothing is let through on the way out
+    m.notifier.close(REFUSAL_ERRNO.shutdown);
+    await m.adapter.idle();
+    this.finished.fastPath += s.fastPath;
+    this.finished.slowPath += s.slowPath;
+  }
+
+  /**
+   * End the operation: refuse what is paused, stop the supervisor (records
+   * and evidence stay), detach the hooks unless the cgroup still has
+   * processes. Idempotent.
+   */
+  finish(why: SessionSummary['why']): Promise<SessionSummary> {
+    if (!this.ending) this.ending = this.doFinish(why);
+    return this.ending;
+  }
+
+  private async doFinish(why: SessionSummary['why']): Promise<SessionSummary> {
+    await Promise.all([...this.members].map((m) => this.retire(m)));
+    const counters = this.sup.dp.readCounters();
+    let left = cgroupProcesses(this.cgroup);
+    // the notify fd hangs up as the last filtered task exits, which can be a
+    // moment before that task leaves cgroup.procs: give it that moment
+    for (let i = 0; why === 'tasks_gone' && left.length > 0 && i < TASKS_GONE_GRACE_MS / 10; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      left = cgroupProcesses(this.cgroup);
+    }
+    const busy = left.length > 0;
+    // the operation is closed when its container is gone; a listener shut
+    // down under a running container leaves it open, hooks failing closed
+    await this.sup.stop({ close: !busy });
+    let hooks: SessionSummary['hooks'] = 'pinned';
+    if (!busy) {
+      detachHooks(this.op);
+      hooks = 'detached';
+    }
+    const st = this.sup.resolver.stats;
+    const summary: SessionSummary = {
+      op: this.op,
+      why,
+      containers: [...this.containers],
+      faults: st.faults,
+      leases_installed: st.retry,
+      continued: st.continue,
+      delegated: st.delegate,
+      denied: st.deny,
+      refused: st.refused,
+      fast_path: this.finished.fastPath,
+      paused: this.finished.slowPath,
+      destinations: counters.map((c) => ({ destination: formatTuple(c.tuple), verdict: c.verdict, count: Number(c.count) })),
+      hooks,
+      cgroup_pids: left,
+      evidence: this.sup.dir,
+    };
+    const o = this.o;
+    if (o.json) o.say(JSON.stringify({ event: 'stopped', ...summary }));
+    else {
+      o.say(
+        `gensee: operation ${this.op} stopped (${why === 'tasks_gone' ? 'container tasks gone' : why}): ${st.faults} faults, ${st.retry} leases installed, ` +
+          `${st.continue} already authorized, ${st.delegate} delegated, ${st.deny} denied, ${st.refused} refused; fast path ${summary.fast_path}, paused ${summary.paused}; ` +
+          `hooks ${hooks === 'detached' ? 'detached' : `left pinned (cgroup still has pids ${left.slice(0, 8).join(' ')}${left.length > 8 ? ' …' : ''}), failing closed`}`,
+      );
+      for (const d of summary.destinations) o.say(`  ${d.destination}  ${d.verdict}  ${d.count}`);
+      o.say(`  evidence: ${this.sup.dir}`);
+    }
+    return summary;
+  }
+}

@@ -1,0 +1,343 @@
+// Real runc against `gensee oci-listener` (bin/gensee, a child process): a
+// busybox-static bundle whose seccomp profile sends connect/sendto/sendmsg/
+// sendmmsg to the listener (`linux.seccomp.listenerPath`, `listenerMetadata:
+// "op=<unique>"`), sharing the host network namespace so it can reach this
+// test's loopback servers. The leased port connects after a pause
+// (retry_after_lease from seccomp_notify in faults.jsonl), the unleased one is
+// refused inside the container, the evidence lands in the operation's dir.
+// Everything is cleaned up even on failure: runc delete -f, the listener (by
+// pid), cgroups in every hierarchy, pins, temp dirs.
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawn, execFile, execFileSync, ChildProcess } from 'node:child_process';
+import { requireKernel, tcpServer, uniqueName, waitFor, GENSEE_BIN } from '../helpers/kernel';
+import { faultLines } from '../helpers/supervisor';
+import { findCgroup2Mount } from '../../src/cgroup';
+import { pinDirFor } from '../../src/bpffs';
+import { detachHooks } from '../../src/dataplane';
+
+const BUSYBOX = '/bin/busybox';
+
+interface TapT {
+  teardown(fn: () => unknown): void;
+  fail(msg: string): unknown;
+  plan(n: number, comment?: string): unknown;
+}
+
+function onPath(cmd: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** requireKernel, plus runc and a static busybox; fails (never skips) under GENSEE_REQUIRE_KERNEL=1 */
+function requireRunc(t: TapT): boolean {
+  if (!requireKernel(t)) return false;
+  const why = !onPath('runc') ? 'runc not installed' : !fs.existsSync(BUSYBOX) ? `${BUSYBOX} missing (busybox-static)` : null;
+  if (!why) return true;
+  if (process.env.GENSEE_REQUIRE_KERNEL === '1') t.fail(`runc test cannot run: ${why} (GENSEE_REQUIRE_KERNEL=1)`);
+  else t.plan(0, `runc test skipped: ${why}`);
+  return false;
+}
+
+/** a short temp dir (unix socket paths hold 107 bytes), removed at teardown */
+function tempRoot(t: TapT): string {
+  const d = fs.mkdtempSync('/tmp/gs-runc-');
+  t.teardown(() => fs.rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+/** every mounted cgroup hierarchy (v1 controllers and the unified one) */
+function cgroupMounts(): string[] {
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((l) => / - cgroup2? /.test(l))
+    .map((l) => l.split(' ')[4]);
+}
+
+/** remove what runc may have left of cgroupsPath in any hierarchy */
+async function removeContainerCgroups(rel: string): Promise<void> {
+  const v2 = path.join(findCgroup2Mount(), rel);
+  try {
+    if (fs.readFileSync(path.join(v2, 'cgroup.procs'), 'utf8').trim()) fs.writeFileSync(path.join(v2, 'cgroup.kill'), '1');
+  } catch {
+    /* gone */
+  }
+  for (const m of cgroupMounts()) {
+    const d = path.join(m, rel);
+    for (let i = 0; i < 50 && fs.existsSync(d); i++) {
+      try {
+        fs.rmdirSync(d);
+      } catch {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  }
+}
+
+interface Listener {
+  child: ChildProcess;
+  events: Record<string, unknown>[];
+  stderr: () => string;
+  waitEvent(pred: (e: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  stop(): Promise<number | null>;
+}
+
+/** bin/gensee oci-listener --json as a child; stopped by pid at teardown */
+async function startListener(t: TapT, args: string[]): Promise<Listener> {
+  const child = spawn(process.execPath, [GENSEE_BIN, 'oci-listener', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const events: Record<string, unknown>[] = [];
+  let err = '';
+  let buf = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      try {
+        events.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        events.push({ event: 'unparsed', line });
+      }
+    }
+  });
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  t.teardown(stop);
+  const l: Listener = {
+    child,
+    events,
+    stderr: () => err,
+    waitEvent: (pred, timeoutMs = 10_000) =>
+      waitFor(() => events.find(pred) ?? (child.exitCode !== null ? (() => { throw new Error(`listener exited ${child.exitCode}: ${err}`); })() : undefined), timeoutMs),
+    stop,
+  };
+  await l.waitEvent((e) => e.event === 'listening');
+  return l;
+}
+
+interface Bundle {
+  dir: string;
+  id: string;
+  /** linux.cgroupsPath, relative to every hierarchy's root */
+  cgroupRel: string;
+}
+
+/**
+ * A busybox-static bundle from `runc spec`, edited: args, no terminal, host
+ * network namespace, a unique cgroupsPath, the seccomp listener profile.
+ */
+function makeBundle(t: TapT, root: string, name: string, o: { script: string; listenerPath: string; metadata?: string }): Bundle {
+  const dir = path.join(root, name);
+  const bin = path.join(dir, 'rootfs', 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  fs.mkdirSync(path.join(dir, 'rootfs', 'tmp'));
+  fs.copyFileSync(BUSYBOX, path.join(bin, 'busybox'));
+  fs.chmodSync(path.join(bin, 'busybox'), 0o755);
+  for (const a of ['sh', 'nc', 'sleep', 'echo', 'test', '[']) fs.symlinkSync('busybox', path.join(bin, a));
+  execFileSync('runc', ['spec', '--bundle', dir]);
+  const cfgPath = path.join(dir, 'config.json');
+  const cfg = JSON.parse(fs.readFileSync(cfgPath, 'utf8')) as {
+    process: { terminal: boolean; args: string[] };
+    root: { readonly?: boolean };
+    linux: { namespaces: { type: string }[]; cgroupsPath?: string; seccomp?: unknown };
+  };
+  const id = uniqueName(`gs-c${name}`);
+  cfg.process.terminal = false;
+  cfg.process.args = ['sh', '-c', o.script];
+  cfg.root.readonly = false; // the script keeps nc's messages in /tmp
+  // share the host network namespace: the loopback servers are this test's
+  cfg.linux.namespaces = cfg.linux.namespaces.filter((n) => n.type !== 'network');
+  // absolute, one level: runc creates it in every hierarchy (and, in hybrid mode, the unified one)
+  cfg.linux.cgroupsPath = `/${id}`;
+  cfg.linux.seccomp = {
+    defaultAction: 'SCMP_ACT_ALLOW',
+    listenerPath: o.listenerPath,
+    ...(o.metadata !== undefined ? { listenerMetadata: o.metadata } : {}),
+    syscalls: [{ names: ['connect', 'sendto', 'sendmsg', 'sendmmsg'], action: 'SCMP_ACT_NOTIFY' }],
+  };
+  fs.writeFileSync(cfgPath, JSON.stringify(cfg, null, 1));
+  const b = { dir, id, cgroupRel: id };
+  t.teardown(async () => {
+    try {
+      execFileSync('runc', ['delete', '-f', id], { stdio: 'ignore' });
+    } catch {
+      /* never created, or already deleted */
+    }
+    await removeContainerCgroups(b.cgroupRel);
+  });
+  return b;
+}
+
+interface RunResult {
+  code: number | null;
+  out: string;
+}
+
+function runcRun(b: Bundle, timeoutMs = 30_000): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile('runc', ['run', '--bundle', b.dir, b.id], { timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+      const code = err ? ((err as { code?: number }).code ?? null) : 0;
+      resolve({ code: typeof code === 'number' ? code : null, out: stdout + stderr });
+    });
+  });
+}
+
+function writePolicy(dir: string, op: string, leasedPort: number): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const policy = {
+    schema: 1,
+    grants: [],
+    leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(leasedPort) }, ttl_s: 30, max_uses: 0 }],
+    delegate: [],
+    fault_deadline_ms: 5000,
+  };
+  fs.writeFileSync(path.join(dir, `${op}.json`), JSON.stringify(policy), { mode: 0o600 });
+}
+
+function cleanupOp(t: TapT, op: string): void {
+  t.teardown(() => {
+    if (fs.existsSync(pinDirFor(op))) detachHooks(op);
+  });
+}
+
+/** the container reports each nc's exit status and message as key=status lines */
+const ncScript = (pairs: [string, number][]) =>
+  pairs.map(([k, port]) => `busybox nc 127.0.0.1 ${port} </dev/null >/dev/null 2>/tmp/${k}.err; echo "${k}=$? $(cat /tmp/${k}.err)"`).join('; ');
+
+t.test('runc container: leased port after a pause, unleased refused, evidence in the operation dir', async (t) => {
+  if (!requireRunc(t)) return;
+  const root = tempRoot(t);
+  const stateDir = path.join(root, 'st');
+  const policyDir = path.join(root, 'pol');
+  const sock = path.join(root, 'oci.sock');
+  const op = uniqueName('gs-oci');
+  cleanupOp(t, op);
+  const leased = await tcpServer(t);
+  const unleased = await tcpServer(t); // listening: a refusal is gensee's, not a closed port
+  writePolicy(policyDir, op, leased.port);
+  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir]);
+
+  const b = makeBundle(t, root, 'a', {
+    listenerPath: sock,
+    metadata: `op=${op}`,
+    script: ncScript([['leased', leased.port], ['unleased', unleased.port]]),
+  });
+  const r = await runcRun(b);
+  t.equal(r.code, 0, `runc run exits 0 (${r.out.trim()})`);
+  t.match(r.out, /^leased=0 /m, 'the leased connect succeeded inside the container');
+  t.match(r.out, /^unleased=1 .*Permission denied/m, 'the unleased connect was refused inside the container (EACCES)');
+  t.equal(leased.accepted(), 1, 'the leased server saw the connection');
+  t.equal(unleased.accepted(), 0, 'the unleased server saw nothing');
+
+  const attached = await l.waitEvent((e) => e.event === 'attached' && e.op === op);
+  t.equal(attached.container, b.id);
+  t.equal(attached.cgroup, path.join(findCgroup2Mount(), b.cgroupRel), 'the container cgroup v2 dir, from /proc/<pid>/cgroup on the discovered mount');
+  t.equal(attached.policy, path.join(policyDir, `${op}.json`), 'the policy from --policy-dir');
+  const stopped = await l.waitEvent((e) => e.event === 'stopped' && e.op === op);
+  t.match(stopped, { why: 'tasks_gone', faults: 2, leases_installed: 1, denied: 1, paused: 2, hooks: 'detached' }, `the operation ended with its container (${JSON.stringify(stopped)})`);
+
+  // evidence
+  const opDir = path.join(stateDir, 'network-operations', op);
+  t.equal(attached.evidence, opDir);
+  const lines = faultLines(stateDir, op);
+  const faults = lines.filter((x) => x.kind === 'fault') as { fault_id: string; fault: { source: string; effect: { network: { port: number } } } }[];
+  const resolutions = lines.filter((x) => x.kind === 'resolution') as { fault_id: string; resolution: { action: string; reason: string } }[];
+  const answer = (port: number) => {
+    const f = faults.find((x) => x.fault.effect.network.port === port);
+    return { f, r: resolutions.find((x) => x.fault_id === f?.fault_id)?.resolution };
+  };
+  const a1 = answer(leased.port);
+  t.equal(a1.f?.fault.source, 'seccomp_notify', 'the leased connect was paused: a seccomp_notify fault');
+  t.match(a1.r, { action: 'retry_after_lease', reason: 'lease_installed' }, 'and retried after the lease');
+  const a2 = answer(unleased.port);
+  t.equal(a2.f?.fault.source, 'seccomp_notify');
+  t.match(a2.r, { action: 'deny', reason: 'policy_denied' }, 'the unleased one was denied by policy');
+  const rec = JSON.parse(fs.readFileSync(path.join(opDir, 'operation.json'), 'utf8')) as { state: string; cgroup: string; resolver: unknown };
+  t.match(rec, { state: 'closed', cgroup: attached.cgroup, resolver: null }, 'operation record closed');
+  t.notOk(fs.existsSync(pinDirFor(op)), 'hooks detached: the container is gone');
+  const verify = execFileSync(process.execPath, [GENSEE_BIN, 'verify', '--op', op, '--state-dir', stateDir]).toString();
+  t.match(verify, /verify .*: ok/, 'gensee verify: the evidence chain is intact');
+  t.equal(await l.stop(), 0, 'listener exits 0 on SIGTERM');
+  t.notOk(fs.existsSync(sock), 'listener socket removed');
+});
+
+t.test('several containers at once; a bad one affects nobody; default op and deny-all', async (t) => {
+  if (!requireRunc(t)) return;
+  const root = tempRoot(t);
+  const stateDir = path.join(root, 'st');
+  const policyDir = path.join(root, 'pol');
+  const sock = path.join(root, 'oci.sock');
+  const op = uniqueName('gs-oci');
+  cleanupOp(t, op);
+  const leased = await tcpServer(t);
+  writePolicy(policyDir, op, leased.port);
+  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir]);
+
+  const script = ncScript([['leased', leased.port]]);
+  const good = makeBundle(t, root, 'g', { listenerPath: sock, metadata: `op=${op}`, script });
+  const bad = makeBundle(t, root, 'b', { listenerPath: sock, metadata: 'op=../escape', script });
+  const anon = makeBundle(t, root, 'n', { listenerPath: sock, script });
+  const anonOp = `oci-${anon.id}`;
+  cleanupOp(t, anonOp);
+  const [rg, rb, rn] = await Promise.all([runcRun(good), runcRun(bad), runcRun(anon)]);
+
+  t.match(rg.out, /^leased=0 /m, 'the good container connects after its lease');
+  const refused = await l.waitEvent((e) => e.event === 'connection_refused' && e.container === bad.id);
+  t.match(refused, { code: 'E_BAD_OP_ID' }, 'the bad metadata is refused with a clear code');
+  t.match(rb.out, /^leased=1 .*Function not implemented/m, 'the refused container\'s connect fails (ENOSYS: its listener fd was closed), never succeeds');
+  t.match(rn.out, /^leased=1 .*Permission denied/m, 'no op= in metadata: default op, deny-all policy: refused');
+  const attachedAnon = await l.waitEvent((e) => e.event === 'attached' && e.container === anon.id);
+  t.match(attachedAnon, { op: anonOp, policy: /deny-all/ }, 'the default operation id comes from the container id');
+  t.equal(leased.accepted(), 1, 'only the good container reached the leased server');
+  await l.waitEvent((e) => e.event === 'stopped' && e.op === op);
+  await l.waitEvent((e) => e.event === 'stopped' && e.op === anonOp);
+  t.equal(await l.stop(), 0);
+  t.notOk(fs.existsSync(path.join(stateDir, 'network-operations', '..', 'escape')), 'nothing was created from the bad id');
+});
+
+t.test('SIGTERM with a container running: hooks stay pinned, later calls fail, nothing is let through', async (t) => {
+  if (!requireRunc(t)) return;
+  const root = tempRoot(t);
+  const stateDir = path.join(root, 'st');
+  const policyDir = path.join(root, 'pol');
+  const sock = path.join(root, 'oci.sock');
+  const op = uniqueName('gs-oci');
+  cleanupOp(t, op);
+  const leased = await tcpServer(t);
+  writePolicy(policyDir, op, leased.port);
+  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir]);
+  // first connect under the listener; then wait for /tmp/go (created by the test) and connect again
+  const script = `${ncScript([['first', leased.port]])}; while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['second', leased.port]])}`;
+  const b = makeBundle(t, root, 's', { listenerPath: sock, metadata: `op=${op}`, script });
+  const running = runcRun(b);
+  await l.waitEvent((e) => e.event === 'resolved' && (e.resolution as { action: string }).action === 'retry_after_lease');
+  await waitFor(() => leased.accepted() === 1, 5000);
+
+  t.equal(await l.stop(), 0, 'listener exits 0 on SIGTERM');
+  const stopped = l.events.find((e) => e.event === 'stopped' && e.op === op);
+  t.match(stopped, { why: 'shutdown', hooks: 'pinned' }, 'the container still runs: its hooks stay pinned, failing closed');
+  t.ok(fs.existsSync(pinDirFor(op)), 'pins are there');
+  const rec = JSON.parse(fs.readFileSync(path.join(stateDir, 'network-operations', op, 'operation.json'), 'utf8')) as { state: string; resolver: unknown };
+  t.match(rec, { state: 'active', resolver: null }, 'operation left open, no resolver');
+
+  fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
+  const r = await running;
+  t.match(r.out, /^first=0 /m, 'the first connect went through while served');
+  t.match(r.out, /^second=1 .*Function not implemented/m, 'after shutdown the paused connect fails (ENOSYS), even to the leased port');
+  t.equal(leased.accepted(), 1, 'the second connect never reached the server');
+});
