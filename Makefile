@@ -79,9 +79,15 @@ gen: $(SETUP_STAMP)
 check-gen: $(SETUP_STAMP)
 	$(Q)if [ -x scripts/gen.sh ]; then scripts/gen.sh --check; fi
 
+KERNEL_TALLY := $(CURDIR)/obj/kernel-tally.txt
+
 test: build check-gen
 	$(Q)$(TSC) --noEmit -p tsconfig.json
-	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_ROOT=$(CURDIR) $(TAP) $(TAP_ARGS) 'dist/test/**/*.test.js'
+	@rm -f $(KERNEL_TALLY)
+	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_KERNEL_TALLY=$(KERNEL_TALLY) $(TAP) $(TAP_ARGS) 'dist/test/**/*.test.js'
+	@ran=$$(grep -c '^ran' $(KERNEL_TALLY) 2>/dev/null || true); skipped=$$(grep -c '^skipped' $(KERNEL_TALLY) 2>/dev/null || true); \
+	 echo "kernel tests executed: $${ran:-0}, skipped: $${skipped:-0}"; \
+	 test "$${skipped:-0}" = 0 && test "$${ran:-0}" -gt 0
 
 demo: build
 	$(Q)scripts/demo.sh

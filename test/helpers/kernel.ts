@@ -45,12 +45,20 @@ export function kernelUnavailable(): string | null {
  * Returns true when the caller may proceed. Under GENSEE_REQUIRE_KERNEL=1 a
  * missing capability is a test failure; otherwise the test is skipped.
  */
-export function requireKernel(t: { fail(msg: string): unknown; plan(n: number, comment?: string): unknown }): boolean {
+export function requireKernel(t: { fail(msg: string): unknown; plan(n: number, comment?: string): unknown; name?: string }): boolean {
   const why = kernelUnavailable();
+  tally(why ? 'skipped' : 'ran', t.name ?? '?', why);
   if (!why) return true;
   if (process.env.GENSEE_REQUIRE_KERNEL === '1') t.fail(`kernel test cannot run: ${why} (GENSEE_REQUIRE_KERNEL=1)`);
   else t.plan(0, `kernel test skipped: ${why}`);
   return false;
+}
+
+/** make test counts kernel tests run/skipped across all test processes */
+function tally(kind: 'ran' | 'skipped', name: string, why: string | null): void {
+  const f = process.env.GENSEE_KERNEL_TALLY;
+  if (!f) return;
+  fs.appendFileSync(f, `${kind}\t${path.basename(process.argv[1] ?? '?')}\t${name}${why ? `\t${why}` : ''}\n`);
 }
 
 export function uniqueName(prefix: string): string {
