@@ -50,14 +50,15 @@ function printSummary(s: CounterSummary, top: number): void {
   }
   out('');
   out(`top destinations`);
+  const nft = s.nft.allow > 0 || s.nft.deny > 0;
   const rows = s.destinations.slice(0, top).map((d) => [
     dest(d),
     String(d.allow),
     String(Object.values(d.deny).reduce((a, b) => a + b, 0)),
+    ...(nft ? [String(d.nft_allow)] : []),
     Object.entries(d.deny).map(([r, n]) => `${r}=${n}`).join(' ') || '-',
-    s.nft.allow || s.nft.deny ? String(d.nft_allow) : '',
   ]);
-  out(table([['DESTINATION', 'ALLOW', 'DENY', 'DENY BY REASON', s.nft.allow || s.nft.deny ? 'NFT FLOWS' : ''], ...rows]));
+  out(table([['DESTINATION', 'ALLOW', 'DENY', ...(nft ? ['NFT FLOWS'] : []), 'DENY BY REASON'], ...rows]));
   if (s.destinations.length > top) out(`… ${s.destinations.length - top} more (--top N)`);
   out('');
   out('deny by reason');

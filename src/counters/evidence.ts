@@ -47,6 +47,7 @@ import * as path from 'node:path';
 import { loadAddon, NativeDataPlane } from '../addon';
 import { Tuple, formatTuple, parseAddress, parsePort, parseProtocol } from '../addr';
 import { DataPlane, Lease, bootNs } from '../dataplane';
+import { LEASE_KEY_SIZE, LEASE_VALUE_SIZE, decodeLeaseKey, decodeLeaseValue } from '../abi';
 import { GenseeError } from '../errors';
 import { ChainedLog, LogFields } from '../evidence/chain';
 import type { NetworkBackend } from '../backends/network';
@@ -62,6 +63,8 @@ import { COUNTERS_FILE, SNAPSHOT_EVERY_MS, resume, writeSnapshot } from './snaps
 
 export const SAMPLE_INTERVAL_MS = 1000;
 export const HANDOVER_GRACE_MS = 20;
+/** compare the lease map with the record at least every this many readings, changed or not */
+const FULL_SCAN_EVERY = 10;
 /** nft reads may use this share of one core; the period grows with the set */
 const NFT_READ_BUDGET = 0.05;
 /** never sample nft less often than this (elements outlive their lease by NFT_EXPIRY_GRACE_MS = 10 s) */
@@ -110,15 +113,24 @@ export class CounterEvidence {
   private control: ControlServer | null = null;
   private policyGen: number;
   private timer: NodeJS.Timeout | null = null;
+  /** an extra reading at the next lease expiry, when it comes before the next periodic one */
+  private expiryTimer: NodeJS.Timeout | null = null;
+  private expiryAt = 0n;
+  private nextTickAt = 0;
   private chain: Promise<unknown> = Promise.resolve();
   private tickPending = false;
   private stopped = false;
+  private stopping = false;
   /** leases whose kernel entry was replaced by an install (recorded at the next reading) */
   private ended: Ended[] = [];
   /** nft elements to delete after their final harvest */
   private readonly nftDelete = new Map<string, Tuple>();
   private nftDue = 0;
   private lastSnapshot = Date.now();
+  private nextExpiry = 0n;
+  private lastLeaseDump: { count: number; keys: Buffer; values: Buffer } | null = null;
+  private scansSinceFull = 0;
+  private readonly tupleCache = new Map<string, Tuple>();
   private snapshotDirty = false;
   private totalsText = '';
   readonly stats = { ticks: 0, tickMs: 0, lastTickMs: 0 };
@@ -186,6 +198,7 @@ export class CounterEvidence {
 
   private async abort(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     this.o.network.hooks = {};
     await this.control?.close().catch(() => undefined);
     await this.log.close().catch(() => undefined);
@@ -197,14 +210,37 @@ export class CounterEvidence {
   }
 
   private schedule(): void {
-    if (this.stopped) return;
+    if (this.stopping) return;
+    this.nextTickAt = Date.now() + this.interval;
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.nextTickAt = Date.now() + this.interval;
       this.tick()
         .catch((e: Error) => this.o.onError(e))
         .finally(() => this.schedule());
     }, this.interval);
     this.timer.unref();
+  }
+
+  /**
+   * Expired leases are refused by the hook at the exact instant; removing and
+   * recording them waits for a reading. When a lease expires before the next
+   * periodic reading, read at its expiry instead, so removal never lags by a
+   * whole period.
+   */
+  private armExpiry(expiresBootNs: bigint): void {
+    if (this.stopping || expiresBootNs === 0n) return;
+    if (this.expiryTimer && this.expiryAt <= expiresBootNs) return;
+    const ms = Number(expiresBootNs - bootNs()) / 1e6 + 1;
+    if (Date.now() + ms >= this.nextTickAt - 20) return; // the periodic reading comes first
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryAt = expiresBootNs;
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null;
+      this.expiryAt = 0n;
+      this.tick().catch((e: Error) => this.o.onError(e));
+    }, Math.max(0, ms));
+    this.expiryTimer.unref();
   }
 
   /** Run exclusive of other readings, handovers and control requests. */
@@ -234,6 +270,7 @@ export class CounterEvidence {
 
   /** network backend hook: a lease was installed and recorded; mirror it into nft before the answer. */
   private installed(l: LeaseRecord, replaced: LeaseRecord | undefined): Promise<void> {
+    this.armExpiry(BigInt(l.expires_at_boot_ns));
     if (replaced && replaced.generation !== l.generation) {
       this.ended.push({ lease: replaced, kind: 'lease_replaced', extra: { by_generation: l.generation } });
     }
@@ -282,7 +319,40 @@ export class CounterEvidence {
       this.stats.ticks++;
       await this.nftSample(false);
       await this.persist(changed);
+      this.armExpiry(this.nextExpiry);
     });
+  }
+
+  /**
+   * The kernel lease map, decoded. Unchanged since the last scan (byte for
+   * byte: every install, removal, re-tag and use changes it), with no
+   * expiry due, the comparison with the record cannot have changed either:
+   * null. Every FULL_SCAN_EVERY readings the comparison runs anyway.
+   */
+  private kernelLeases(now: bigint): Lease[] | null {
+    const raw = this.native.leaseList();
+    const last = this.lastLeaseDump;
+    this.lastLeaseDump = raw;
+    if (
+      last !== null &&
+      ++this.scansSinceFull < FULL_SCAN_EVERY &&
+      (this.nextExpiry === 0n || this.nextExpiry > now) &&
+      raw.count === last.count &&
+      raw.keys.equals(last.keys) &&
+      raw.values.equals(last.values)
+    ) {
+      return null;
+    }
+    this.scansSinceFull = 0;
+    const out: Lease[] = [];
+    for (let i = 0; i < raw.count; i++) {
+      const kh = raw.keys.toString('hex', i * LEASE_KEY_SIZE, (i + 1) * LEASE_KEY_SIZE);
+      let tuple = this.tupleCache.get(kh);
+      if (!tuple) this.tupleCache.set(kh, (tuple = decodeLeaseKey(raw.keys, i * LEASE_KEY_SIZE)));
+      out.push({ tuple, ...decodeLeaseValue(raw.values, i * LEASE_VALUE_SIZE) });
+    }
+    if (this.tupleCache.size > 2 * raw.count + 1024) this.tupleCache.clear();
+    return out;
   }
 
   /** The synchronous part of a reading. Returns true when the record changed. */
@@ -290,7 +360,24 @@ export class CounterEvidence {
     const net = this.o.network;
     const dp = this.o.dp;
     const now = bootNs();
-    const kernel = dp.listLeases();
+    const kernel = this.kernelLeases(now);
+    if (kernel === null) {
+      // nothing moved in the lease map: harvest only
+      const ended = this.ended.splice(0);
+      const s = this.sampler.sample();
+      let changed = false;
+      let lines = [...s.lines, ...this.endedLines(ended)];
+      if (ended.length) {
+        const r = this.retire(net.record, ended.map((e) => e.lease.generation), at);
+        if (r.lines.length) {
+          net.setRecord(r.rec);
+          changed = true;
+        }
+        lines = [...lines, ...r.lines];
+      }
+      this.append(lines, at);
+      return changed || s.changed > 0;
+    }
     const byKey = new Map<string, LeaseRecord>();
     for (const l of net.record.leases) byKey.set(leaseKey(l), l);
     const expired: { lease: LeaseRecord; why: string }[] = [];
@@ -354,6 +441,11 @@ export class CounterEvidence {
       }
       rec = editLeases(rec, remove, put);
     }
+    let next = 0n;
+    for (const k of kernel) {
+      if (k.expiresBootNs > now && (next === 0n || k.expiresBootNs < next)) next = k.expiresBootNs;
+    }
+    this.nextExpiry = next;
     const s = this.sampler.sample();
     const r = this.retire(rec, ended.map((e) => e.lease.generation), at);
     rec = r.rec;
@@ -457,7 +549,7 @@ export class CounterEvidence {
   // ---- envelope changes (control socket, restart with another policy) ----
 
   private async handle(req: ControlRequest, peer: ControlPeer): Promise<Record<string, unknown>> {
-    if (this.stopped) throw new GenseeError('E_STATE', 'the supervisor is stopping', 1);
+    if (this.stopping) throw new GenseeError('E_STATE', 'the supervisor is stopping', 1);
     switch (req.command) {
       case 'policy_apply': {
         if (typeof req.policy_text !== 'string') throw new GenseeError('E_SCHEMA', 'policy_text must be a string');
@@ -593,9 +685,12 @@ export class CounterEvidence {
 
   /** Final harvest, snapshot, close. removeNft: delete the nftables table (close / detach). */
   async stop(opts: { removeNft?: boolean } = {}): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.stopping) return;
+    this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
     this.timer = null;
+    this.expiryTimer = null;
     await this.control?.close().catch((e: Error) => this.o.onError(e));
     this.nftDue = 0;
     await this.tick().catch((e: Error) => this.o.onError(e));

@@ -96,6 +96,8 @@ export class Sampler {
   private nftDenyPrev: bigint;
   private readonly nftBaseline: Map<string, bigint>;
   private tot: CounterTotals;
+  /** the previous dump, for the fast path */
+  private last: RawCounters | null = null;
   /** keys we deleted from the kernel map ourselves: their disappearance is not a reset */
   private readonly forgotten = new Set<string>();
   /** counters read so far (for the bench) */
@@ -154,7 +156,16 @@ export class Sampler {
     const deny: LogFields[] = [];
     const other: LogFields[] = [];
     let changed = 0n;
+    // Fast path: the kernel dumps a hash map in bucket order, so with no key
+    // added or removed the keys come back byte-identical: compare the sums
+    // per index and look at changed counters only (an idle reading of 10,000
+    // counters is two memcmps).
+    const same = this.last !== null && this.last.count === raw.count && this.last.keys.equals(raw.keys);
+    if (same && this.last!.sums.equals(raw.sums)) return this.stat(other, allow, deny, changed);
+    const last = same ? this.last!.sums : null;
+    this.last = { count: raw.count, keys: raw.keys, sums: raw.sums };
     for (let i = 0; i < raw.count; i++) {
+      if (last && last.readUInt32LE(i * 8) === raw.sums.readUInt32LE(i * 8) && last.readUInt32LE(i * 8 + 4) === raw.sums.readUInt32LE(i * 8 + 4)) continue;
       const off = i * COUNTER_KEY_SIZE;
       const hex = raw.keys.toString('hex', off, off + COUNTER_KEY_SIZE);
       const cur = raw.sums.readBigUInt64LE(i * 8);
@@ -185,7 +196,7 @@ export class Sampler {
       (k.verdict === 'allow' ? allow : deny).push(counterLine(k, delta, cur));
     }
     // counters that disappeared: the map was recreated under us
-    if (this.ebpf.size !== raw.count) {
+    if (!same && this.ebpf.size !== raw.count) {
       for (const [hex, p] of this.ebpf) {
         if (p.seen === tick) continue;
         const k = this.decoded.get(hex);
@@ -193,6 +204,10 @@ export class Sampler {
         this.ebpf.delete(hex);
       }
     }
+    return this.stat(other, allow, deny, changed);
+  }
+
+  private stat(other: LogFields[], allow: LogFields[], deny: LogFields[], changed: bigint): SampleResult {
     const st = this.src.stats();
     const lost = this.step('lost_events', this.lost, st.lostEvents, other);
     this.lost = st.lostEvents;

@@ -341,3 +341,42 @@ t.test('SIGTERM with a container running: hooks stay pinned, later calls fail, n
   t.match(r.out, /^second=1 .*Function not implemented/m, 'after shutdown the paused connect fails (ENOSYS), even to the leased port');
   t.equal(leased.accepted(), 1, 'the second connect never reached the server');
 });
+
+t.test('runc exec into a served container joins its operation', async (t) => {
+  if (!requireRunc(t)) return;
+  const root = tempRoot(t);
+  const stateDir = path.join(root, 'st');
+  const policyDir = path.join(root, 'pol');
+  const sock = path.join(root, 'oci.sock');
+  const op = uniqueName('gs-oci');
+  cleanupOp(t, op);
+  const leased = await tcpServer(t);
+  writePolicy(policyDir, op, leased.port);
+  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir]);
+  const b = makeBundle(t, root, 'e', { listenerPath: sock, metadata: `op=${op}`, script: 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo init-done' });
+  const running = runcRun(b);
+  await l.waitEvent((e) => e.event === 'attached' && e.op === op);
+  await waitFor(() => {
+    try {
+      return (JSON.parse(execFileSync('runc', ['state', b.id]).toString()) as { status: string }).status === 'running';
+    } catch {
+      return false;
+    }
+  }, 10_000);
+
+  const exec = await new Promise<string>((resolve) => {
+    execFile('runc', ['exec', b.id, 'sh', '-c', ncScript([['exec', leased.port]])], { timeout: 20_000 }, (_e, so, se) => resolve(so + se));
+  });
+  t.match(exec, /^exec=0 /m, 'the exec process connects after its pause');
+  const joined = await l.waitEvent((e) => e.event === 'joined' && e.op === op);
+  t.equal(joined.container, b.id, 'its seccomp fd joined the running operation');
+  const f = faultLines(stateDir, op).filter((x) => x.kind === 'resolution');
+  t.equal(f.length, 1, 'one fault, resolved retry_after_lease');
+  t.notOk(l.events.some((e) => e.event === 'stopped'), 'the exec process ending does not end the operation');
+
+  fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
+  const r = await running;
+  t.match(r.out, /init-done/);
+  const stopped = await l.waitEvent((e) => e.event === 'stopped' && e.op === op);
+  t.match(stopped, { why: 'tasks_gone', faults: 1, leases_installed: 1, hooks: 'detached' }, 'ended with the container');
+});
