@@ -122,62 +122,73 @@ export class Supervisor {
       throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`, 1);
     }
     if (!pinned) attachHooks(o.op, cgroup);
-    const record = await createOperation(
-      o.stateDir,
-      { id: o.op, owner_uid: ownerUid, cgroup, policy_hash: o.policy.hash, resolver: me, peers: o.peers ?? existing?.peers ?? [] },
-      { reopen: true },
-    );
-    const key = await readKey(o.stateDir, o.op);
-    const dp = DataPlane.open(o.op);
-    let net = await readNetwork(o.stateDir, o.op);
-    net = beginGeneration(net, existing ? (existing.policy_hash === o.policy.hash ? 'restart' : 'policy_change') : 'start');
-    net = await writeNetwork(o.stateDir, o.op, net);
-    const network = new NetworkBackend({ stateDir: o.stateDir, op: o.op, dp, policy: o.policy.policy, record: net });
-    const reconciled = await network.reconcile();
-    const dir = opDir(o.stateDir, o.op);
-    // group commit without a wait: a batch forms while the previous fdatasync runs
-    let serverRef: SupervisorServer | null = null;
-    const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), {
-      groupWindowMs: 0,
-      inlineSync: true,
-      // hold a batch open (≤ 300 µs) while other requests are still on their way to the log
-      batchWhile: () => serverRef !== null && serverRef.busy,
-      batchMaxUs: 300,
-    });
-    let active = true;
-    const resolver = new Resolver({
-      scope: { id: o.op, cgroup, peers: record.peers, active: () => active },
-      key,
-      faults,
-      network,
-    });
-    const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
-    resolver.on('backend_error', onError);
-    const evidence = await CounterEvidence.open({
-      stateDir: o.stateDir,
-      op: o.op,
-      cgroup,
-      dp,
-      network,
-      policyHash: o.policy.hash,
-      startReason: net.generations[net.generations.length - 1].reason,
-      ownerUid,
-      key,
-      nft: o.nft,
-      intervalMs: o.sampleIntervalMs,
-      onError,
-    });
-    const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
-    serverRef = server;
-    await server.listen();
-    const loop = startRejectLoop(dp, resolver, onError);
-    void active;
-    const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled });
-    sup.evidence = evidence;
-    sup.deactivate = () => {
-      active = false;
-    };
-    return sup;
+    try {
+      const record = await createOperation(
+        o.stateDir,
+        { id: o.op, owner_uid: ownerUid, cgroup, policy_hash: o.policy.hash, resolver: me, peers: o.peers ?? existing?.peers ?? [] },
+        { reopen: true },
+      );
+      const key = await readKey(o.stateDir, o.op);
+      const dp = DataPlane.open(o.op);
+      let net = await readNetwork(o.stateDir, o.op);
+      net = beginGeneration(net, existing ? (existing.policy_hash === o.policy.hash ? 'restart' : 'policy_change') : 'start');
+      net = await writeNetwork(o.stateDir, o.op, net);
+      const network = new NetworkBackend({ stateDir: o.stateDir, op: o.op, dp, policy: o.policy.policy, record: net });
+      const reconciled = await network.reconcile();
+      const dir = opDir(o.stateDir, o.op);
+      // group commit without a wait: a batch forms while the previous fdatasync runs
+      let serverRef: SupervisorServer | null = null;
+      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), {
+        groupWindowMs: 0,
+        inlineSync: true,
+        // hold a batch open (≤ 300 µs) while other requests are still on their way to the log
+        batchWhile: () => serverRef !== null && serverRef.busy,
+        batchMaxUs: 300,
+      });
+      let active = true;
+      const resolver = new Resolver({
+        scope: { id: o.op, cgroup, peers: record.peers, active: () => active },
+        key,
+        faults,
+        network,
+      });
+      const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
+      resolver.on('backend_error', onError);
+      const evidence = await CounterEvidence.open({
+        stateDir: o.stateDir,
+        op: o.op,
+        cgroup,
+        dp,
+        network,
+        policyHash: o.policy.hash,
+        startReason: net.generations[net.generations.length - 1].reason,
+        ownerUid,
+        key,
+        nft: o.nft,
+        intervalMs: o.sampleIntervalMs,
+        onError,
+      });
+      const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
+      serverRef = server;
+      await server.listen();
+      const loop = startRejectLoop(dp, resolver, onError);
+      const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled });
+      sup.evidence = evidence;
+      sup.deactivate = () => {
+        active = false;
+      };
+      return sup;
+    } catch (e) {
+      // hooks this call attached come off again; pre-existing pins stay (failing closed)
+      if (!pinned) {
+        try {
+          detachHooks(o.op);
+        } catch {
+          /* report the original error */
+        }
+      }
+      throw e;
+    }
   }
 
   private deactivate: () => void = () => undefined;

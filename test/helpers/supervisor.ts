@@ -48,20 +48,26 @@ export async function startTestSupervisor(t: TapLike, policy: object = POLICY, p
   const op = uniqueName(prefix);
   const stateDir = shortStateDir(t);
   const text = JSON.stringify(policy);
-  const sup = await Supervisor.start({ stateDir, op, cgroup, policy: { policy: parsePolicy(policy), hash: policyHash(text) }, onError: () => undefined });
+  let sup: Supervisor | null = null;
   t.teardown(async () => {
-    await sup.stop();
-    detachHooks(op);
+    if (sup) await sup.stop();
+    try {
+      detachHooks(op);
+    } catch {
+      /* never attached */
+    }
   });
+  sup = await Supervisor.start({ stateDir, op, cgroup, policy: { policy: parsePolicy(policy), hash: policyHash(text) }, onError: () => undefined });
   const key = await readKey(stateDir, op);
+  const started = sup;
   return {
-    sup,
+    sup: started,
     op,
     cgroup,
     stateDir,
     key,
     submit: (f) =>
-      submitFault({ socketPath: sup.socketPath, body: encodeFault(f), faultId: f.fault_id, key, resolver: sup.record.resolver }),
+      submitFault({ socketPath: started.socketPath, body: encodeFault(f), faultId: f.fault_id, key, resolver: started.record.resolver }),
   };
 }
 
