@@ -7,7 +7,6 @@
 //   (its `nft -j list table` reads run in a child process: measured apart,
 //   per read, and spread over the adaptive nft reading period)
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { execFile, ChildProcess, spawn } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/addon';
@@ -195,10 +194,9 @@ async function installLatency(n: number, withNft: boolean): Promise<void> {
 }
 
 export async function benchCounters(opts: { leases: number; seconds: number }): Promise<void> {
-  const withNft = (await nftUnavailable()) === null;
-  // a listener is not needed: connects to closed loopback ports are allowed
+  // traffic needs no listener: connects to closed loopback ports are allowed
   // (and counted) by the hook, then refused by the stack — cheap traffic
-  void net;
+  const withNft = (await nftUnavailable()) === null;
   await installLatency(opts.leases, withNft);
   const rows: string[][] = [];
   for (const busy of [false, true]) rows.push(await samplerCost({ n: opts.leases, seconds: opts.seconds, nft: false, busy }));

@@ -122,6 +122,7 @@ export class Supervisor {
       throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`, 1);
     }
     if (!pinned) attachHooks(o.op, cgroup);
+    let evidence: CounterEvidence | null = null;
     try {
       const record = await createOperation(
         o.stateDir,
@@ -154,7 +155,7 @@ export class Supervisor {
       });
       const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
       resolver.on('backend_error', onError);
-      const evidence = await CounterEvidence.open({
+      evidence = await CounterEvidence.open({
         stateDir: o.stateDir,
         op: o.op,
         cgroup,
@@ -179,6 +180,8 @@ export class Supervisor {
       };
       return sup;
     } catch (e) {
+      // the sampler's last reading, its control socket; the nft table goes with hooks we attached
+      await evidence?.stop({ removeNft: !pinned }).catch(() => undefined);
       // hooks this call attached come off again; pre-existing pins stay (failing closed)
       if (!pinned) {
         try {

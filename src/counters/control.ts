@@ -85,7 +85,15 @@ export class ControlServer {
   private readonly sockets = new Set<net.Socket>();
 
   constructor(
-    private readonly o: { socketPath: string; ownerUid: number; cgroup: string; key: Buffer; handler: ControlHandler },
+    private readonly o: {
+      socketPath: string;
+      ownerUid: number;
+      cgroup: string;
+      key: Buffer;
+      handler: ControlHandler;
+      /** a request refused before it reached the handler (peer, frame, schema) */
+      onRefused?: (reason: string, detail: string, peer: ControlPeer | null) => void;
+    },
   ) {}
 
   async listen(): Promise<void> {
@@ -151,15 +159,20 @@ export class ControlServer {
   }
 
   private async serve(sock: net.Socket, frameP: ReturnType<typeof readFrame>): Promise<void> {
-    const fail = (code: string, error: string) => this.answer(sock, { ok: false, code, error });
-    let peer: ControlPeer;
+    let peer: ControlPeer | null = null;
+    const fail = (code: string, error: string) => {
+      this.o.onRefused?.(code, error, peer);
+      return this.answer(sock, { ok: false, code, error });
+    };
     try {
-      peer = loadAddon().peerCred(fdOf(sock));
+      const c = loadAddon().peerCred(fdOf(sock));
+      peer = { pid: c.pid, uid: c.uid };
     } catch (e) {
       return fail('unauthenticated_peer', `SO_PEERCRED failed: ${(e as Error).message}`);
     }
     if (peer.uid !== 0 && peer.uid !== this.o.ownerUid) return fail('unauthenticated_peer', `uid ${peer.uid} is neither root nor the operation owner`);
     if (pidInCgroupTree(peer.pid, this.o.cgroup)) return fail('unauthenticated_peer', `pid ${peer.pid} is inside the operation's cgroup`);
+    const who = peer;
     let frame;
     try {
       frame = await frameP;
@@ -167,13 +180,19 @@ export class ControlServer {
       return fail('malformed_request', (e as Error).message);
     }
     if (frame.hasTrailing()) return fail('malformed_request', 'bytes after the frame');
+    let req: ControlRequest;
     try {
-      const req = parseRequest(frame);
-      const r = await this.o.handler(req, { pid: peer.pid, uid: peer.uid });
+      req = parseRequest(frame);
+    } catch (e) {
+      return fail((e as GenseeError).code ?? 'malformed_request', (e as Error).message);
+    }
+    try {
+      const r = await this.o.handler(req, who);
       return this.answer(sock, { ok: true, command: req.command, ...r });
     } catch (e) {
-      if (e instanceof GenseeError) return fail(e.code, e.message);
-      return fail('backend_error', (e as Error).message);
+      // the handler's own refusal (bad policy, no such lease): answered, not a refused peer
+      const code = e instanceof GenseeError ? e.code : 'backend_error';
+      return this.answer(sock, { ok: false, code, error: (e as Error).message });
     }
   }
 }

@@ -57,7 +57,7 @@ import type { Policy } from '../protocol/types';
 import { LeaseRecord, NetworkRecord, findLease, leaseKey, setNetworkTotals } from '../state/network';
 import { opDir, updateOperation } from '../state/operation';
 import { ControlPeer, ControlRequest, ControlServer, CONTROL_SOCKET } from './control';
-import { compact, editLeases, markRevoked, needsCompaction, planHandover } from './generations';
+import { compact, editLeases, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
 import { CounterSource, Sampler } from './sampler';
 import { COUNTERS_FILE, SNAPSHOT_EVERY_MS, resume, writeSnapshot } from './snapshot';
 
@@ -65,6 +65,8 @@ export const SAMPLE_INTERVAL_MS = 1000;
 export const HANDOVER_GRACE_MS = 20;
 /** compare the lease map with the record at least every this many readings, changed or not */
 const FULL_SCAN_EVERY = 10;
+/** share of the time network.json rewrites for totals alone may take */
+const NETWORK_WRITE_BUDGET = 0.05;
 /** nft reads may use this share of one core; the period grows with the set */
 const NFT_READ_BUDGET = 0.05;
 /** never sample nft less often than this (elements outlive their lease by NFT_EXPIRY_GRACE_MS = 10 s) */
@@ -130,9 +132,13 @@ export class CounterEvidence {
   private nextExpiry = 0n;
   private lastLeaseDump: { count: number; keys: Buffer; values: Buffer } | null = null;
   private scansSinceFull = 0;
+  /** the record's leases changed since the last scan */
+  private leasesDirty = true;
   private readonly tupleCache = new Map<string, Tuple>();
   private snapshotDirty = false;
   private totalsText = '';
+  private networkBehind = false;
+  private networkDue = 0;
   readonly stats = { ticks: 0, tickMs: 0, lastTickMs: 0 };
 
   private constructor(o: EvidenceOptions, log: ChainedLog, sampler: Sampler, native: NativeDataPlane) {
@@ -190,6 +196,8 @@ export class CounterEvidence {
       cgroup: o.cgroup,
       key: o.key,
       handler: (req, peer) => this.handle(req, peer),
+      // an attempt to change the envelope that was refused is evidence too
+      onRefused: (reason, detail, peer) => this.append([{ kind: 'control_refused', reason, detail: detail.slice(0, 300), peer }], new Date().toISOString()),
     });
     await this.control.listen();
     await this.tick();
@@ -270,6 +278,7 @@ export class CounterEvidence {
 
   /** network backend hook: a lease was installed and recorded; mirror it into nft before the answer. */
   private installed(l: LeaseRecord, replaced: LeaseRecord | undefined): Promise<void> {
+    this.leasesDirty = true;
     this.armExpiry(BigInt(l.expires_at_boot_ns));
     if (replaced && replaced.generation !== l.generation) {
       this.ended.push({ lease: replaced, kind: 'lease_replaced', extra: { by_generation: l.generation } });
@@ -291,16 +300,12 @@ export class CounterEvidence {
     if (leftover) {
       // a table left by a killed run: its counts since our last reading are
       // harvested before it was replaced (against the resumed nft totals)
-      this.append(this.sampler.sampleNft(leftover, (k) => this.generationOfKey(k)).lines, at);
+      const gens = new Map(this.o.network.record.leases.map((l) => [leaseKey(l), l.generation]));
+      this.append(this.sampler.sampleNft(leftover, (k) => gens.get(k) ?? null).lines, at);
     }
     this.sampler.resetNft();
     this.append([{ kind: 'nft_table', table: nft.table, replaced: leftover !== null }], at);
     this.nft = nft;
-  }
-
-  private generationOfKey(k: string): number | null {
-    const l = this.o.network.record.leases.find((x) => leaseKey(x) === k);
-    return l ? l.generation : null;
   }
 
   // ---- the periodic reading ----
@@ -324,17 +329,21 @@ export class CounterEvidence {
   }
 
   /**
-   * The kernel lease map, decoded. Unchanged since the last scan (byte for
-   * byte: every install, removal, re-tag and use changes it), with no
-   * expiry due, the comparison with the record cannot have changed either:
-   * null. Every FULL_SCAN_EVERY readings the comparison runs anyway.
+   * The kernel lease map, decoded — or null when neither the map (byte for
+   * byte: every install, removal, re-tag and use changes it) nor the record
+   * (every install passes the `installed` hook) changed since the last scan
+   * and no expiry is due: then their comparison cannot have changed either.
+   * Every FULL_SCAN_EVERY readings the comparison runs anyway.
    */
   private kernelLeases(now: bigint): Lease[] | null {
     const raw = this.native.leaseList();
     const last = this.lastLeaseDump;
+    const dirty = this.leasesDirty;
     this.lastLeaseDump = raw;
+    this.leasesDirty = false;
     if (
       last !== null &&
+      !dirty &&
       ++this.scansSinceFull < FULL_SCAN_EVERY &&
       (this.nextExpiry === 0n || this.nextExpiry > now) &&
       raw.count === last.count &&
@@ -355,7 +364,7 @@ export class CounterEvidence {
     return out;
   }
 
-  /** The synchronous part of a reading. Returns true when the record changed. */
+  /** The synchronous part of a reading. Returns true when the record's leases or generations changed. */
   private sweepAndSample(at: string): boolean {
     const net = this.o.network;
     const dp = this.o.dp;
@@ -376,7 +385,7 @@ export class CounterEvidence {
         lines = [...lines, ...r.lines];
       }
       this.append(lines, at);
-      return changed || s.changed > 0;
+      return changed;
     }
     const byKey = new Map<string, LeaseRecord>();
     for (const l of net.record.leases) byKey.set(leaseKey(l), l);
@@ -431,7 +440,8 @@ export class CounterEvidence {
       put.push(this.recordOf(l, undefined, uses));
       if (this.nft) void this.nft.put([{ tuple: k.tuple, expiresBootNs: k.expiresBootNs }], now).catch((e: Error) => this.o.onError(e));
     }
-    let rec = net.record;
+    const base = net.record;
+    let rec = base;
     const changed = remove.size > 0 || put.length > 0;
     if (changed) {
       const old = new Map(rec.leases.map((l) => [leaseKey(l), l]));
@@ -450,9 +460,10 @@ export class CounterEvidence {
     const r = this.retire(rec, ended.map((e) => e.lease.generation), at);
     rec = r.rec;
     if (needsCompaction(rec)) rec = compact(rec, [this.policyGen]);
-    if (rec !== net.record) net.setRecord(rec);
+    if (rec !== base) net.setRecord(rec);
+    if (changed) this.leasesDirty = true;
     this.append([...s.lines, ...this.endedLines(ended), ...r.lines], at);
-    return changed || r.lines.length > 0 || s.changed > 0;
+    return changed || r.lines.length > 0;
   }
 
   private recordOf(k: Lease, r: LeaseRecord | undefined, maxUses = 0): LeaseRecord {
@@ -522,18 +533,36 @@ export class CounterEvidence {
     if (del.length) await nft.remove(del.map(([, t]) => t)).catch((e: Error) => this.o.onError(e));
   }
 
-  private async persist(changed: boolean): Promise<void> {
+  /**
+   * Totals into operation.json (small) at every reading that changed them,
+   * and into network.json with them — except that network.json grows with
+   * the live leases, so rewriting it for totals alone is spaced to keep
+   * those writes under NETWORK_WRITE_BUDGET of the time (with 10,000 leases
+   * a rewrite takes tens of ms: then every few seconds; a small record is
+   * rewritten at every reading). A lease change, a handover and stop always
+   * write it.
+   */
+  private async persist(leasesChanged: boolean): Promise<void> {
     const net = this.o.network;
     const totals = this.sampler.totals;
     const text = JSON.stringify(totals);
-    const totalsChanged = text !== this.totalsText;
-    if (totalsChanged || changed) {
-      net.setRecord(setNetworkTotals(net.record, totals));
+    const writes: Promise<unknown>[] = [];
+    if (text !== this.totalsText) {
       this.totalsText = text;
-      const writes: Promise<unknown>[] = [net.persist()];
-      if (totalsChanged) writes.push(updateOperation(this.o.stateDir, this.o.op, { totals: setNetworkTotals(net.record, totals).totals }));
-      await Promise.all(writes);
+      this.networkBehind = true;
+      writes.push(updateOperation(this.o.stateDir, this.o.op, { totals: { allow: totals.allow, deny: { ...totals.deny }, lost_events: totals.lost_events } }));
     }
+    if (leasesChanged || this.stopped || (this.networkBehind && Date.now() >= this.networkDue)) {
+      net.setRecord(setNetworkTotals(net.record, totals));
+      this.networkBehind = false;
+      const t0 = Date.now();
+      writes.push(
+        net.persist().then(() => {
+          this.networkDue = Date.now() + (Date.now() - t0) / NETWORK_WRITE_BUDGET - this.interval;
+        }),
+      );
+    }
+    await Promise.all(writes);
     if (this.snapshotDirty && (this.stopped || Date.now() - this.lastSnapshot >= SNAPSHOT_EVERY_MS)) await this.snapshot();
   }
 
@@ -596,7 +625,6 @@ export class CounterEvidence {
     const pre = this.sampler.sample();
     this.append(pre.lines, at);
     const G = existing ?? this.newGeneration('policy_apply', { policy_hash: hash, by }, at);
-    const oldPolicyGen = this.policyGen;
     this.policyGen = G;
     net.setPolicy(policy);
     const plan = planHandover(net.record, policy, now);
@@ -618,12 +646,15 @@ export class CounterEvidence {
       } else carried++;
     }
     net.setRecord(editLeases(net.record, remove, retagged));
+    this.leasesDirty = true;
     // ---- the final harvest of what the swap retired ----
     await sleep(HANDOVER_GRACE_MS);
     const post = this.sampler.sample();
     const at2 = new Date().toISOString();
     const cands = ended.map((e) => e.lease.generation);
-    if (oldPolicyGen !== G) cands.push(oldPolicyGen);
+    // every earlier policy generation is superseded now (also the previous
+    // run's, at a restart with another policy)
+    for (const g of net.record.generations) if (g.generation !== G && g.revoked_at === undefined && isPolicyReason(g.reason)) cands.push(g.generation);
     const r = this.retire(net.record, cands, at2);
     net.setRecord(r.rec);
     this.append([...post.lines, ...this.endedLines(ended), ...r.lines], at2);
@@ -666,6 +697,7 @@ export class CounterEvidence {
       const G = this.newGeneration('lease_revoked', { by, ...dest(t) }, at);
       dp.removeLease(t);
       net.setRecord(editLeases(net.record, new Set([leaseKey(t)])));
+      this.leasesDirty = true;
       this.nftDelete.set(leaseKey(t), t);
       await sleep(HANDOVER_GRACE_MS);
       const post = this.sampler.sample();

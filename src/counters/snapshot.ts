@@ -160,7 +160,6 @@ export async function resume(dir: string, logSeq: number, logHash: string): Prom
   assertNoSymlinks(file);
   let state = emptySamplerState();
   let from: Resumed['from'] = 'replay';
-  let useSnap = false;
   let replayed = 0;
   let fh: fs.promises.FileHandle;
   try {
@@ -183,7 +182,6 @@ export async function resume(dir: string, logSeq: number, logHash: string): Prom
       if (snap && seq === snap.seq && sha256Hex(Buffer.from(text, 'utf8')) === snap.hash) {
         // the snapshot covers everything up to here: start over from it
         state = fromJson(snap);
-        useSnap = true;
         from = 'snapshot+replay';
         replayed = 0;
         continue;
@@ -194,6 +192,5 @@ export async function resume(dir: string, logSeq: number, logHash: string): Prom
   } finally {
     await fh.close();
   }
-  void useSnap;
   return { state, from, replayed };
 }
