@@ -18,7 +18,7 @@ import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
 import { formatTuple } from '../addr';
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER] [--keep-hooks] -- CMD ARGS…';
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER] [--nft] [--keep-hooks] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
@@ -36,6 +36,7 @@ export async function run(argv: string[]): Promise<number> {
     policy: { type: 'string' },
     user: { type: 'string' },
     json: { type: 'boolean' },
+    nft: { type: 'boolean' },
     'keep-hooks': { type: 'boolean' },
   }, false);
   if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)', 1);
@@ -61,7 +62,7 @@ export async function run(argv: string[]): Promise<number> {
   const outcomes: PauseOutcome[] = [];
   let code = 1;
   try {
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
     sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
     const key = await readKey(stateDir, op);
