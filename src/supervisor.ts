@@ -142,9 +142,9 @@ export class Supervisor {
       const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), {
         groupWindowMs: 0,
         inlineSync: true,
-        // hold a batch open (≤ 300 µs) while other requests are still on their way to the log
+        // hold a batch open (≤ 1 ms) while other requests are still on their way to the log
         batchWhile: () => serverRef !== null && serverRef.busy,
-        batchMaxUs: 300,
+        batchMaxUs: 1000,
       });
       let active = true;
       const resolver = new Resolver({
@@ -206,6 +206,10 @@ export class Supervisor {
     // final harvest; the nft table goes with the hooks (close or detach)
     await this.evidence?.stop({ removeNft: !!opts.close || this.detachOnExit });
     await this.resolver.network.flush();
+    if (process.env.GENSEE_DEBUG) {
+      const s = this.faults.syncStats;
+      process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? Number(s.syncNs / BigInt(s.syncs)) / 1000 : 0} us\n`);
+    }
     await this.faults.close();
     this.dp.close();
     if (opts.close) {

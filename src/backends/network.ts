@@ -62,14 +62,14 @@ export class NetworkBackend {
   private rec: NetworkRecord;
   // network.json is a snapshot, not the journal: the durable record of each
   // lease is its resolution line in faults.jsonl (written before the answer).
-  // The snapshot is written at most every SNAPSHOT_MS off the answer path; a
+  // The snapshot is written at most once a second, off the answer path; a
   // lease granted in the last instants before a crash is therefore unknown at
   // restart and reconcile() removes it from the kernel — fail closed, and the
   // workload simply faults again.
   private writing: Promise<void> | null = null;
   private dirty = false;
   private snapshotTimer: NodeJS.Timeout | null = null;
-  static readonly SNAPSHOT_MS = 200000;
+  static readonly SNAPSHOT_MS = 1000;
 
   constructor(o: NetworkBackendOptions) {
     this.stateDir = o.stateDir;
@@ -115,7 +115,9 @@ export class NetworkBackend {
   /** Append generation N+1 to the record, leases untouched; returns its number. */
   addGeneration(reason: string, now = new Date()): number {
     const generation = this.rec.generation + 1;
-    this.rec = { ...this.rec, generation, generations: [...this.rec.generations, { generation, created_at: now.toISOString(), reason }] };
+    // in place: O(1) on the fault path (the record is only ever read whole, at snapshot time)
+    this.rec.generations.push({ generation, created_at: now.toISOString(), reason });
+    this.rec.generation = generation;
     return generation;
   }
 
