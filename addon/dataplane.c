@@ -395,6 +395,24 @@ int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys,
 	return 0;
 }
 
+int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size_t n,
+		       size_t *deleted, struct gs_err *err)
+{
+	size_t i;
+
+	*deleted = 0;
+	/* One key at a time: a batch delete stops at the first key that is
+	 * already gone (ENOENT), and a counter that was never created or was
+	 * deleted before is exactly that. n is small (one retired generation). */
+	for (i = 0; i < n; i++) {
+		if (bpf_map_delete_elem(dp->counters_fd, &keys[i]) == 0)
+			(*deleted)++;
+		else if (errno != ENOENT)
+			return gs_fail(err, errno, "bpf_map_delete_elem", "map %s", GS_MAP_COUNTERS);
+	}
+	return 0;
+}
+
 int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *err)
 {
 	uint64_t *vals = calloc((size_t)dp->ncpus, 8);

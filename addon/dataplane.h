@@ -62,6 +62,9 @@ int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys,
 /* Counters with per-CPU values summed. */
 int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys,
 		     uint64_t **sums, size_t *n, struct gs_err *err);
+/* Delete counters (of a retired generation, after its final harvest). */
+int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size_t n,
+		       size_t *deleted, struct gs_err *err);
 int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *err);
 
 uint64_t gs_boot_ns(void);

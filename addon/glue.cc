@@ -105,6 +105,7 @@ class DataPlane : public Nan::ObjectWrap {
     Nan::SetPrototypeMethod(tpl, "leaseList", LeaseList);
     Nan::SetPrototypeMethod(tpl, "countersRead", CountersRead);
     Nan::SetPrototypeMethod(tpl, "statsRead", StatsRead);
+    Nan::SetPrototypeMethod(tpl, "countersDelete", CountersDelete);
     Nan::SetPrototypeMethod(tpl, "startEvents", StartEvents);
     Nan::SetPrototypeMethod(tpl, "stopEvents", StopEvents);
     Nan::SetPrototypeMethod(tpl, "close", Close);
@@ -231,6 +232,20 @@ class DataPlane : public Nan::ObjectWrap {
     free(keys);
     free(sums);
     info.GetReturnValue().Set(o);
+  }
+
+  // countersDelete(Buffer of N packed gs_counter_key) → number deleted
+  static NAN_METHOD(CountersDelete) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (info.Length() < 1 || !node::Buffer::HasInstance(info[0])) return Nan::ThrowTypeError("keys must be a Buffer");
+    size_t len = node::Buffer::Length(info[0]);
+    if (len % sizeof(gs_counter_key)) return Nan::ThrowRangeError("keys must be a multiple of the counter key size");
+    size_t deleted = 0;
+    gs_err err = {};
+    if (gs_counters_delete(&self->dp_, reinterpret_cast<const gs_counter_key *>(node::Buffer::Data(info[0])),
+                           len / sizeof(gs_counter_key), &deleted, &err)) return ThrowGs(err);
+    info.GetReturnValue().Set(Nan::New<v8::Number>(static_cast<double>(deleted)));
   }
 
   static NAN_METHOD(StatsRead) {

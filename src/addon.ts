@@ -21,6 +21,8 @@ export interface NativeDataPlane {
   leaseList(): { count: number; keys: Buffer; values: Buffer };
   countersRead(): { count: number; keys: Buffer; sums: Buffer };
   statsRead(): { lostEvents: bigint; counterFull: bigint };
+  /** delete counters (N packed gs_counter_key); returns how many existed */
+  countersDelete(keys: Buffer): number;
   /** cb(err, buf) with buf = N packed gs_fault_event records; ref keeps the loop alive */
   startEvents(cb: (err: NodeJS.ErrnoException | null, buf?: Buffer) => void, ref?: boolean): void;
   stopEvents(): void;

@@ -170,6 +170,7 @@ export class CounterEvidence {
     const ev = new CounterEvidence(o, log, new Sampler(src, res.state), native);
     try {
       await ev.init(res.from, res.replayed);
+      await log.flushNow(); // the start of the evidence is on disk before anything is served
     } catch (e) {
       await ev.abort();
       throw e;
@@ -198,7 +199,12 @@ export class CounterEvidence {
       ownerUid: o.ownerUid,
       cgroup: o.cgroup,
       key: o.key,
-      handler: (req, peer) => this.handle(req, peer),
+      // an operator's change is in counters.jsonl, durably, before it is acknowledged
+      handler: async (req, peer) => {
+        const r = await this.handle(req, peer);
+        await this.log.flushNow();
+        return r;
+      },
       // an attempt to change the envelope that was refused is evidence too
       onRefused: (reason, detail, peer) => this.append([{ kind: 'control_refused', reason, detail: detail.slice(0, 300), peer }], new Date().toISOString()),
     });
@@ -507,6 +513,15 @@ export class CounterEvidence {
       if (!gr || gr.revoked_at) continue; // compacted away long ago, or already retired
       done.add(g);
       lines.push({ kind: 'generation_revoked', generation: g, reason: gr.reason, final_allow: this.sampler.generationAllow(g) });
+    }
+    // its counters are final: take them out of the kernel map
+    const keys = [...done].flatMap((g) => this.sampler.retireGeneration(g));
+    if (keys.length) {
+      try {
+        this.native.countersDelete(Buffer.concat(keys.map((h) => Buffer.from(h, 'hex'))));
+      } catch (e) {
+        this.o.onError(e as Error);
+      }
     }
     return { rec: markRevoked(rec, done, new Date(at)), lines };
   }

@@ -282,6 +282,23 @@ export class Sampler {
     for (const h of hexes) this.forgotten.add(h);
   }
 
+  /**
+   * A generation was harvested for the last time and retired: its allow
+   * counters can never count again. Returns their keys (hex) for deletion
+   * from the kernel map, and forgets them (their disappearance is expected,
+   * not a reset). Keeps the map from filling up over a long run, where every
+   * lease install starts a generation of its own.
+   */
+  retireGeneration(gen: number | bigint): string[] {
+    const g = BigInt(gen);
+    const s = this.byGeneration.get(g);
+    if (!s) return [];
+    this.byGeneration.delete(g);
+    const hexes = [...s];
+    this.forget(hexes);
+    return hexes;
+  }
+
   /** A table replaced at start: its counters begin again at 0. */
   resetNft(): void {
     this.nftPrev.clear();

@@ -492,6 +492,16 @@ export class ChainedLog {
     this.closeFdWhenIdle = false;
   }
 
+  /** Everything queued so far is durable when this resolves (nothing is added). */
+  async flushNow(): Promise<void> {
+    if (this.fd < 0 || (this.pending.length === 0 && this.written.length === 0 && !this.syncing)) return;
+    this.clearTimer();
+    await new Promise<void>((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.flush(); // no-op while syncing: the running fdatasync continues the queue
+    });
+  }
+
   /** Wait for everything queued to be durable, then close. */
   async close(): Promise<void> {
     if (this.fd < 0) return;
