@@ -3,6 +3,37 @@ import { parse, requireOp, out, parseDuration, parseCount, table } from './args'
 import { parseDestination, formatTuple } from '../addr';
 import { DataPlane, Lease, bootNs } from '../dataplane';
 import { GenseeError } from '../errors';
+import * as path from 'node:path';
+import { openOperation, opDir, readKey, resolveStateDir } from '../state/operation';
+import { readStartTimeTicks } from '../resolver/subject';
+import { CONTROL_SOCKET, controlRequest } from '../counters/control';
+import type { Tuple } from '../addr';
+
+/**
+ * When a supervisor runs the operation, a lease change goes through it (its
+ * control socket), so it becomes a generation with its counters harvested;
+ * without one, the kernel map is edited directly (a bare data plane).
+ */
+async function viaSupervisor(stateDirFlag: string | undefined, op: string, t: Tuple, add: { ttl_ms: number; max_uses: number } | null): Promise<Record<string, unknown> | null> {
+  const stateDir = resolveStateDir(stateDirFlag);
+  let rec;
+  try {
+    rec = await openOperation(stateDir, op);
+  } catch (e) {
+    if (e instanceof GenseeError && e.code === 'E_UNKNOWN_OP') return null;
+    throw e;
+  }
+  if (rec.state !== 'active' || !rec.resolver || readStartTimeTicks(rec.resolver.pid) !== rec.resolver.start_time_ticks) return null;
+  const key = await readKey(stateDir, op);
+  return controlRequest({
+    socketPath: path.join(opDir(stateDir, op), CONTROL_SOCKET),
+    key,
+    resolver: rec.resolver,
+    request: add
+      ? { schema: 1, command: 'lease_add', protocol: t.protocol, address: t.address, port: t.port, ...add }
+      : { schema: 1, command: 'lease_rm', protocol: t.protocol, address: t.address, port: t.port },
+  });
+}
 
 export const usage = `usage: gensee lease add --op ID tcp|udp ADDR:PORT [--ttl 30s] [--uses N] [--generation N]
        gensee lease rm  --op ID tcp|udp ADDR:PORT
@@ -26,7 +57,7 @@ function describe(l: Lease, now: bigint): string[] {
   return [formatTuple(l.tuple), String(l.generation), left, l.usesLeft === null ? 'unlimited' : String(l.usesLeft)];
 }
 
-export function run(argv: string[]): number {
+export async function run(argv: string[]): Promise<number> {
   const sub = argv[0];
   const { values, positionals } = parse(argv.slice(1), {
     op: { type: 'string' },
@@ -43,6 +74,17 @@ export function run(argv: string[]): number {
     const uses = values.uses !== undefined ? parseCount(values.uses, '--uses') : 0;
     const gen = values.generation !== undefined ? BigInt(parseCount(values.generation, '--generation')) : null;
     const dp = DataPlane.open(op);
+    const sup = gen === null ? await viaSupervisor(values['state-dir'], op, tuple, sub === 'add' ? { ttl_ms: ttlMs ?? 0, max_uses: uses } : null).catch((e) => {
+      dp.close();
+      throw e;
+    }) : null;
+    if (sup) {
+      dp.close();
+      if (values.flags.has('json')) out(JSON.stringify(sup));
+      else if (sub === 'add') out(`lease ${formatTuple(tuple)} installed by the supervisor of ${op} as generation ${String(sup.generation)}`);
+      else out(`removed ${formatTuple(tuple)}: generation ${String(sup.revoked_generation)} revoked with ${String(sup.final_allow)} allowed calls`);
+      return 0;
+    }
     try {
       if (sub === 'rm') {
         if (!dp.removeLease(tuple)) throw new GenseeError('E_USAGE', `no lease for ${formatTuple(tuple)} in operation ${op}`);
