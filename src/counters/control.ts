@@ -22,7 +22,7 @@
 //            {"schema":1,"command":"lease_rm","protocol":"tcp","address":"127.0.0.1","port":8080}
 //   reply    {"ok":true,"command":...,"generation":N,...,"mac":"<64 hex>"}
 //            {"ok":false,"code":"E_...","error":"...","mac":"<64 hex>"}
-import * as fs from 'node:fs';
+import { listenPrivate, closePrivate, fdOf } from '../resolver/unixsock';
 import * as net from 'node:net';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { loadAddon } from '../addon';
@@ -48,10 +48,6 @@ export type ControlReply = { ok: true; command: string; [k: string]: unknown } |
 
 export type ControlHandler = (req: ControlRequest, peer: ControlPeer) => Promise<Record<string, unknown>>;
 
-function fdOf(sock: net.Socket): number {
-  const h = (sock as unknown as { _handle?: { fd?: number } })._handle;
-  return typeof h?.fd === 'number' ? h.fd : -1;
-}
 
 export function replyMac(key: Uint8Array, reply: object): string {
   return createHmac('sha256', key).update(JSON.stringify(reply)).digest('hex');
@@ -97,43 +93,13 @@ export class ControlServer {
   ) {}
 
   async listen(): Promise<void> {
-    const p = this.o.socketPath;
-    try {
-      const st = fs.lstatSync(p);
-      if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${p} exists and is not a socket; refusing to replace it`, 1);
-      fs.unlinkSync(p); // stale, from a killed supervisor
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
-    const srv = net.createServer({ allowHalfOpen: true }, (s) => this.onConnection(s));
-    this.server = srv;
-    const old = process.umask(0o177);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        srv.once('error', reject);
-        srv.listen(p, () => {
-          srv.off('error', reject);
-          resolve();
-        });
-      });
-    } finally {
-      process.umask(old);
-    }
-    fs.chmodSync(p, 0o600);
-    if (this.o.ownerUid !== 0) fs.chownSync(p, this.o.ownerUid, -1);
+    this.server = await listenPrivate(this.o.socketPath, this.o.ownerUid, (s) => this.onConnection(s));
   }
 
   async close(): Promise<void> {
     const srv = this.server;
     this.server = null;
-    if (!srv) return;
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => srv.close(() => r()));
-    try {
-      fs.unlinkSync(this.o.socketPath);
-    } catch {
-      /* already gone */
-    }
+    if (srv) await closePrivate(srv, this.sockets, this.o.socketPath);
   }
 
   private onConnection(sock: net.Socket): void {

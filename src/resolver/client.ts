@@ -12,6 +12,7 @@ import { verifyMac } from '../protocol/mac';
 import type { Resolution } from '../protocol/types';
 import type { ResolverIdentity } from '../state/operation';
 import { readStartTimeTicks } from './subject';
+import { fdOf } from './unixsock';
 
 export interface SubmitOptions {
   socketPath: string;
@@ -31,10 +32,6 @@ export interface SubmitResult {
   detail?: string;
 }
 
-function fdOf(sock: net.Socket): number {
-  const h = (sock as unknown as { _handle?: { fd?: number } })._handle;
-  return typeof h?.fd === 'number' ? h.fd : -1;
-}
 
 /** The op directory that holds a supervisor socket (…/network-operations/<OP>/supervisor.sock). */
 export function opOfSocket(socketPath: string): { stateDir: string; op: string } {

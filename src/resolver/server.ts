@@ -4,7 +4,6 @@
 // the operation's cgroup (a workload cannot submit or approve its own
 // faults, even as root in its container). Each connection is handled on its
 // own; a slow client only ever holds its own socket.
-import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { loadAddon } from '../addon';
 import { pidInCgroupTree } from '../cgroup';
@@ -13,15 +12,11 @@ import { readFrame, writeFrame, FrameError } from '../protocol/framing';
 import { decodeFault, encodeResolution } from '../protocol/codec';
 import type { Resolution } from '../protocol/types';
 import type { Resolver, PeerInfo } from './resolver';
+import { listenPrivate, closePrivate, fdOf } from './unixsock';
 
 export interface ServerOptions {
   socketPath: string;
   ownerUid: number;
-}
-
-function fdOf(sock: net.Socket): number {
-  const h = (sock as unknown as { _handle?: { fd?: number } })._handle;
-  return typeof h?.fd === 'number' ? h.fd : -1;
 }
 
 export class SupervisorServer {
@@ -43,45 +38,13 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    const p = this.opts.socketPath;
-    // a stale socket from a killed resolver is replaced; anything else is not ours
-    try {
-      const st = fs.lstatSync(p);
-      if (!st.isSocket()) throw new Error(`${p} exists and is not a socket; refusing to replace it`);
-      fs.unlinkSync(p);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
-    const srv = net.createServer({ allowHalfOpen: true }, (s) => this.onConnection(s));
-    this.server = srv;
-    // umask so the socket is never briefly world-connectable; then 0600
-    const old = process.umask(0o177);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        srv.once('error', reject);
-        srv.listen(p, () => {
-          srv.off('error', reject);
-          resolve();
-        });
-      });
-    } finally {
-      process.umask(old);
-    }
-    fs.chmodSync(p, 0o600);
-    if (this.opts.ownerUid !== 0) fs.chownSync(p, this.opts.ownerUid, -1);
+    this.server = await listenPrivate(this.opts.socketPath, this.opts.ownerUid, (s) => this.onConnection(s));
   }
 
   async close(): Promise<void> {
     const srv = this.server;
     this.server = null;
-    if (!srv) return;
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => srv.close(() => r()));
-    try {
-      fs.unlinkSync(this.opts.socketPath);
-    } catch {
-      /* already gone */
-    }
+    if (srv) await closePrivate(srv, this.sockets, this.opts.socketPath);
   }
 
   private async answer(sock: net.Socket, r: Resolution): Promise<void> {

@@ -1,0 +1,50 @@
+// A private unix socket for a trusted control path (supervisor.sock,
+// control.sock): a stale socket from a killed process is replaced, anything
+// else at the path is refused; created under umask 0177 so it is never
+// briefly connectable by others, then 0600 and owned by the operation owner.
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import { GenseeError } from '../errors';
+
+export async function listenPrivate(socketPath: string, ownerUid: number, onConnection: (s: net.Socket) => void): Promise<net.Server> {
+  try {
+    const st = fs.lstatSync(socketPath);
+    if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${socketPath} exists and is not a socket; refusing to replace it`, 1);
+    fs.unlinkSync(socketPath); // stale, from a killed process
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const srv = net.createServer({ allowHalfOpen: true }, onConnection);
+  const old = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(socketPath, () => {
+        srv.off('error', reject);
+        resolve();
+      });
+    });
+  } finally {
+    process.umask(old);
+  }
+  fs.chmodSync(socketPath, 0o600);
+  if (ownerUid !== 0) fs.chownSync(socketPath, ownerUid, -1);
+  return srv;
+}
+
+/** Stop listening, drop open connections, remove the socket file. */
+export async function closePrivate(srv: net.Server, sockets: Set<net.Socket>, socketPath: string): Promise<void> {
+  for (const s of sockets) s.destroy();
+  await new Promise<void>((r) => srv.close(() => r()));
+  try {
+    fs.unlinkSync(socketPath);
+  } catch {
+    /* already gone */
+  }
+}
+
+/** The fd of a connected socket (for SO_PEERCRED), -1 if it has none. */
+export function fdOf(sock: net.Socket): number {
+  const h = (sock as unknown as { _handle?: { fd?: number } })._handle;
+  return typeof h?.fd === 'number' ? h.fd : -1;
+}
