@@ -12,6 +12,12 @@ CC       ?= gcc
 ARCH_INC := /usr/include/$(shell gcc -print-multiarch 2>/dev/null)
 CWARN    := -Wall -Wextra -Werror
 NODE_GYP := node_modules/.bin/node-gyp
+# Build against the installed Node's own headers (npm's nodedir, or the
+# system's /usr/include/node): node-gyp must never try to download them.
+NODEDIR  ?= $(shell d=$$(npm config get nodedir 2>/dev/null); \
+	if [ -n "$$d" ] && [ "$$d" != undefined ] && [ "$$d" != null ]; then echo "$$d"; \
+	elif [ -f "$$(dirname $$(dirname $$(command -v node)))/include/node/node.h" ]; then dirname $$(dirname $$(command -v node)); fi)
+GYP_FLAGS := $(if $(NODEDIR),--nodedir=$(NODEDIR))
 TSC      := node_modules/.bin/tsc
 TAP      := node_modules/.bin/tap
 
@@ -46,8 +52,8 @@ obj/gensee.skel.h: obj/gensee.bpf.o
 
 $(ADDON): obj/gensee.skel.h binding.gyp $(ADDON_SRC) $(SETUP_STAMP)
 	@echo "  ADDON   $@"
-	$(Q)test -f build/Makefile || $(NODE_GYP) configure $(if $(Q),--silent,) >/dev/null
-	$(Q)$(NODE_GYP) build $(if $(Q),--silent,) >/dev/null
+	$(Q)test -f build/Makefile || $(NODE_GYP) configure $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
+	$(Q)$(NODE_GYP) build $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
 
 $(PROBE): $(PROBE_SRC) $(BPF_HDR)
 	@mkdir -p obj
