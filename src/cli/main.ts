@@ -29,6 +29,24 @@ const commands: Record<string, Command> = {
   },
 };
 
+const usages: Record<string, string> = {
+  hooks: hooks.usage,
+  lease: lease.usage,
+  counters: counters.usage,
+  policy: policy.usage,
+  supervise: supervise.usage,
+  status: status.usage,
+  verify: verify.usage,
+  'oci-listener': oci.usage,
+  run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
+};
+
+/** --help / -h anywhere in a command's own options (not in CMD after "--") */
+function wantsHelp(argv: string[]): boolean {
+  const dd = argv.indexOf('--');
+  return (dd < 0 ? argv : argv.slice(0, dd)).some((a) => a === '--help' || a === '-h');
+}
+
 export function registerCommand(name: string, fn: Command): void {
   commands[name] = fn;
 }
@@ -70,6 +88,11 @@ export async function main(argv: string[]): Promise<void> {
   if (!cmd) {
     process.stderr.write(`gensee: E_USAGE: unknown command "${name}"\n${USAGE}\n`);
     process.exitCode = 2;
+    return;
+  }
+  if (wantsHelp(rest) && usages[name]) {
+    process.stdout.write(usages[name] + '\n');
+    process.exitCode = 0;
     return;
   }
   try {

@@ -8,6 +8,8 @@ import { formatTuple } from '../addr';
 import { leaseJson } from './lease';
 import { readStartTimeTicks } from '../resolver/subject';
 
+export const usage = 'usage: gensee status --op ID [--json]';
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
   const op = requireOp(values.op);

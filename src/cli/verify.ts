@@ -4,6 +4,8 @@ import { parse, requireOp, out } from './args';
 import { resolveStateDir, openOperation } from '../state/operation';
 import { verifyOperation } from '../evidence/verify';
 
+export const usage = 'usage: gensee verify --op ID [--json]';
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
   const op = requireOp(values.op);
