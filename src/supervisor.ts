@@ -70,6 +70,8 @@ export class Supervisor {
   private readonly faults: ChainedLog;
   private readonly detachOnExit: boolean;
   private stopped = false;
+  /** the resolver answers operation_not_active once this is false */
+  private readonly live: { active: boolean };
   /** counters.jsonl sampler, generations, nft layer, control.sock (src/counters/evidence.ts) */
   evidence: CounterEvidence | null = null;
 
@@ -82,7 +84,9 @@ export class Supervisor {
     loop: RejectLoop;
     faults: ChainedLog;
     reconciled: Supervisor['reconciled'];
+    live: { active: boolean };
   }) {
+    this.live = x.live;
     this.op = x.o.op;
     this.stateDir = x.o.stateDir;
     this.dir = opDir(x.o.stateDir, x.o.op);
@@ -146,9 +150,9 @@ export class Supervisor {
         batchWhile: () => serverRef !== null && serverRef.busy,
         batchMaxUs: 1000,
       });
-      let active = true;
+      const live = { active: true };
       const resolver = new Resolver({
-        scope: { id: o.op, cgroup, peers: record.peers, active: () => active },
+        scope: { id: o.op, cgroup, peers: record.peers, active: () => live.active },
         key,
         faults,
         network,
@@ -173,11 +177,8 @@ export class Supervisor {
       serverRef = server;
       await server.listen();
       const loop = startRejectLoop(dp, resolver, onError);
-      const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled });
+      const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled, live });
       sup.evidence = evidence;
-      sup.deactivate = () => {
-        active = false;
-      };
       return sup;
     } catch (e) {
       // the sampler's last reading, its control socket; the nft table goes with hooks we attached
@@ -193,8 +194,6 @@ export class Supervisor {
       throw e;
     }
   }
-
-  private deactivate: () => void = () => undefined;
 
   /** Stop serving. Hooks stay pinned and failing closed unless detachOnExit. */
   async stop(opts: { close?: boolean } = {}): Promise<void> {
@@ -213,7 +212,7 @@ export class Supervisor {
     await this.faults.close();
     this.dp.close();
     if (opts.close) {
-      this.deactivate();
+      this.live.active = false;
       await updateOperation(this.stateDir, this.op, { state: 'closed', resolver: null });
     } else {
       await updateOperation(this.stateDir, this.op, { resolver: null });
