@@ -132,6 +132,30 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 		goto out;
 	}
 
+	/* per-verdict aggregate counters: present before the first call, so a
+	 * full map still counts every verdict (see gs_count) */
+	{
+		int ncpus = libbpf_num_possible_cpus();
+		__u64 *zero = ncpus > 0 ? calloc((size_t)ncpus, sizeof(__u64)) : NULL;
+		struct gs_counter_key agg;
+		__u8 vd;
+
+		if (!zero) {
+			gs_fail(err, ncpus < 0 ? ncpus : ENOMEM, "calloc", "aggregate counters of %s", GS_MAP_COUNTERS);
+			goto out;
+		}
+		for (vd = 0; vd < GS_VERDICT_MAX; vd++) {
+			memset(&agg, 0, sizeof(agg));
+			agg.verdict = vd;
+			if (bpf_map_update_elem(bpf_map__fd(skel->maps.gs_counters_v1), &agg, zero, BPF_NOEXIST)) {
+				gs_fail(err, errno, "bpf_map_update_elem", "aggregate counter in map %s", GS_MAP_COUNTERS);
+				free(zero);
+				goto out;
+			}
+		}
+		free(zero);
+	}
+
 	maps[0] = skel->maps.gs_leases_v1;
 	maps[1] = skel->maps.gs_counters_v1;
 	maps[2] = skel->maps.gs_events_v1;

@@ -76,10 +76,20 @@ static __always_inline void gs_count(const struct gs_lease_key *lk, __u8 verdict
 	if (bpf_map_update_elem(&gs_counters_v1, &ck, &one, BPF_NOEXIST) == 0)
 		return;
 	v = bpf_map_lookup_elem(&gs_counters_v1, &ck);
+	if (v) {
+		*v += 1;
+		return;
+	}
+	/* The map is full (e.g. a scan over many ports): count into the
+	 * per-verdict aggregate key the loader created at attach time, so the
+	 * per-reason totals stay exact; the destination is what is lost, and
+	 * that is counted too. */
+	gs_stat_inc(GS_STAT_COUNTER_FULL);
+	__builtin_memset(&ck, 0, sizeof(ck));
+	ck.verdict = verdict;
+	v = bpf_map_lookup_elem(&gs_counters_v1, &ck);
 	if (v)
 		*v += 1;
-	else
-		gs_stat_inc(GS_STAT_COUNTER_FULL);
 }
 
 static __always_inline void gs_emit(const struct gs_lease_key *lk, __u8 reason, __u8 hook)

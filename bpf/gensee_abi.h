@@ -71,7 +71,10 @@ struct gs_lease_value {
 	__u32 _pad;
 };
 
-/* key of gs_counters_v1 (per-CPU hash, value __u64 count) */
+/* key of gs_counters_v1 (per-CPU hash, value __u64 count). A key with
+ * family 0 (everything zero but `verdict`) is the per-verdict aggregate that
+ * counts what could not be keyed by destination because the map was full;
+ * the loader creates the GS_VERDICT_MAX aggregates before attaching. */
 struct gs_counter_key {
 	__u8 family;
 	__u8 protocol;

@@ -77,9 +77,17 @@ export interface CounterKey {
   tuple: Tuple;
   verdict: Verdict;
   generation: bigint;
+  /** the per-verdict aggregate (family 0): counts the map was too full to key by destination */
+  aggregate?: true;
 }
 
+/** Stands for "destinations the full counter map could not key" in an aggregate's tuple. */
+export const AGGREGATE_TUPLE: Tuple = Object.freeze({ family: 'ipv4', protocol: 'tcp', address: '0.0.0.0', port: 0 }) as Tuple;
+
 export function decodeCounterKey(b: Buffer, off = 0): CounterKey {
+  if (b.readUInt8(off) === 0) {
+    return { tuple: AGGREGATE_TUPLE, verdict: VERDICTS[b.readUInt8(off + 4)] ?? 'no_lease', generation: 0n, aggregate: true };
+  }
   const family = familyOf(b.readUInt8(off));
   return {
     tuple: {

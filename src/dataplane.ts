@@ -41,6 +41,13 @@ export interface CounterRow {
   verdict: Verdict;
   generation: bigint;
   count: bigint;
+  /** destinations the full counter map could not key (tuple is a placeholder) */
+  aggregate?: true;
+}
+
+/** How a counter row names its destination. */
+export function describeDestination(r: CounterRow): string {
+  return r.aggregate ? 'other destinations (counter map full)' : formatTuple(r.tuple);
 }
 
 export function bootNs(): bigint {
@@ -144,7 +151,10 @@ export class DataPlane {
     const out: CounterRow[] = [];
     for (let i = 0; i < r.count; i++) {
       const k = decodeCounterKey(r.keys, i * COUNTER_KEY_SIZE);
-      out.push({ ...k, count: r.sums.readBigUInt64LE(i * 8) });
+      const count = r.sums.readBigUInt64LE(i * 8);
+      // the per-verdict aggregates exist from attach on; they matter once they count
+      if (k.aggregate && count === 0n) continue;
+      out.push({ ...k, count });
     }
     return out;
   }

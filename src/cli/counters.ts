@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { parse, requireOp, out, table } from './args';
 import { formatTuple, Family, Protocol } from '../addr';
-import { DataPlane, CounterRow, hooksAttached } from '../dataplane';
+import { DataPlane, CounterRow, hooksAttached, describeDestination } from '../dataplane';
 import { GenseeError } from '../errors';
 import { opDir, resolveStateDir, checkOpDir } from '../state/operation';
 import { COUNTERS_FILE } from '../counters/snapshot';
@@ -36,7 +36,9 @@ async function evidenceSummary(stateDir: string, op: string, since: Date | null)
 }
 
 const dest = (d: { family: string; protocol: string; address: string; port: number }) =>
-  formatTuple({ family: d.family as Family, protocol: d.protocol as Protocol, address: d.address, port: d.port });
+  d.address === 'other'
+    ? 'other destinations (counter map full)'
+    : formatTuple({ family: d.family as Family, protocol: d.protocol as Protocol, address: d.address, port: d.port });
 
 function printSummary(s: CounterSummary, top: number): void {
   const window = s.since ? `since ${s.since}` : 'whole file';
@@ -94,10 +96,9 @@ export async function run(argv: string[]): Promise<number> {
       JSON.stringify({
         op,
         counters: (kernel?.rows ?? []).map((r) => ({
-          family: r.tuple.family,
-          protocol: r.tuple.protocol,
-          address: r.tuple.address,
-          port: r.tuple.port,
+          ...(r.aggregate
+            ? { family: 'any', protocol: 'any', address: 'other', port: 0, overflow: true }
+            : { family: r.tuple.family, protocol: r.tuple.protocol, address: r.tuple.address, port: r.tuple.port }),
           verdict: r.verdict,
           generation: Number(r.generation),
           count: Number(r.count),
@@ -115,7 +116,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (kernel) {
     out('live kernel counters (cumulative)');
-    out(table([['DESTINATION', 'VERDICT', 'GEN', 'COUNT'], ...kernel.rows.map((r) => [formatTuple(r.tuple), r.verdict, String(r.generation), String(r.count)])]));
+    out(table([['DESTINATION', 'VERDICT', 'GEN', 'COUNT'], ...kernel.rows.map((r) => [describeDestination(r), r.verdict, String(r.generation), String(r.count)])]));
     out(`lost events: ${kernel.stats.lostEvents}  counter map full: ${kernel.stats.counterFull}`);
   } else {
     out('hooks not attached: no live kernel counters');

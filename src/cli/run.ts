@@ -14,9 +14,8 @@ import { resolveStateDir, readKey } from '../state/operation';
 import { launchUnderBoundary } from '../pause/launch';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { pinDirFor } from '../bpffs';
-import { detachHooks } from '../dataplane';
+import { detachHooks, describeDestination } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
-import { formatTuple } from '../addr';
 
 export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER] [--nft] [--keep-hooks] -- CMD ARGS…';
 
@@ -112,7 +111,7 @@ export async function run(argv: string[]): Promise<number> {
       refused: st.refused,
       fast_path: ns.fastPath,
       paused: ns.slowPath,
-      destinations: counters.map((c) => ({ destination: formatTuple(c.tuple), verdict: c.verdict, count: Number(c.count) })),
+      destinations: counters.map((c) => ({ destination: describeDestination(c), verdict: c.verdict, count: Number(c.count) })),
       evidence: sup.dir,
     };
     if (json) say(JSON.stringify({ event: 'summary', ...summary }));

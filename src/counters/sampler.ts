@@ -327,7 +327,13 @@ export class Sampler {
   }
 }
 
+/** where an aggregate counter's lines say the destination is: none could be keyed */
+const OTHER = { family: 'any', protocol: 'any', address: 'other', port: 0 };
+
 function counterLine(k: CounterKey, delta: bigint, total: bigint): LogFields {
+  if (k.aggregate) {
+    return { kind: k.verdict === 'allow' ? 'allow' : 'deny', source: 'ebpf', ...(k.verdict === 'allow' ? { generation: 0 } : { reason: k.verdict }), ...OTHER, overflow: true, delta: Number(delta), total: Number(total) };
+  }
   if (k.verdict === 'allow') {
     return { kind: 'allow', source: 'ebpf', generation: Number(k.generation), ...dest(k.tuple), delta: Number(delta), total: Number(total) };
   }
@@ -340,7 +346,7 @@ function resetLine(source: string, k: CounterKey, previous: bigint, current: big
     source,
     verdict: k.verdict,
     generation: Number(k.generation),
-    ...dest(k.tuple),
+    ...(k.aggregate ? OTHER : dest(k.tuple)),
     previous: Number(previous),
     current: Number(current),
   };
