@@ -14,7 +14,13 @@ import type { Tuple } from '../addr';
  * control socket), so it becomes a generation with its counters harvested;
  * without one, the kernel map is edited directly (a bare data plane).
  */
-async function viaSupervisor(stateDirFlag: string | undefined, op: string, t: Tuple, add: { ttl_ms: number; max_uses: number } | null): Promise<Record<string, unknown> | null> {
+async function viaSupervisor(
+  stateDirFlag: string | undefined,
+  op: string,
+  t: Tuple,
+  add: { ttl_ms: number; max_uses: number } | null,
+  generation: bigint | null,
+): Promise<Record<string, unknown> | null> {
   const stateDir = resolveStateDir(stateDirFlag);
   let rec;
   try {
@@ -24,6 +30,9 @@ async function viaSupervisor(stateDirFlag: string | undefined, op: string, t: Tu
     throw e;
   }
   if (rec.state !== 'active' || !rec.resolver || readStartTimeTicks(rec.resolver.pid) !== rec.resolver.start_time_ticks) return null;
+  if (generation !== null) {
+    throw new GenseeError('E_USAGE', `--generation: operation ${op} has a running supervisor, which numbers its own generations; leave it out`);
+  }
   const key = await readKey(stateDir, op);
   return controlRequest({
     socketPath: path.join(opDir(stateDir, op), CONTROL_SOCKET),
@@ -74,10 +83,10 @@ export async function run(argv: string[]): Promise<number> {
     const uses = values.uses !== undefined ? parseCount(values.uses, '--uses') : 0;
     const gen = values.generation !== undefined ? BigInt(parseCount(values.generation, '--generation')) : null;
     const dp = DataPlane.open(op);
-    const sup = gen === null ? await viaSupervisor(values['state-dir'], op, tuple, sub === 'add' ? { ttl_ms: ttlMs ?? 0, max_uses: uses } : null).catch((e) => {
+    const sup = await viaSupervisor(values['state-dir'], op, tuple, sub === 'add' ? { ttl_ms: ttlMs ?? 0, max_uses: uses } : null, gen).catch((e) => {
       dp.close();
       throw e;
-    }) : null;
+    });
     if (sup) {
       dp.close();
       if (values.flags.has('json')) out(JSON.stringify(sup));
