@@ -26,10 +26,9 @@ static const char *const gs_map_names[4] = {
 	GS_MAP_LEASES, GS_MAP_COUNTERS, GS_MAP_EVENTS, GS_MAP_STATS,
 };
 
-static int gs_fail(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int gs_fail(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
+/* The one error helper of the addon's C code (dataplane.h): libbpf's
+ * negative error codes are accepted as well as errno values. */
+int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -75,21 +74,21 @@ static int gs_unpin_all(const char *pin_dir, int detach_links, struct gs_err *er
 				if (bpf_link_detach(fd) && errno != EINVAL && errno != ENOLINK) {
 					int e = errno;
 					close(fd);
-					return gs_fail(err, e, "bpf_link_detach", "%s", p);
+					return gs_errf(err, e, "bpf_link_detach", "%s", p);
 				}
 				close(fd);
 			}
 		}
 		if (unlink(p) && errno != ENOENT)
-			return gs_fail(err, errno, "unlink", "%s", p);
+			return gs_errf(err, errno, "unlink", "%s", p);
 	}
 	for (i = 0; i < 4; i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
 		if (unlink(p) && errno != ENOENT)
-			return gs_fail(err, errno, "unlink", "%s", p);
+			return gs_errf(err, errno, "unlink", "%s", p);
 	}
 	if (rmdir(pin_dir) && errno != ENOENT)
-		return gs_fail(err, errno, "rmdir", "%s", pin_dir);
+		return gs_errf(err, errno, "rmdir", "%s", pin_dir);
 	return 0;
 }
 
@@ -111,24 +110,24 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 
 	cg_fd = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg_fd < 0)
-		return gs_fail(err, errno, "open", "cgroup %s", cgroup_path);
+		return gs_errf(err, errno, "open", "cgroup %s", cgroup_path);
 	if (mkdir(pin_dir, 0700)) {
 		int e = errno;
 		close(cg_fd);
 		if (e == EEXIST)
-			return gs_fail(err, e, "mkdir", "operation already attached: %s exists", pin_dir);
-		return gs_fail(err, e, "mkdir", "%s", pin_dir);
+			return gs_errf(err, e, "mkdir", "operation already attached: %s exists", pin_dir);
+		return gs_errf(err, e, "mkdir", "%s", pin_dir);
 	}
 
 	skel = gensee_bpf__open();
 	if (!skel) {
-		gs_fail(err, errno, "bpf_object__open", "gensee.bpf.o (embedded skeleton)");
+		gs_errf(err, errno, "bpf_object__open", "gensee.bpf.o (embedded skeleton)");
 		goto out;
 	}
 	skel->rodata->gs_emit_events = opts->emit_events ? 1 : 0;
 	skel->rodata->gs_count_allows = opts->count_allows ? 1 : 0;
 	if (gensee_bpf__load(skel)) {
-		gs_fail(err, errno, "bpf_object__load", "gensee programs (verifier log above on stderr)");
+		gs_errf(err, errno, "bpf_object__load", "gensee programs (verifier log above on stderr)");
 		goto out;
 	}
 
@@ -141,14 +140,14 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 		__u8 vd;
 
 		if (!zero) {
-			gs_fail(err, ncpus < 0 ? ncpus : ENOMEM, "calloc", "aggregate counters of %s", GS_MAP_COUNTERS);
+			gs_errf(err, ncpus < 0 ? ncpus : ENOMEM, "calloc", "aggregate counters of %s", GS_MAP_COUNTERS);
 			goto out;
 		}
 		for (vd = 0; vd < GS_VERDICT_MAX; vd++) {
 			memset(&agg, 0, sizeof(agg));
 			agg.verdict = vd;
 			if (bpf_map_update_elem(bpf_map__fd(skel->maps.gs_counters_v1), &agg, zero, BPF_NOEXIST)) {
-				gs_fail(err, errno, "bpf_map_update_elem", "aggregate counter in map %s", GS_MAP_COUNTERS);
+				gs_errf(err, errno, "bpf_map_update_elem", "aggregate counter in map %s", GS_MAP_COUNTERS);
 				free(zero);
 				goto out;
 			}
@@ -163,7 +162,7 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 	for (i = 0; i < 4; i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
 		if (bpf_map__pin(maps[i], p)) {
-			gs_fail(err, errno, "bpf_obj_pin", "map %s at %s", gs_map_names[i], p);
+			gs_errf(err, errno, "bpf_obj_pin", "map %s at %s", gs_map_names[i], p);
 			goto out;
 		}
 	}
@@ -175,13 +174,13 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 	for (i = 0; i < 4; i++) {
 		links[i] = bpf_program__attach_cgroup(progs[i], cg_fd);
 		if (!links[i]) {
-			gs_fail(err, errno, "bpf_link_create", "program %s on cgroup %s",
+			gs_errf(err, errno, "bpf_link_create", "program %s on cgroup %s",
 				bpf_program__name(progs[i]), cgroup_path);
 			goto out;
 		}
 		gs_path(p, sizeof(p), pin_dir, gs_link_names[i]);
 		if (bpf_link__pin(links[i], p)) {
-			gs_fail(err, errno, "bpf_obj_pin", "link %s at %s", gs_link_names[i], p);
+			gs_errf(err, errno, "bpf_obj_pin", "link %s at %s", gs_link_names[i], p);
 			goto out;
 		}
 	}
@@ -237,7 +236,7 @@ int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err)
 	snprintf(dp->pin_dir, sizeof(dp->pin_dir), "%s", pin_dir);
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0)
-		return gs_fail(err, ncpus, "libbpf_num_possible_cpus", "/sys/devices/system/cpu/possible");
+		return gs_errf(err, ncpus, "libbpf_num_possible_cpus", "/sys/devices/system/cpu/possible");
 	dp->ncpus = ncpus;
 	for (i = 0; i < 4; i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
@@ -245,7 +244,7 @@ int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err)
 		if (*fds[i] < 0) {
 			int e = errno;
 			gs_dp_close(dp);
-			return gs_fail(err, e, "bpf_obj_get", "map %s", p);
+			return gs_errf(err, e, "bpf_obj_get", "map %s", p);
 		}
 	}
 	return 0;
@@ -255,7 +254,7 @@ int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k,
 		 const struct gs_lease_value *v, int only_new, struct gs_err *err)
 {
 	if (bpf_map_update_elem(dp->leases_fd, k, v, only_new ? BPF_NOEXIST : BPF_ANY))
-		return gs_fail(err, errno, "bpf_map_update_elem", "map %s", GS_MAP_LEASES);
+		return gs_errf(err, errno, "bpf_map_update_elem", "map %s", GS_MAP_LEASES);
 	return 0;
 }
 
@@ -266,7 +265,7 @@ int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k,
 		return 1;
 	if (errno == ENOENT)
 		return 0;
-	return gs_fail(err, errno, "bpf_map_lookup_elem", "map %s", GS_MAP_LEASES);
+	return gs_errf(err, errno, "bpf_map_lookup_elem", "map %s", GS_MAP_LEASES);
 }
 
 int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *err)
@@ -275,7 +274,7 @@ int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *
 		return 1;
 	if (errno == ENOENT)
 		return 0;
-	return gs_fail(err, errno, "bpf_map_delete_elem", "map %s", GS_MAP_LEASES);
+	return gs_errf(err, errno, "bpf_map_delete_elem", "map %s", GS_MAP_LEASES);
 }
 
 /*
@@ -327,7 +326,7 @@ static int gs_dump(int fd, const char *name, size_t ksize, size_t vsize,
 				cap *= 2;
 				continue;
 			}
-			gs_fail(err, errno, "bpf_map_lookup_batch", "map %s", name);
+			gs_errf(err, errno, "bpf_map_lookup_batch", "map %s", name);
 			goto fail;
 		}
 		n += count;
@@ -356,7 +355,7 @@ slow:
 			if (bpf_map_get_next_key(fd, have ? cur : NULL, next)) {
 				if (errno == ENOENT)
 					break;
-				gs_fail(err, errno, "bpf_map_get_next_key", "map %s", name);
+				gs_errf(err, errno, "bpf_map_get_next_key", "map %s", name);
 				free(cur);
 				free(next);
 				goto fail;
@@ -385,7 +384,7 @@ slow:
 	*n_out = n;
 	return 0;
 nomem:
-	gs_fail(err, ENOMEM, "malloc", "dump of map %s", name);
+	gs_errf(err, ENOMEM, "malloc", "dump of map %s", name);
 fail:
 	free(keys);
 	free(vals);
@@ -432,7 +431,7 @@ int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size
 		if (bpf_map_delete_elem(dp->counters_fd, &keys[i]) == 0)
 			(*deleted)++;
 		else if (errno != ENOENT)
-			return gs_fail(err, errno, "bpf_map_delete_elem", "map %s", GS_MAP_COUNTERS);
+			return gs_errf(err, errno, "bpf_map_delete_elem", "map %s", GS_MAP_COUNTERS);
 	}
 	return 0;
 }
@@ -444,12 +443,12 @@ int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *er
 	int c;
 
 	if (!vals)
-		return gs_fail(err, ENOMEM, "calloc", "map %s", GS_MAP_STATS);
+		return gs_errf(err, ENOMEM, "calloc", "map %s", GS_MAP_STATS);
 	for (idx = 0; idx < GS_STAT_MAX; idx++) {
 		if (bpf_map_lookup_elem(dp->stats_fd, &idx, vals)) {
 			int e = errno;
 			free(vals);
-			return gs_fail(err, e, "bpf_map_lookup_elem", "map %s", GS_MAP_STATS);
+			return gs_errf(err, e, "bpf_map_lookup_elem", "map %s", GS_MAP_STATS);
 		}
 		out[idx] = 0;
 		for (c = 0; c < dp->ncpus; c++)
@@ -484,14 +483,14 @@ struct gs_events *gs_events_open(struct gs_dp *dp, gs_event_fn fn, void *arg, st
 	struct gs_events *ev = calloc(1, sizeof(*ev));
 
 	if (!ev) {
-		gs_fail(err, ENOMEM, "calloc", "ring buffer %s", GS_MAP_EVENTS);
+		gs_errf(err, ENOMEM, "calloc", "ring buffer %s", GS_MAP_EVENTS);
 		return NULL;
 	}
 	ev->ctx.fn = fn;
 	ev->ctx.arg = arg;
 	ev->rb = ring_buffer__new(dp->events_fd, gs_events_trampoline, &ev->ctx, NULL);
 	if (!ev->rb) {
-		gs_fail(err, errno, "ring_buffer__new", "map %s", GS_MAP_EVENTS);
+		gs_errf(err, errno, "ring_buffer__new", "map %s", GS_MAP_EVENTS);
 		free(ev);
 		return NULL;
 	}
@@ -508,7 +507,7 @@ int gs_events_consume(struct gs_events *ev, struct gs_err *err)
 	int r = ring_buffer__consume(ev->rb);
 
 	if (r < 0)
-		return gs_fail(err, r, "ring_buffer__consume", "map %s", GS_MAP_EVENTS);
+		return gs_errf(err, r, "ring_buffer__consume", "map %s", GS_MAP_EVENTS);
 	return r;
 }
 

@@ -19,6 +19,10 @@ struct gs_err {
 	char what[256];
 };
 
+/* Fill err (errnum may be negative, as libbpf returns it); returns -1 with errno set. */
+int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 struct gs_attach_opts {
 	int emit_events;
 	int count_allows;

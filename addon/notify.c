@@ -86,29 +86,6 @@ enum gs_verdict_kind {
 	GS_V_GONE,
 };
 
-int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errnum == 0)
-		errnum = EIO;
-	err->errnum = errnum;
-	snprintf(err->syscall, sizeof(err->syscall), "%s", syscall);
-	va_start(ap, fmt);
-	vsnprintf(err->what, sizeof(err->what), fmt, ap);
-	va_end(ap);
-	errno = errnum;
-	return -1;
-}
-
-static uint64_t boot_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void close_if(int fd)
 {
 	if (fd >= 0)
@@ -602,7 +579,7 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 
 		v = GS_V_FAULT;
 		if (bpf_map_lookup_elem(n->leases_fd, &c->key, &lv) == 0 &&
-		    (lv.expires_boot_ns == 0 || boot_ns() < lv.expires_boot_ns) &&
+		    (lv.expires_boot_ns == 0 || gs_boot_ns() < lv.expires_boot_ns) &&
 		    (!(lv.flags & GS_LEASE_LIMITED) || lv.uses_left > 0))
 			v = GS_V_FAST; /* the hook will count (and spend) the use */
 	}
@@ -671,7 +648,7 @@ int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_e
 		}
 		return gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_RECV fd %d", n->fd);
 	}
-	observed = boot_ns();
+	observed = gs_boot_ns();
 	v = inspect(n, req, &c);
 	if (v == GS_V_FAULT) {
 		memset(f, 0, sizeof(*f));

@@ -67,10 +67,6 @@ struct gs_notify_opts {
 
 struct gs_notifier;
 
-/* Fill err (errno, failing call, object) and return -1; also used by fdpass.c. */
-int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
 /* Takes ownership of listener_fd on success (closed by gs_notifier_close). */
 struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin,
 				     const struct gs_notify_opts *opts, struct gs_err *err);
