@@ -3,7 +3,7 @@
 // `gensee supervise` and `gensee run`.
 import * as path from 'node:path';
 import { resolveCgroupPath } from './cgroup';
-import { attachHooks, detachHooks, hooksAttached, DataPlane } from './dataplane';
+import { attachHooks, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
 import { pinDirFor } from './bpffs';
 import * as fs from 'node:fs';
 import { GenseeError } from './errors';
@@ -37,6 +37,21 @@ export async function loadPolicyFile(file: string): Promise<LoadedPolicy> {
     throw new GenseeError('E_BAD_JSON', `policy ${file}: not JSON: ${(e as Error).message}`);
   }
   return { policy: parsePolicy(json), hash: policyHash(bytes) };
+}
+
+export interface OperationSummary {
+  faults: number;
+  leases_installed: number;
+  continued: number;
+  delegated: number;
+  denied: number;
+  refused: number;
+  /** paused calls answered from C (lease present) */
+  fast_path: number;
+  /** paused calls raised as faults */
+  paused: number;
+  destinations: { destination: string; verdict: string; count: number }[];
+  evidence: string;
 }
 
 export interface SupervisorOptions {
@@ -193,6 +208,23 @@ export class Supervisor {
       }
       throw e;
     }
+  }
+
+  /** What this operation did, for the summary `gensee run` and the OCI listener print. */
+  summary(notifier: { fastPath: number; slowPath: number }): OperationSummary {
+    const st = this.resolver.stats;
+    return {
+      faults: st.faults,
+      leases_installed: st.retry,
+      continued: st.continue,
+      delegated: st.delegate,
+      denied: st.deny,
+      refused: st.refused,
+      fast_path: notifier.fastPath,
+      paused: notifier.slowPath,
+      destinations: this.dp.readCounters().map((c) => ({ destination: describeDestination(c), verdict: c.verdict, count: Number(c.count) })),
+      evidence: this.dir,
+    };
   }
 
   /** Stop serving. Hooks stay pinned and failing closed unless detachOnExit. */

@@ -14,7 +14,7 @@ import { resolveStateDir, readKey } from '../state/operation';
 import { launchUnderBoundary } from '../pause/launch';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { pinDirFor } from '../bpffs';
-import { detachHooks, describeDestination } from '../dataplane';
+import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
 
 export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER] [--nft] [--keep-hooks] -- CMD ARGS…';
@@ -98,22 +98,8 @@ export async function run(argv: string[]): Promise<number> {
     // let the reject loop drain the last hook events
     await new Promise((r) => setTimeout(r, 50));
 
-    const counters = sup.dp.readCounters();
+    const summary = { op, exit: code, ...sup.summary(ns) };
     const st = sup.resolver.stats;
-    const summary = {
-      op,
-      exit: code,
-      faults: st.faults,
-      leases_installed: st.retry,
-      continued: st.continue,
-      delegated: st.delegate,
-      denied: st.deny,
-      refused: st.refused,
-      fast_path: ns.fastPath,
-      paused: ns.slowPath,
-      destinations: counters.map((c) => ({ destination: describeDestination(c), verdict: c.verdict, count: Number(c.count) })),
-      evidence: sup.dir,
-    };
     if (json) say(JSON.stringify({ event: 'summary', ...summary }));
     else {
       say(`gensee: ${op} exited ${code}: ${st.faults} faults, ${st.retry} leases installed, ${st.continue} already authorized, ${st.delegate} delegated, ${st.deny} denied, ${st.refused} refused; fast path ${ns.fastPath}, paused ${ns.slowPath}`);

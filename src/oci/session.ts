@@ -12,8 +12,7 @@ import { GenseeError } from '../errors';
 import { cgroupId } from '../cgroup';
 import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
-import { formatTuple } from '../addr';
-import { Supervisor, LoadedPolicy } from '../supervisor';
+import { Supervisor, LoadedPolicy, OperationSummary } from '../supervisor';
 import { openOperation, readKey, OperationRecord } from '../state/operation';
 import { readStartTimeTicks } from '../resolver/subject';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
@@ -33,23 +32,13 @@ export interface SessionOptions {
   say: (line: string) => void;
 }
 
-export interface SessionSummary {
+export interface SessionSummary extends OperationSummary {
   op: string;
   why: 'tasks_gone' | 'shutdown' | 'unused';
   containers: string[];
-  faults: number;
-  leases_installed: number;
-  continued: number;
-  delegated: number;
-  denied: number;
-  refused: number;
-  fast_path: number;
-  paused: number;
-  destinations: { destination: string; verdict: string; count: number }[];
   hooks: 'detached' | 'pinned';
   /** processes still in the cgroup when it ended (why the hooks stayed) */
   cgroup_pids: number[];
-  evidence: string;
 }
 
 interface Member {
@@ -244,7 +233,7 @@ export class OciSession {
 
   private async doFinish(why: SessionSummary['why']): Promise<SessionSummary> {
     await Promise.all([...this.members].map((m) => this.retire(m)));
-    const counters = this.sup.dp.readCounters();
+    const counted = this.sup.summary(this.finished); // before stop: it reads the kernel counters
     let left = cgroupProcesses(this.cgroup);
     // the notify fd hangs up as the last filtered task exits, which can be a
     // moment before that task leaves cgroup.procs: give it that moment
@@ -261,30 +250,20 @@ export class OciSession {
       detachHooks(this.op);
       hooks = 'detached';
     }
-    const st = this.sup.resolver.stats;
     const summary: SessionSummary = {
       op: this.op,
       why,
       containers: [...this.containers],
-      faults: st.faults,
-      leases_installed: st.retry,
-      continued: st.continue,
-      delegated: st.delegate,
-      denied: st.deny,
-      refused: st.refused,
-      fast_path: this.finished.fastPath,
-      paused: this.finished.slowPath,
-      destinations: counters.map((c) => ({ destination: formatTuple(c.tuple), verdict: c.verdict, count: Number(c.count) })),
+      ...counted,
       hooks,
       cgroup_pids: left,
-      evidence: this.sup.dir,
     };
     const o = this.o;
     if (o.json) o.say(JSON.stringify({ event: 'stopped', ...summary }));
     else {
       o.say(
-        `gensee: operation ${this.op} stopped (${why === 'tasks_gone' ? 'container tasks gone' : why}): ${st.faults} faults, ${st.retry} leases installed, ` +
-          `${st.continue} already authorized, ${st.delegate} delegated, ${st.deny} denied, ${st.refused} refused; fast path ${summary.fast_path}, paused ${summary.paused}; ` +
+        `gensee: operation ${this.op} stopped (${why === 'tasks_gone' ? 'container tasks gone' : why}): ${summary.faults} faults, ${summary.leases_installed} leases installed, ` +
+          `${summary.continued} already authorized, ${summary.delegated} delegated, ${summary.denied} denied, ${summary.refused} refused; fast path ${summary.fast_path}, paused ${summary.paused}; ` +
           `hooks ${hooks === 'detached' ? 'detached' : `left pinned (cgroup still has pids ${left.slice(0, 8).join(' ')}${left.length > 8 ? ' …' : ''}), failing closed`}`,
       );
       for (const d of summary.destinations) o.say(`  ${d.destination}  ${d.verdict}  ${d.count}`);
