@@ -60,12 +60,18 @@ export function movePid(cgroupPath: string, pid: number): void {
   fs.writeFileSync(path.join(cgroupPath, 'cgroup.procs'), String(pid));
 }
 
+/** Processes in a cgroup (none when it is gone). */
 export function cgroupPids(cgroupPath: string): number[] {
-  return fs
-    .readFileSync(path.join(cgroupPath, 'cgroup.procs'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map(Number);
+  try {
+    return fs
+      .readFileSync(path.join(cgroupPath, 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
 }
 
 /**

@@ -105,6 +105,11 @@ export class DataPlane {
     return new DataPlane(op, pin, new Native(pin));
   }
 
+  /** The addon handle itself, for bulk readers (the counter sampler); owned and closed by this DataPlane. */
+  get raw(): NativeDataPlane {
+    return this.native;
+  }
+
   /** Install (or replace) an exact lease and read it back from the kernel. */
   putLease(spec: LeaseSpec): Lease {
     let expires = spec.expiresBootNs ?? 0n;

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse, out, requireOp } from './args';
 import { GenseeError } from '../errors';
-import { findCgroup2Mount, removeCgroup } from '../cgroup';
+import { findCgroup2Mount, removeCgroup, cgroupPids } from '../cgroup';
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
 import { parsePolicy, policyHash } from '../protocol/json';
 import { resolveStateDir, readKey } from '../state/operation';
@@ -116,9 +116,15 @@ export async function run(argv: string[]): Promise<number> {
       }
       // anything CMD left behind in its cgroup is CMD's: end it, then remove the cgroup
       try {
-        if (fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'utf8').trim()) fs.writeFileSync(path.join(cgroup, 'cgroup.kill'), '1');
-        for (let i = 0; i < 100 && fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'utf8').trim(); i++) await new Promise((r) => setTimeout(r, 10));
+        if (cgroupPids(cgroup).length) fs.writeFileSync(path.join(cgroup, 'cgroup.kill'), '1');
+        for (let i = 0; i < 100 && cgroupPids(cgroup).length; i++) await new Promise((r) => setTimeout(r, 10));
         removeCgroup(cgroup);
+        // the shared parent goes when the last run leaves it (EBUSY while another runs)
+        try {
+          fs.rmdirSync(parent);
+        } catch {
+          /* still in use */
+        }
       } catch (e) {
         process.stderr.write(`gensee: cleanup of ${cgroup}: ${(e as Error).message}\n`);
       }

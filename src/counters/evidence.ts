@@ -44,7 +44,7 @@
 //      `generation_revoked` lines. Each call was counted under exactly one
 //      (tuple, generation) key, so nothing is counted twice or lost.
 import * as path from 'node:path';
-import { loadAddon, NativeDataPlane } from '../addon';
+import { NativeDataPlane } from '../addon';
 import { Tuple, formatTuple, parseAddress, parsePort, parseProtocol } from '../addr';
 import { DataPlane, Lease, bootNs } from '../dataplane';
 import { LEASE_KEY_SIZE, LEASE_VALUE_SIZE, decodeLeaseKey, decodeLeaseValue } from '../abi';
@@ -165,7 +165,8 @@ export class CounterEvidence {
       const t = o.network.record.totals;
       res.state.totals = { allow: t.allow, deny: { ...t.deny }, lost_events: t.lost_events };
     }
-    const native = new (loadAddon().DataPlane)(o.dp.pinDir);
+    // the supervisor's own handle: its maps, no second set of fds (closed with it)
+    const native = o.dp.raw;
     const src: CounterSource = { countersRaw: () => native.countersRead(), stats: () => native.statsRead() };
     const ev = new CounterEvidence(o, log, new Sampler(src, res.state), native);
     try {
@@ -219,7 +220,6 @@ export class CounterEvidence {
     this.o.network.hooks = {};
     await this.control?.close().catch(() => undefined);
     await this.log.close().catch(() => undefined);
-    this.native.close();
   }
 
   get interval(): number {
@@ -753,6 +753,5 @@ export class CounterEvidence {
       await this.persist(false);
       await this.log.close();
     });
-    this.native.close();
   }
 }

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { GenseeError } from '../errors';
-import { cgroupId } from '../cgroup';
+import { cgroupId, cgroupPids } from '../cgroup';
 import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
 import { Supervisor, LoadedPolicy, OperationSummary } from '../supervisor';
@@ -70,15 +70,6 @@ export function pinnedLinkCgroupIds(op: string): bigint[] | null {
     }
   }
   return ids;
-}
-
-/** Processes still in the cgroup (none when it is gone). */
-export function cgroupProcesses(cgroup: string): number[] {
-  try {
-    return fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
 }
 
 function liveResolver(rec: OperationRecord | null): number | null {
@@ -234,12 +225,12 @@ export class OciSession {
   private async doFinish(why: SessionSummary['why']): Promise<SessionSummary> {
     await Promise.all([...this.members].map((m) => this.retire(m)));
     const counted = this.sup.summary(this.finished); // before stop: it reads the kernel counters
-    let left = cgroupProcesses(this.cgroup);
+    let left = cgroupPids(this.cgroup);
     // the notify fd hangs up as the last filtered task exits, which can be a
     // moment before that task leaves cgroup.procs: give it that moment
     for (let i = 0; why === 'tasks_gone' && left.length > 0 && i < TASKS_GONE_GRACE_MS / 10; i++) {
       await new Promise((r) => setTimeout(r, 10));
-      left = cgroupProcesses(this.cgroup);
+      left = cgroupPids(this.cgroup);
     }
     const busy = left.length > 0;
     // the operation is closed when its container is gone; a listener shut
