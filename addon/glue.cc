@@ -10,6 +10,7 @@
 #include "peercred.h"
 
 void InitNotify(v8::Local<v8::Object> target);  // notify_glue.cc
+void InitChan(v8::Local<v8::Object> target);    // chan_glue.cc
 
 namespace {
 
@@ -350,6 +351,7 @@ NAN_MODULE_INIT(InitAll) {
   Nan::Set(target, Nan::New("abi").ToLocalChecked(), abi);
   DataPlane::Init(target);
   InitNotify(target);
+  InitChan(target);
 }
 
 }  // namespace

@@ -110,12 +110,16 @@ export function cgroupOfPid(pid: number): string | null {
   return null;
 }
 
+/** cgroupPath (absolute, under the mount) as /proc/PID/cgroup names it: "/gensee/op". */
+export function cgroupRelPath(cgroupPath: string): string {
+  return '/' + path.relative(findCgroup2Mount(), cgroupPath);
+}
+
 /** Is pid inside cgroupPath (absolute path under the mount) or a descendant? */
 export function pidInCgroupTree(pid: number, cgroupPath: string): boolean {
   const rel = cgroupOfPid(pid);
   if (rel === null) return false;
-  const mount = findCgroup2Mount();
-  const want = '/' + path.relative(mount, cgroupPath);
+  const want = cgroupRelPath(cgroupPath);
   const have = rel === '/' ? '/' : rel;
   return have === want || have.startsWith(want === '/' ? '/' : want + '/');
 }

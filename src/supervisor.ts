@@ -156,15 +156,8 @@ export class Supervisor {
       const network = new NetworkBackend({ stateDir: o.stateDir, op: o.op, dp, policy: o.policy.policy, record: net });
       const reconciled = await network.reconcile();
       const dir = opDir(o.stateDir, o.op);
-      // group commit without a wait: a batch forms while the previous fdatasync runs
-      let serverRef: SupervisorServer | null = null;
-      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), {
-        groupWindowMs: 0,
-        inlineSync: true,
-        // hold a batch open (≤ 1 ms) while other requests are still on their way to the log
-        batchWhile: () => serverRef !== null && serverRef.busy,
-        batchMaxUs: 1000,
-      });
+      // group commit without a window: a batch forms while the previous fdatasync runs
+      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'));
       const live = { active: true };
       const resolver = new Resolver({
         scope: { id: o.op, cgroup, peers: record.peers, active: () => live.active },
@@ -189,7 +182,6 @@ export class Supervisor {
         onError,
       });
       const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
-      serverRef = server;
       await server.listen();
       const loop = startRejectLoop(dp, resolver, onError);
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled, live });
@@ -239,7 +231,7 @@ export class Supervisor {
     await this.resolver.network.flush();
     if (process.env.GENSEE_DEBUG) {
       const s = this.faults.syncStats;
-      process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? Number(s.syncNs / BigInt(s.syncs)) / 1000 : 0} us\n`);
+      process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us\n`);
     }
     await this.faults.close();
     this.dp.close();

@@ -159,7 +159,7 @@ export class CounterEvidence {
     // Nobody waits on a counters line (a lease's durable record is its resolution
     // line in faults.jsonl): batch them for up to 250 ms so they never add an
     // fdatasync per fault on the answer path.
-    const log = await ChainedLog.open(path.join(dir, COUNTERS_FILE), { groupWindowMs: 250, groupMaxLines: 4096 });
+    const log = await ChainedLog.open(path.join(dir, COUNTERS_FILE), { groupWindowMs: 250 });
     const res = await resume(dir, log.seq, log.lastHash);
     if (res.from === 'none') {
       const t = o.network.record.totals;

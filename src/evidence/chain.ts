@@ -8,11 +8,13 @@
 //        64 zeros on line 1
 //
 // Durability: append() resolves only after the line is written and
-// fdatasync'ed. Appends arriving together share one fdatasync (group commit):
-// the first line of a batch waits at most `groupWindowMs` (2 ms) for company,
-// a batch is flushed at once when it reaches `groupMaxLines` (64), and lines
-// reach the file in call order because seq and prev are assigned at call
-// time and batches are written one after another.
+// fdatasync'ed. Every line is written to the file at once, on the caller's
+// thread (so it survives the process being killed); a syncer thread in the
+// addon (addon/evlog.c) runs fdatasync whenever somebody waits, and one
+// fdatasync covers every line written before it began: group commit with
+// no window, and the event loop never blocks on the disk. Lines reach the
+// file in call order because seq and prev are assigned, and the line
+// written, in the same synchronous call.
 //
 // One writer per file: the chain state lives in this object. A second
 // process appending to the same file would break the chain (and verify
@@ -27,6 +29,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
+import { loadAddon } from '../addon';
 import { assertNoSymlinks, fsyncDirectorySync, trustedUids, writeAllSync } from '../state/fsutil';
 
 export const ZERO_HASH = '0'.repeat(64);
@@ -36,24 +39,24 @@ const C = fs.constants;
 const MAX_PARSE_LINE = 1 << 20;
 
 export interface ChainedLogOptions {
-  /** longest wait of a batch's first line before its fdatasync; 0 = next turn of the event loop */
+  /**
+   * Hold a requested fdatasync this long for company (ms). 0 (the default)
+   * syncs at once; lines written meanwhile ride on the next one anyway.
+   * The counters log uses a window: nobody waits on it.
+   */
   groupWindowMs?: number;
-  /** flush as soon as this many lines are queued; also the most lines one fdatasync covers */
-  groupMaxLines?: number;
-  /**
-   * fdatasync on the event-loop thread instead of libuv's pool. Measured on
-   * the 2-core CI VM: ~150 us inline vs ~350 us through the pool (the hop
-   * dominates). Requests that arrive during the blocking sync simply form the
-   * next batch, so throughput does not suffer; latency halves.
-   */
-  inlineSync?: boolean;
-  /**
-   * Group commit without a fixed window: while this returns true (more
-   * writers are known to be on their way, e.g. requests being resolved), the
-   * flush is put off turn by turn of the event loop, up to batchMaxUs.
-   */
-  batchWhile?: () => boolean;
-  batchMaxUs?: number;
+}
+
+/** The addon's syncer (addon/evlog.c, glue in addon/chan_glue.cc). */
+export interface NativeEvLog {
+  /** write whole lines now; returns the ticket of the last one */
+  write(buf: Buffer, nLines: number, wantSync: boolean): number;
+  request(): void;
+  state(): { written: number; durable: number; failed: number; syncs: number; lines: number; syncUs: number; maxSyncUs: number };
+  syncNow(): void;
+  close(): void;
+  ref(): void;
+  unref(): void;
 }
 
 /** what open() found and repaired at the end of the file */
@@ -68,14 +71,10 @@ export interface TornRecovery {
 
 export type LogFields = Record<string, unknown>;
 
-interface Pending {
-  buf: Buffer;
-  /** already in the file (appendLazy): only its fdatasync is pending */
-  done?: boolean;
-  /** appendLazy: never worth an fdatasync of its own (the next append brings one) */
-  lazy?: boolean;
-  resolve?: () => void;
-  reject?: (e: unknown) => void;
+interface Waiter {
+  ticket: number;
+  resolve: () => void;
+  reject: (e: unknown) => void;
 }
 
 export function sha256Hex(b: Uint8Array): string {
@@ -141,32 +140,30 @@ export class ChainedLog {
   private fd: number;
   private seqNo = 0;
   private prevHash = ZERO_HASH;
-  private readonly windowMs: number;
-  private readonly maxLines: number;
-  private readonly inlineSync: boolean;
-  private readonly batchWhile: (() => boolean) | undefined;
-  private readonly batchMaxNs: bigint;
-  private pending: Pending[] = [];
-  /** written to the file already, durable with the next fdatasync */
-  private written: Pending[] = [];
-  private lazyTimer: NodeJS.Timeout | null = null;
-  /** fdatasync calls and lines made durable by them (group-commit efficiency) */
-  readonly syncStats = { syncs: 0, lines: 0, syncNs: 0n };
-  private cancelTimer: (() => void) | null = null;
-  private syncing = false;
+  private native: NativeEvLog | null;
+  /** append() callers waiting for durability, in ticket order */
+  private waiters: Waiter[] = [];
+  private refd = false;
   private failed: unknown = null;
   private closing = false;
-  private closeFdWhenIdle = false;
-  private idleWaiters: Array<() => void> = [];
 
   private constructor(file: string, fd: number, opts: ChainedLogOptions) {
     this.path = file;
     this.fd = fd;
-    this.windowMs = opts.groupWindowMs ?? 2;
-    this.maxLines = Math.max(1, opts.groupMaxLines ?? 64);
-    this.inlineSync = opts.inlineSync === true;
-    this.batchWhile = opts.batchWhile;
-    this.batchMaxNs = BigInt(Math.round((opts.batchMaxUs ?? 300) * 1000));
+    const Ctor = loadAddon().EvLog as new (fd: number, delayUs: number, onDurable: () => void) => NativeEvLog;
+    this.native = new Ctor(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable());
+  }
+
+  /** fdatasync calls and lines made durable by them (group-commit efficiency) */
+  get syncStats(): { syncs: number; lines: number; syncUs: number; maxSyncUs: number } {
+    const s = this.native?.state();
+    return s ? { syncs: s.syncs, lines: s.lines, syncUs: s.syncUs, maxSyncUs: s.maxSyncUs } : { syncs: 0, lines: 0, syncUs: 0, maxSyncUs: 0 };
+  }
+
+  /** the addon's syncer, for answers that must wait for a ticket in C (src/resolver/server.ts) */
+  get handle(): NativeEvLog {
+    this.usable();
+    return this.native!;
   }
 
   /** set when open() found a torn last line and recorded it (log it) */
@@ -274,22 +271,53 @@ export class ChainedLog {
 
   private usable(): void {
     if (this.failed) throw this.failed;
-    if (this.closing) throw new GenseeError('E_STATE', `log is closed: ${this.path}`, 1);
+    if (this.closing || !this.native) throw new GenseeError('E_STATE', `log is closed: ${this.path}`, 1);
+  }
+
+  /**
+   * Append one record now and return its ticket; with sync, an fdatasync
+   * covering it is on its way. Throws (and poisons the log) if the write
+   * fails: a caller that cannot record must not go on as if it had.
+   */
+  appendTicket(fields: LogFields, sync: boolean): number {
+    this.usable();
+    const buf = this.encode(fields);
+    try {
+      return this.native!.write(buf, 1, sync);
+    } catch (e) {
+      this.fail(e);
+      throw e;
+    }
+  }
+
+  /** Resolves once the line with this ticket is durable. */
+  whenDurable(ticket: number): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed);
+    const n = this.native;
+    if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`, 1));
+    if (ticket <= n.state().durable) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const w = { ticket, resolve, reject };
+      const last = this.waiters[this.waiters.length - 1];
+      if (!last || last.ticket <= ticket) this.waiters.push(w);
+      else this.waiters.splice(this.waiters.findIndex((x) => x.ticket > ticket), 0, w);
+      if (!this.refd) {
+        this.refd = true;
+        n.ref();
+      }
+      n.request();
+    });
   }
 
   /** Append one record; resolves when it is durable (fdatasync). */
   append(fields: LogFields): Promise<void> {
-    let buf: Buffer;
+    let t: number;
     try {
-      this.usable();
-      buf = this.encode(fields);
+      t = this.appendTicket(fields, true);
     } catch (e) {
       return Promise.reject(e);
     }
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ buf, resolve, reject });
-      this.schedule();
-    });
+    return this.whenDurable(t);
   }
 
   /**
@@ -297,171 +325,46 @@ export class ChainedLog {
    * process being killed) but made durable by the NEXT fdatasync — typically
    * that of the append() that follows (a fault line, then its resolution
    * line: one fdatasync for both). Resolves once durable; if no append
-   * follows, a sync is forced after 5 ms.
+   * follows, the syncer covers it within 5 ms.
    */
   appendLazy(fields: LogFields): Promise<void> {
-    let buf: Buffer;
+    let t: number;
     try {
-      this.usable();
-      buf = this.encode(fields);
+      t = this.appendTicket(fields, false);
     } catch (e) {
       return Promise.reject(e);
     }
-    return new Promise<void>((resolve, reject) => {
-      if (!this.syncing && this.pending.length === 0) {
-        try {
-          writeAllSync(this.fd, buf);
-        } catch (e) {
-          this.fail(e, [{ buf, resolve, reject }]);
-          return;
-        }
-        this.written.push({ buf, resolve, reject, done: true });
-      } else {
-        this.pending.push({ buf, resolve, reject, lazy: true });
-      }
-      if (!this.lazyTimer) {
-        this.lazyTimer = setTimeout(() => {
-          this.lazyTimer = null;
-          if (this.written.length || this.pending.length) this.schedule(true);
-        }, 5);
-        this.lazyTimer.unref();
-      }
-    });
+    return this.whenDurable(t);
   }
 
-  /**
-   * Append one record synchronously (shutdown paths): writes everything still
-   * queued, then this line, then fdatasync, before returning.
-   */
+  /** Append one record synchronously (shutdown paths): written and fdatasync'ed before returning. */
   appendSync(fields: LogFields): void {
-    this.usable();
-    this.pending.push({ buf: this.encode(fields) });
-    this.flushAllSync();
-  }
-
-  private flushAllSync(): void {
-    this.clearTimer();
-    const batch = this.pending.splice(0);
-    const written = this.written.splice(0);
-    if (batch.length === 0 && written.length === 0) return;
+    this.appendTicket(fields, false);
     try {
-      if (batch.length) writeAllSync(this.fd, Buffer.concat(batch.map((p) => p.buf)));
-      fs.fdatasyncSync(this.fd);
+      this.native!.syncNow();
     } catch (e) {
-      this.fail(e, [...written, ...batch]);
+      this.fail(e);
       throw e;
     }
-    for (const p of [...written, ...batch]) p.resolve?.();
+    this.onDurable();
   }
 
-  private clearTimer(): void {
-    if (this.cancelTimer) {
-      this.cancelTimer();
-      this.cancelTimer = null;
-    }
-  }
-
-  private schedule(force = false): void {
-    if (this.syncing) return; // the running fdatasync picks the queue up when it ends
-    if (force || this.pending.length >= this.maxLines) {
-      this.clearTimer();
-      this.flush();
+  /** the syncer finished an fdatasync (or failed): settle the waiters it covers */
+  private onDurable(): void {
+    const n = this.native;
+    if (!n) return;
+    const st = n.state();
+    if (st.failed && !this.failed) {
+      this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno ${st.failed}`), { errno: st.failed }));
       return;
     }
-    if (this.cancelTimer) return;
-    const fire = (): void => {
-      this.cancelTimer = null;
-      this.flush();
-    };
-    if (this.windowMs <= 0) {
-      const since = process.hrtime.bigint();
-      let h: NodeJS.Immediate;
-      const turn = (): void => {
-        if (this.batchWhile && this.pending.length < this.maxLines && process.hrtime.bigint() - since < this.batchMaxNs && this.batchWhile()) {
-          h = setImmediate(turn);
-          return;
-        }
-        fire();
-      };
-      h = setImmediate(turn);
-      this.cancelTimer = () => clearImmediate(h);
-    } else {
-      const h = setTimeout(fire, this.windowMs);
-      this.cancelTimer = () => clearTimeout(h);
+    let i = 0;
+    while (i < this.waiters.length && this.waiters[i].ticket <= st.durable) i++;
+    if (i > 0) for (const w of this.waiters.splice(0, i)) w.resolve();
+    if (this.waiters.length === 0 && this.refd) {
+      this.refd = false;
+      n.unref();
     }
-  }
-
-  private flush(): void {
-    if (this.syncing) return;
-    if (this.failed || (this.pending.length === 0 && this.written.length === 0)) {
-      this.notifyIdle();
-      return;
-    }
-    this.clearTimer();
-    const batch = [...this.written.splice(0), ...this.pending.splice(0, this.maxLines)];
-    const toWrite = batch.filter((p) => !p.done);
-    try {
-      if (toWrite.length) writeAllSync(this.fd, toWrite.length === 1 ? toWrite[0].buf : Buffer.concat(toWrite.map((p) => p.buf)));
-    } catch (e) {
-      this.fail(e, batch);
-      return;
-    }
-    // inline only when nobody else is on the way: then nothing could overlap
-    // with the sync anyway; under load the pool's fdatasync lets the event
-    // loop decide the next batch meanwhile
-    this.syncStats.syncs++;
-    this.syncStats.lines += batch.length;
-    if (this.inlineSync && !(this.batchWhile && this.batchWhile())) {
-      try {
-        const t0 = process.hrtime.bigint();
-        fs.fdatasyncSync(this.fd);
-        this.syncStats.syncNs += process.hrtime.bigint() - t0;
-      } catch (e) {
-        this.fail(e, batch);
-        return;
-      }
-      for (const p of batch) p.resolve?.();
-      this.afterSync();
-      return;
-    }
-    this.syncing = true;
-    const t0 = process.hrtime.bigint();
-    fs.fdatasync(this.fd, (err) => {
-      this.syncing = false;
-      this.syncStats.syncNs += process.hrtime.bigint() - t0;
-      if (err) {
-        this.fail(err, batch);
-        return;
-      }
-      for (const p of batch) p.resolve?.();
-      this.afterSync();
-    });
-  }
-
-  /**
-   * Lines queued during a sync have already waited through a whole fdatasync:
-   * sync them now — unless they are all write-ahead (lazy) lines, which are
-   * only written now and ride on the next append's fdatasync (or the lazy
-   * timer's), so a fault line never costs an fdatasync of its own.
-   */
-  private afterSync(): void {
-    if (this.pending.some((p) => !p.lazy)) {
-      // through schedule(): with batchWhile, wait (bounded) for writers still on their way
-      this.schedule();
-      return;
-    }
-    if (this.pending.length > 0) {
-      const lazy = this.pending.splice(0);
-      try {
-        writeAllSync(this.fd, lazy.length === 1 ? lazy[0].buf : Buffer.concat(lazy.map((p) => p.buf)));
-      } catch (e) {
-        this.fail(e, lazy);
-        return;
-      }
-      for (const p of lazy) p.done = true;
-      this.written.push(...lazy);
-    }
-    this.notifyIdle();
   }
 
   /**
@@ -469,60 +372,55 @@ export class ChainedLog {
    * no longer match the file, and a caller that cannot record must not go on
    * as if it had (write-ahead). Reopen to recover from what is on disk.
    */
-  private fail(err: unknown, batch: Pending[]): void {
-    this.failed = err;
-    this.clearTimer();
-    const all = [...batch, ...this.written.splice(0), ...this.pending.splice(0)];
-    for (const p of all) p.reject?.(err);
-    this.notifyIdle();
+  private fail(err: unknown): void {
+    if (!this.failed) this.failed = err;
+    for (const w of this.waiters.splice(0)) w.reject(err);
+    if (this.refd && this.native) {
+      this.refd = false;
+      this.native.unref();
+    }
   }
 
-  private notifyIdle(): void {
-    if (this.syncing || ((this.pending.length > 0 || this.written.length > 0) && !this.failed)) return;
-    if (this.closeFdWhenIdle) this.closeFd();
-    const w = this.idleWaiters.splice(0);
-    for (const f of w) f();
+  /** Everything appended so far is durable when this resolves (nothing is added). */
+  async flushNow(): Promise<void> {
+    if (!this.native) return;
+    if (this.failed) throw this.failed;
+    await this.whenDurable(this.native.state().written);
   }
 
-  private closeFd(): void {
+  private shut(): void {
+    this.native?.close();
+    this.native = null;
     if (this.fd >= 0) {
       fs.closeSync(this.fd);
       this.fd = -1;
     }
-    this.closeFdWhenIdle = false;
   }
 
-  /** Everything queued so far is durable when this resolves (nothing is added). */
-  async flushNow(): Promise<void> {
-    if (this.fd < 0 || (this.pending.length === 0 && this.written.length === 0 && !this.syncing)) return;
-    this.clearTimer();
-    await new Promise<void>((resolve) => {
-      this.idleWaiters.push(resolve);
-      this.flush(); // no-op while syncing: the running fdatasync continues the queue
-    });
-  }
-
-  /** Wait for everything queued to be durable, then close. */
+  /** Wait for everything appended to be durable, then close. */
   async close(): Promise<void> {
-    if (this.fd < 0) return;
+    if (!this.native) return;
     this.closing = true;
-    this.clearTimer();
-    await new Promise<void>((resolve) => {
-      this.idleWaiters.push(resolve);
-      this.flush(); // no-op while syncing: the running fdatasync continues the queue
-    });
-    if (this.fd >= 0 && !this.syncing) this.closeFd();
+    try {
+      if (!this.failed) await this.whenDurable(this.native.state().written);
+    } catch {
+      /* failed: nothing more can become durable */
+    }
+    this.shut();
   }
 
-  /**
-   * Write and fdatasync everything queued, synchronously, then close (the fd
-   * is closed as soon as an fdatasync already running returns).
-   */
+  /** fdatasync everything appended, synchronously, then close. */
   closeSync(): void {
-    if (this.fd < 0) return;
+    if (!this.native) return;
     this.closing = true;
-    if (!this.failed) this.flushAllSync();
-    if (this.syncing) this.closeFdWhenIdle = true;
-    else this.closeFd();
+    if (!this.failed) {
+      try {
+        this.native.syncNow();
+        this.onDurable();
+      } catch (e) {
+        this.fail(e);
+      }
+    }
+    this.shut();
   }
 }

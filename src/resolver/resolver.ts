@@ -56,8 +56,6 @@ export class Resolver extends EventEmitter {
   private readonly faults: ChainedLog;
   readonly network: NetworkBackend;
   readonly stats = { faults: 0, continue: 0, retry: 0, delegate: 0, deny: 0, refused: 0 };
-  /** resolves between their fault line and their resolution line (group-commit hint) */
-  deciding = 0;
 
   constructor(o: ResolverOptions) {
     super();
@@ -71,44 +69,62 @@ export class Resolver extends EventEmitter {
     return computeMac(this.key, r);
   }
 
-  /** onLogged: called once the resolution line is queued (before it is durable) */
-  async resolve(fault: Fault, ctx: FaultContext, onLogged?: () => void): Promise<Resolution> {
+  /** the fault log (the socket server answers once a line of it is durable) */
+  get log(): ChainedLog {
+    return this.faults;
+  }
+
+  /** Resolve and return once the resolution line is durable. */
+  async resolve(fault: Fault, ctx: FaultContext): Promise<Resolution> {
+    const r = await this.resolveTicket(fault, ctx);
+    await r.durable;
+    return r.resolution;
+  }
+
+  /**
+   * Resolve up to the resolution line being written; `ticket` is that line's
+   * ticket in the fault log, `durable` settles once it is on stable storage
+   * (stats and the 'resolved' event follow it). Nobody may see the
+   * resolution before `durable`: the socket server hands the ticket to the
+   * addon, which sends the answer right after the covering fdatasync.
+   */
+  async resolveTicket(fault: Fault, ctx: FaultContext): Promise<{ resolution: Resolution; ticket: number; durable: Promise<void> }> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
     // write-ahead: the fault line is in the file before anything is decided;
     // it becomes durable with the resolution line's fdatasync (one for both)
-    const written = this.faults.appendLazy({
-      kind: 'fault',
-      fault_id: fault.fault_id,
-      via: ctx.via,
-      peer: ctx.peer ?? null,
-      fault: faultToJson(fault),
-    });
+    this.faults.appendTicket(
+      {
+        kind: 'fault',
+        fault_id: fault.fault_id,
+        via: ctx.via,
+        peer: ctx.peer ?? null,
+        fault: faultToJson(fault),
+      },
+      false,
+    );
     let r: Resolution;
-    this.deciding++;
     try {
       r = { fault_id: fault.fault_id, ...(await this.decide(fault)) };
     } catch (e) {
       r = { fault_id: fault.fault_id, action: 'deny', reason: 'backend_error' };
       this.emit('backend_error', e);
-    } finally {
-      this.deciding--;
     }
-    const durable = Promise.all([
-      written,
-      this.faults.append({
+    const ticket = this.faults.appendTicket(
+      {
         kind: 'resolution',
         fault_id: fault.fault_id,
         resolution: resolutionToJson(r),
         ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
-      }),
-    ]);
-    onLogged?.();
-    await durable;
-    const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
-    this.stats[key]++;
-    this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
-    return r;
+      },
+      true,
+    );
+    const durable = this.faults.whenDurable(ticket).then(() => {
+      const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
+      this.stats[key]++;
+      this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
+    });
+    return { resolution: r, ticket, durable };
   }
 
   private async decide(f: Fault): Promise<Omit<Resolution, 'fault_id'>> {
@@ -129,8 +145,16 @@ export class Resolver extends EventEmitter {
 
   /** Record something refused before it became a fault (bad frame, bad peer). */
   async refuse(reason: DenyReason, detail: string, ctx: FaultContext, faultId = ''): Promise<void> {
+    await this.refuseTicket(reason, detail, ctx, faultId).durable;
+  }
+
+  /** refuse(), returning the refusal line's ticket at once (see resolveTicket). */
+  refuseTicket(reason: DenyReason, detail: string, ctx: FaultContext, faultId = ''): { ticket: number; durable: Promise<void> } {
     this.stats.refused++;
-    await this.faults.append({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null });
-    this.emit('refused', { reason, detail, ctx });
+    const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null }, true);
+    const durable = this.faults.whenDurable(ticket).then(() => {
+      this.emit('refused', { reason, detail, ctx });
+    });
+    return { ticket, durable };
   }
 }

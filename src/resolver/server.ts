@@ -2,35 +2,58 @@
 // per connection, one signed Resolution back. Peers are authenticated with
 // SO_PEERCRED: uid root or the operation owner, and never a process inside
 // the operation's cgroup (a workload cannot submit or approve its own
-// faults, even as root in its container). Each connection is handled on its
-// own; a slow client only ever holds its own socket.
-import * as net from 'node:net';
+// faults, even as root in its container).
+//
+// The bytes move on the addon's I/O thread (addon/rsrv.c): accept, peer
+// credentials, the framing rules and their deadlines, and the answer, which
+// it sends straight after the fdatasync that makes its resolution line
+// durable (addon/evlog.c). Each connection reaches this file as exactly one
+// request — a frame, or a refusal with its code — and every request is
+// recorded in faults.jsonl and answered. A slow client only ever holds its
+// own connection; this thread never waits on a socket or the disk.
 import { loadAddon } from '../addon';
-import { pidInCgroupTree } from '../cgroup';
+import { cgroupRelPath } from '../cgroup';
 import type { DenyReason } from '../errors';
-import { readFrame, writeFrame, FrameError } from '../protocol/framing';
+import { encodeFrame } from '../protocol/framing';
 import { decodeFault, encodeResolution } from '../protocol/codec';
 import type { Resolution } from '../protocol/types';
 import type { Resolver, PeerInfo } from './resolver';
-import { listenPrivate, closePrivate, fdOf } from './unixsock';
+import { listenPrivateFd } from './unixsock';
+import * as fs from 'node:fs';
 
 export interface ServerOptions {
   socketPath: string;
   ownerUid: number;
 }
 
+/** One connection as the I/O thread hands it over. */
+interface NativeRequest {
+  id: number;
+  /** 'frame', or the refusal: 'unauthenticated_peer' | FrameErrorCode */
+  status: string;
+  pid?: number;
+  uid?: number;
+  gid?: number;
+  /** bytes arrived after the frame before it was handed over */
+  trailing: boolean;
+  detail: string;
+  body?: Buffer;
+}
+
+interface NativeRServer {
+  take(): NativeRequest[];
+  answer(id: number, frame: Buffer, log: unknown, ticket: number): void;
+  drop(id: number): void;
+  stats(): { accepted: number; handed: number; answered: number; refusedAtAccept: number; open: number };
+  stop(): void;
+}
+
 export class SupervisorServer {
   private readonly resolver: Resolver;
   private readonly opts: ServerOptions;
-  private server: net.Server | null = null;
-  private readonly sockets = new Set<net.Socket>();
-  /** connections whose request has not reached the evidence log yet */
-  private unlogged = 0;
-
-  /** more requests are on their way to the log: worth holding a group commit */
-  get busy(): boolean {
-    return this.unlogged > 0;
-  }
+  private native: NativeRServer | null = null;
+  private listenFd = -1;
+  private refusalSeq = 0;
 
   constructor(resolver: Resolver, opts: ServerOptions) {
     this.resolver = resolver;
@@ -38,88 +61,71 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    this.server = await listenPrivate(this.opts.socketPath, this.opts.ownerUid, (s) => this.onConnection(s));
+    const addon = loadAddon() as unknown as {
+      RServer: new (fd: number, ownerUid: number, cgroupRel: string, onReady: () => void) => NativeRServer;
+      closeFd(fd: number): void;
+    };
+    const fd = listenPrivateFd(this.opts.socketPath, this.opts.ownerUid);
+    try {
+      this.native = new addon.RServer(fd, this.opts.ownerUid, cgroupRelPath(this.resolver.scope.cgroup), () => this.onReady());
+    } catch (e) {
+      addon.closeFd(fd);
+      throw e;
+    }
+    this.listenFd = fd;
+  }
+
+  /** connections accepted / answered so far (for status and benchmarks) */
+  stats(): ReturnType<NativeRServer['stats']> | null {
+    return this.native?.stats() ?? null;
   }
 
   async close(): Promise<void> {
-    const srv = this.server;
-    this.server = null;
-    if (srv) await closePrivate(srv, this.sockets, this.opts.socketPath);
-  }
-
-  private async answer(sock: net.Socket, r: Resolution): Promise<void> {
+    const n = this.native;
+    this.native = null;
+    if (!n) return;
+    n.stop();
+    (loadAddon() as unknown as { closeFd(fd: number): void }).closeFd(this.listenFd);
+    this.listenFd = -1;
     try {
-      await writeFrame(sock, encodeResolution(r, this.resolver.mac(r)));
+      fs.unlinkSync(this.opts.socketPath);
     } catch {
-      /* the client went away; the evidence is already written */
+      /* already gone */
     }
-    // Discard whatever the client still sends: closing a unix socket with
-    // unread input resets the peer (ECONNRESET) and it would lose our answer.
-    // Half-close, then give it a moment to read and close its end.
-    sock.removeAllListeners('data');
-    sock.on('data', () => undefined);
-    sock.resume();
-    sock.end();
-    const t = setTimeout(() => sock.destroy(), 2000);
-    t.unref();
-    sock.once('close', () => clearTimeout(t));
-    sock.once('end', () => sock.destroy());
   }
 
-  private refusalSeq = 0;
+  private onReady(): void {
+    const n = this.native;
+    if (!n) return;
+    for (const req of n.take()) {
+      this.serve(req).catch(() => {
+        // nothing could be recorded (the log failed): say nothing, close
+        this.native?.drop(req.id);
+      });
+    }
+  }
 
-  private async deny(sock: net.Socket, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId?: string): Promise<void> {
+  /** Send r once evidence line `ticket` is durable (the addon does the waiting). */
+  private answer(id: number, r: Resolution, ticket: number): void {
+    const frame = encodeFrame(encodeResolution(r, this.resolver.mac(r)));
+    this.native?.answer(id, frame, this.resolver.log.handle, ticket);
+  }
+
+  private deny(id: number, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId?: string): void {
     // a frame that never parsed has no fault id of its own: name the refusal
     if (!faultId) faultId = `refused-${process.pid}-${++this.refusalSeq}`;
-    (sock as net.Socket & { gsLogged?: () => void }).gsLogged?.();
-    await this.resolver.refuse(reason, detail, { via: 'socket', peer }, faultId);
-    await this.answer(sock, { fault_id: faultId, action: 'deny', reason });
+    const { ticket } = this.resolver.refuseTicket(reason, detail, { via: 'socket', peer }, faultId);
+    this.answer(id, { fault_id: faultId, action: 'deny', reason }, ticket);
   }
 
-  private onConnection(sock: net.Socket): void {
-    this.sockets.add(sock);
-    this.unlogged++;
-    let counted = true;
-    const logged = () => {
-      if (counted) {
-        counted = false;
-        this.unlogged--;
-      }
-    };
-    sock.once('close', logged);
-    (sock as net.Socket & { gsLogged?: () => void }).gsLogged = logged;
-    sock.on('close', () => this.sockets.delete(sock));
-    sock.on('error', () => undefined);
-    // start reading at once so no byte is missed; the frame clock runs from the first byte
-    const frameP = readFrame(sock);
-    frameP.catch(() => undefined);
-    void this.serve(sock, frameP).catch(() => sock.destroy());
-  }
-
-  private async serve(sock: net.Socket, frameP: ReturnType<typeof readFrame>): Promise<void> {
-    let peer: PeerInfo;
-    try {
-      peer = loadAddon().peerCred(fdOf(sock));
-    } catch (e) {
-      return this.deny(sock, 'unauthenticated_peer', `SO_PEERCRED failed: ${(e as Error).message}`, undefined);
-    }
-    if (peer.uid !== 0 && peer.uid !== this.opts.ownerUid) {
-      return this.deny(sock, 'unauthenticated_peer', `uid ${peer.uid} is neither root nor the operation owner`, peer);
-    }
-    if (pidInCgroupTree(peer.pid, this.resolver.scope.cgroup)) {
-      return this.deny(sock, 'unauthenticated_peer', `pid ${peer.pid} is inside the operation's cgroup`, peer);
-    }
-    let frame;
-    try {
-      frame = await frameP;
-    } catch (e) {
-      const code = e instanceof FrameError ? e.code : 'frame_error';
-      return this.deny(sock, 'malformed_fault', `${code}: ${(e as Error).message}`, peer);
-    }
-    const d = decodeFault(frame);
-    if (!d.ok) return this.deny(sock, 'malformed_fault', d.detail, peer);
-    if (frame.hasTrailing()) return this.deny(sock, 'malformed_fault', 'frame_trailing: bytes after the frame', peer, d.fault.fault_id);
-    const r = await this.resolver.resolve(d.fault, { via: 'socket', peer }, () => (sock as net.Socket & { gsLogged?: () => void }).gsLogged?.());
-    await this.answer(sock, r);
+  private async serve(req: NativeRequest): Promise<void> {
+    const peer: PeerInfo | undefined = req.pid !== undefined ? { pid: req.pid, uid: req.uid!, gid: req.gid! } : undefined;
+    if (req.status === 'unauthenticated_peer') return this.deny(req.id, 'unauthenticated_peer', req.detail, peer);
+    if (req.status !== 'frame' || !req.body) return this.deny(req.id, 'malformed_fault', `${req.status}: ${req.detail}`, peer);
+    const d = decodeFault(req.body);
+    if (!d.ok) return this.deny(req.id, 'malformed_fault', d.detail, peer);
+    if (req.trailing) return this.deny(req.id, 'malformed_fault', 'frame_trailing: bytes after the frame', peer, d.fault.fault_id);
+    const { resolution, ticket } = await this.resolver.resolveTicket(d.fault, { via: 'socket', peer });
+    this.answer(req.id, resolution, ticket);
   }
 }

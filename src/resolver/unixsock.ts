@@ -5,15 +5,49 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { GenseeError } from '../errors';
+import { loadAddon } from '../addon';
 
-export async function listenPrivate(socketPath: string, ownerUid: number, onConnection: (s: net.Socket) => void): Promise<net.Server> {
+/** Remove a stale socket from a killed process; refuse anything else at the path. */
+function clearStale(socketPath: string): void {
   try {
     const st = fs.lstatSync(socketPath);
     if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${socketPath} exists and is not a socket; refusing to replace it`, 1);
-    fs.unlinkSync(socketPath); // stale, from a killed process
+    fs.unlinkSync(socketPath);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
+}
+
+function makePrivate(socketPath: string, ownerUid: number): void {
+  fs.chmodSync(socketPath, 0o600);
+  if (ownerUid !== 0) fs.chownSync(socketPath, ownerUid, -1);
+}
+
+/**
+ * The same private socket as a bare non-blocking listening fd, for a server
+ * whose I/O runs in the addon (src/resolver/server.ts). The caller closes it.
+ */
+export function listenPrivateFd(socketPath: string, ownerUid: number, backlog = 1024): number {
+  clearStale(socketPath);
+  const addon = loadAddon() as unknown as { unixListen(p: string, backlog?: number): number; closeFd(fd: number): void };
+  const old = process.umask(0o177);
+  let fd: number;
+  try {
+    fd = addon.unixListen(socketPath, backlog);
+  } finally {
+    process.umask(old);
+  }
+  try {
+    makePrivate(socketPath, ownerUid);
+  } catch (e) {
+    addon.closeFd(fd);
+    throw e;
+  }
+  return fd;
+}
+
+export async function listenPrivate(socketPath: string, ownerUid: number, onConnection: (s: net.Socket) => void): Promise<net.Server> {
+  clearStale(socketPath);
   const srv = net.createServer({ allowHalfOpen: true }, onConnection);
   const old = process.umask(0o177);
   try {
@@ -27,8 +61,7 @@ export async function listenPrivate(socketPath: string, ownerUid: number, onConn
   } finally {
     process.umask(old);
   }
-  fs.chmodSync(socketPath, 0o600);
-  if (ownerUid !== 0) fs.chownSync(socketPath, ownerUid, -1);
+  makePrivate(socketPath, ownerUid);
   return srv;
 }
 

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: Apache-2.0
+// nan glue for the fault channel: the evidence log syncer (evlog.c) and the
+// supervisor socket's I/O thread (rsrv.c).
+// Argument checking, object building and errno exceptions only; the logic
+// lives in the plain-C files.
+#include <nan.h>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include "evlog.h"
+#include "rsrv.h"
+
+namespace {
+
+void ThrowErr(const gs_err &e) {
+  Nan::ThrowError(Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what));
+}
+
+v8::Local<v8::Value> Num(double v) { return Nan::New<v8::Number>(v); }
+
+void Set(v8::Local<v8::Object> o, const char *key, v8::Local<v8::Value> v) {
+  Nan::Set(o, Nan::New(key).ToLocalChecked(), v);
+}
+
+// A uv_async_t that lives until its close callback: the C side may still
+// signal it while JS lets go of the wrapper.
+struct Waker {
+  uv_async_t h;
+  void *owner;
+};
+
+void CloseWaker(Waker *&w) {
+  if (!w) return;
+  w->owner = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t *>(&w->h), [](uv_handle_t *h) { delete reinterpret_cast<Waker *>(h->data); });
+  w = nullptr;
+}
+
+// ---- EvLog ---------------------------------------------------------------
+
+class EvLog : public Nan::ObjectWrap {
+ public:
+  static void Init(v8::Local<v8::Object> target) {
+    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
+    tpl->SetClassName(Nan::New("EvLog").ToLocalChecked());
+    tpl->InstanceTemplate()->SetInternalFieldCount(1);
+    Nan::SetPrototypeMethod(tpl, "write", Write);
+    Nan::SetPrototypeMethod(tpl, "request", Request);
+    Nan::SetPrototypeMethod(tpl, "state", State);
+    Nan::SetPrototypeMethod(tpl, "syncNow", SyncNow);
+    Nan::SetPrototypeMethod(tpl, "close", Close);
+    Nan::SetPrototypeMethod(tpl, "ref", RefLoop);
+    Nan::SetPrototypeMethod(tpl, "unref", UnrefLoop);
+    ctor().Reset(tpl);
+    Nan::Set(target, Nan::New("EvLog").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+  }
+
+  static Nan::Persistent<v8::FunctionTemplate> &ctor() {
+    static Nan::Persistent<v8::FunctionTemplate> c;
+    return c;
+  }
+
+  /** the C log behind a JS EvLog, or null (with a JS exception) */
+  static gs_evlog *From(v8::Local<v8::Value> v) {
+    if (!v->IsObject() || !Nan::New(ctor())->HasInstance(v)) {
+      Nan::ThrowTypeError("expected an EvLog");
+      return nullptr;
+    }
+    EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(v.As<v8::Object>());
+    if (!self->l_) Nan::ThrowError("EvLog is closed");
+    return self->l_;
+  }
+
+ private:
+  gs_evlog *l_ = nullptr;
+  Waker *waker_ = nullptr;
+  Nan::Callback on_durable_;
+  bool refd_ = false;
+
+  ~EvLog() override { Shut(); }
+
+  void Shut() {
+    if (l_) {
+      gs_evlog_close(l_);
+      l_ = nullptr;
+    }
+    CloseWaker(waker_);
+  }
+
+  static void OnWake(uv_async_t *h) {
+    Waker *w = static_cast<Waker *>(h->data);
+    EvLog *self = static_cast<EvLog *>(w->owner);
+    if (!self) return;
+    Nan::HandleScope scope;
+    Nan::AsyncResource res("gensee:evlog");
+    self->on_durable_.Call(0, nullptr, &res);
+  }
+
+  static void Wake(void *ctx) { uv_async_send(&static_cast<Waker *>(ctx)->h); }
+
+  static EvLog *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
+    EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(info.Holder());
+    if (!self->l_) {
+      Nan::ThrowError("EvLog is closed");
+      return nullptr;
+    }
+    return self;
+  }
+
+  // new EvLog(fd, delayUs, onDurable)
+  static NAN_METHOD(New) {
+    if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new EvLog(fd, delayUs, onDurable)");
+    if (info.Length() < 3 || !info[0]->IsInt32() || !info[1]->IsUint32() || !info[2]->IsFunction())
+      return Nan::ThrowTypeError("EvLog(fd: int, delayUs: uint, onDurable: function)");
+    EvLog *self = new EvLog();
+    self->Wrap(info.This());
+    self->on_durable_.Reset(info[2].As<v8::Function>());
+    self->waker_ = new Waker();
+    self->waker_->h.data = self->waker_;
+    self->waker_->owner = self;
+    uv_async_init(Nan::GetCurrentEventLoop(), &self->waker_->h, OnWake);
+    uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
+    gs_err err = {};
+    self->l_ = gs_evlog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), Wake,
+                             self->waker_, &err);
+    if (!self->l_) {
+      CloseWaker(self->waker_);
+      return ThrowErr(err);
+    }
+    info.GetReturnValue().Set(info.This());
+  }
+
+  // write(buf, nLines, wantSync) -> ticket
+  static NAN_METHOD(Write) {
+    EvLog *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 3 || !node::Buffer::HasInstance(info[0]) || !info[1]->IsUint32())
+      return Nan::ThrowTypeError("write(buf: Buffer, nLines: uint, wantSync: boolean)");
+    gs_err err = {};
+    uint64_t t = gs_evlog_write(self->l_, node::Buffer::Data(info[0]), node::Buffer::Length(info[0]),
+                                Nan::To<uint32_t>(info[1]).FromJust(), Nan::To<bool>(info[2]).FromJust(), &err);
+    if (!t) return ThrowErr(err);
+    info.GetReturnValue().Set(Num(static_cast<double>(t)));
+  }
+
+  static NAN_METHOD(Request) {
+    EvLog *self = Open(info);
+    if (self) gs_evlog_request(self->l_);
+  }
+
+  // state() -> {written, durable, failed (errno, 0 = healthy), syncs, lines, syncUs, maxSyncUs}
+  static NAN_METHOD(State) {
+    EvLog *self = Open(info);
+    if (!self) return;
+    struct gs_evlog_stats st;
+    gs_evlog_stats(self->l_, &st);
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Set(o, "written", Num(static_cast<double>(gs_evlog_written(self->l_))));
+    Set(o, "durable", Num(static_cast<double>(gs_evlog_durable(self->l_))));
+    Set(o, "failed", Num(gs_evlog_failed(self->l_)));
+    Set(o, "syncs", Num(static_cast<double>(st.syncs)));
+    Set(o, "lines", Num(static_cast<double>(st.lines)));
+    Set(o, "syncUs", Num(static_cast<double>(st.sync_ns) / 1000.0));
+    Set(o, "maxSyncUs", Num(static_cast<double>(st.max_sync_ns) / 1000.0));
+    info.GetReturnValue().Set(o);
+  }
+
+  static NAN_METHOD(SyncNow) {
+    EvLog *self = Open(info);
+    if (!self) return;
+    gs_err err = {};
+    if (gs_evlog_sync_now(self->l_, &err)) return ThrowErr(err);
+  }
+
+  // close(): sync what is written, stop the syncer (the fd stays open)
+  static NAN_METHOD(Close) {
+    EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(info.Holder());
+    if (self->refd_) {
+      self->refd_ = false;
+      self->Unref();
+    }
+    self->Shut();
+  }
+
+  // ref()/unref(): keep the event loop alive while somebody awaits durability
+  static NAN_METHOD(RefLoop) {
+    EvLog *self = Open(info);
+    if (!self || self->refd_) return;
+    self->refd_ = true;
+    self->Ref();
+    uv_ref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
+  }
+
+  static NAN_METHOD(UnrefLoop) {
+    EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(info.Holder());
+    if (!self->refd_) return;
+    self->refd_ = false;
+    if (self->waker_) uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
+    self->Unref();
+  }
+};
+
+// ---- RServer ---------------------------------------------------------------
+
+const char *StatusName(int s) {
+  switch (s) {
+    case GS_RQ_FRAME: return "frame";
+    case GS_RQ_PEER_REFUSED: return "unauthenticated_peer";
+    case GS_RQ_FRAME_OVERSIZE: return "frame_oversize";
+    case GS_RQ_FRAME_TRUNCATED: return "frame_truncated";
+    case GS_RQ_FRAME_TIMEOUT: return "frame_timeout";
+    case GS_RQ_FRAME_TRAILING: return "frame_trailing";
+    case GS_RQ_FRAME_EMPTY: return "frame_empty";
+  }
+  return "unknown";
+}
+
+class RServer : public Nan::ObjectWrap {
+ public:
+  static void Init(v8::Local<v8::Object> target) {
+    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
+    tpl->SetClassName(Nan::New("RServer").ToLocalChecked());
+    tpl->InstanceTemplate()->SetInternalFieldCount(1);
+    Nan::SetPrototypeMethod(tpl, "take", Take);
+    Nan::SetPrototypeMethod(tpl, "answer", Answer);
+    Nan::SetPrototypeMethod(tpl, "drop", Drop);
+    Nan::SetPrototypeMethod(tpl, "stats", Stats);
+    Nan::SetPrototypeMethod(tpl, "stop", Stop);
+    Nan::Set(target, Nan::New("RServer").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+  }
+
+ private:
+  gs_rsrv *s_ = nullptr;
+  Waker *waker_ = nullptr;
+  Nan::Callback on_ready_;
+
+  ~RServer() override { Shut(); }
+
+  void Shut() {
+    if (s_) {
+      gs_rsrv_stop(s_);
+      s_ = nullptr;
+    }
+    CloseWaker(waker_);
+  }
+
+  static void OnWake(uv_async_t *h) {
+    Waker *w = static_cast<Waker *>(h->data);
+    RServer *self = static_cast<RServer *>(w->owner);
+    if (!self) return;
+    Nan::HandleScope scope;
+    Nan::AsyncResource res("gensee:rserver");
+    self->on_ready_.Call(0, nullptr, &res);
+  }
+
+  static void Wake(void *ctx) { uv_async_send(&static_cast<Waker *>(ctx)->h); }
+
+  static RServer *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
+    RServer *self = Nan::ObjectWrap::Unwrap<RServer>(info.Holder());
+    if (!self->s_) {
+      Nan::ThrowError("RServer is stopped");
+      return nullptr;
+    }
+    return self;
+  }
+
+  // new RServer(listenFd, ownerUid, cgroupRel, onReady): the I/O thread
+  // keeps the event loop alive until stop()
+  static NAN_METHOD(New) {
+    if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new RServer(listenFd, ownerUid, cgroupRel, onReady)");
+    if (info.Length() < 4 || !info[0]->IsInt32() || !info[1]->IsUint32() || !info[2]->IsString() || !info[3]->IsFunction())
+      return Nan::ThrowTypeError("RServer(listenFd: int, ownerUid: uint, cgroupRel: string, onReady: function)");
+    Nan::Utf8String cg(info[2]);
+    RServer *self = new RServer();
+    self->Wrap(info.This());
+    self->on_ready_.Reset(info[3].As<v8::Function>());
+    self->waker_ = new Waker();
+    self->waker_->h.data = self->waker_;
+    self->waker_->owner = self;
+    uv_async_init(Nan::GetCurrentEventLoop(), &self->waker_->h, OnWake);
+    gs_err err = {};
+    self->s_ = gs_rsrv_start(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), *cg, Wake,
+                             self->waker_, &err);
+    if (!self->s_) {
+      CloseWaker(self->waker_);
+      return ThrowErr(err);
+    }
+    self->Ref();  // alive while serving, whatever JS holds
+    info.GetReturnValue().Set(info.This());
+  }
+
+  // take() -> [{id, status, pid?, uid?, gid?, trailing, detail, body?}]
+  static NAN_METHOD(Take) {
+    RServer *self = Open(info);
+    if (!self) return;
+    v8::Local<v8::Array> out = Nan::New<v8::Array>();
+    uint32_t i = 0;
+    for (gs_rsrv_req *r = gs_rsrv_take(self->s_); r;) {
+      v8::Local<v8::Object> o = Nan::New<v8::Object>();
+      Set(o, "id", Num(static_cast<double>(r->id)));
+      Set(o, "status", Nan::New(StatusName(r->status)).ToLocalChecked());
+      if (r->has_cred) {
+        Set(o, "pid", Num(r->pid));
+        Set(o, "uid", Num(r->uid));
+        Set(o, "gid", Num(r->gid));
+      }
+      Set(o, "trailing", Nan::New<v8::Boolean>(r->trailing != 0));
+      Set(o, "detail", Nan::New(r->detail).ToLocalChecked());
+      if (r->body) {
+        // the buffer takes the malloc'ed body over (freed with free())
+        Set(o, "body", Nan::NewBuffer(reinterpret_cast<char *>(r->body), r->len).ToLocalChecked());
+        r->body = nullptr;
+      }
+      Nan::Set(out, i++, o);
+      gs_rsrv_req *next = r->next;
+      gs_rsrv_req_free(r);
+      r = next;
+    }
+    info.GetReturnValue().Set(out);
+  }
+
+  // answer(id, frame, log: EvLog | null, ticket): sent once ticket is durable
+  static NAN_METHOD(Answer) {
+    RServer *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 4 || !info[0]->IsNumber() || !node::Buffer::HasInstance(info[1]) || !info[3]->IsNumber())
+      return Nan::ThrowTypeError("answer(id: number, frame: Buffer, log: EvLog | null, ticket: number)");
+    gs_evlog *log = nullptr;
+    if (!info[2]->IsNull()) {
+      log = EvLog::From(info[2]);
+      if (!log) return;
+    }
+    uint64_t id = static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust());
+    uint64_t ticket = static_cast<uint64_t>(Nan::To<double>(info[3]).FromJust());
+    if (gs_rsrv_answer(self->s_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket)) {
+      gs_err err = {};
+      gs_errf(&err, errno, "answer", "request %llu", static_cast<unsigned long long>(id));
+      return ThrowErr(err);
+    }
+  }
+
+  static NAN_METHOD(Drop) {
+    RServer *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 1 || !info[0]->IsNumber()) return Nan::ThrowTypeError("drop(id: number)");
+    gs_rsrv_drop(self->s_, static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust()));
+  }
+
+  static NAN_METHOD(Stats) {
+    RServer *self = Open(info);
+    if (!self) return;
+    struct gs_rsrv_stats st;
+    gs_rsrv_stats(self->s_, &st);
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Set(o, "accepted", Num(static_cast<double>(st.accepted)));
+    Set(o, "handed", Num(static_cast<double>(st.handed)));
+    Set(o, "answered", Num(static_cast<double>(st.answered)));
+    Set(o, "refusedAtAccept", Num(static_cast<double>(st.refused_at_accept)));
+    Set(o, "open", Num(static_cast<double>(st.open)));
+    info.GetReturnValue().Set(o);
+  }
+
+  // stop(): close every connection and join the thread (the listening fd stays the caller's)
+  static NAN_METHOD(Stop) {
+    RServer *self = Nan::ObjectWrap::Unwrap<RServer>(info.Holder());
+    if (!self->s_) return;
+    self->Shut();
+    self->Unref();
+  }
+};
+
+}  // namespace
+
+void InitChan(v8::Local<v8::Object> target) {
+  EvLog::Init(target);
+  RServer::Init(target);
+}

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: Apache-2.0
+// Durable append for the evidence logs: write on the caller's thread,
+// fdatasync on a syncer thread (see evlog.h).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "evlog.h"
+
+/* a write-ahead line nobody asked to sync is synced after this long */
+#define LAZY_SYNC_NS (5ULL * 1000 * 1000)
+
+struct waiter {
+	struct waiter *next;
+	uint64_t ticket;
+	gs_durable_fn fn;
+	void *arg;
+};
+
+struct gs_evlog {
+	int fd;
+	uint64_t delay_ns;
+	void (*wake)(void *ctx);
+	void *ctx;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t written;   /* tickets written to the file */
+	uint64_t requested; /* highest ticket somebody waits to be durable */
+	uint64_t durable;
+	uint64_t lazy_since; /* CLOCK_MONOTONIC ns of the oldest unsynced unrequested write, 0 = none */
+	int failed;
+	int stopping;
+	struct waiter *head, *tail;
+	struct gs_evlog_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* detach the waiters whose ticket is durable (all of them when err) */
+static struct waiter *take_ready(struct gs_evlog *l, int all)
+{
+	struct waiter *first = l->head, *last = NULL, *w = l->head;
+
+	while (w && (all || w->ticket <= l->durable)) {
+		last = w;
+		w = w->next;
+	}
+	if (!last)
+		return NULL;
+	l->head = w;
+	if (!w)
+		l->tail = NULL;
+	last->next = NULL;
+	return first;
+}
+
+static void run_waiters(struct waiter *w, int err)
+{
+	while (w) {
+		struct waiter *next = w->next;
+
+		w->fn(w->arg, err);
+		free(w);
+		w = next;
+	}
+}
+
+static void cond_wait_until(struct gs_evlog *l, uint64_t deadline_mono)
+{
+	struct timespec ts;
+
+	/* the condvar runs on CLOCK_MONOTONIC (see gs_evlog_open) */
+	ts.tv_sec = (time_t)(deadline_mono / 1000000000ULL);
+	ts.tv_nsec = (long)(deadline_mono % 1000000000ULL);
+	pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+}
+
+static void *syncer(void *arg)
+{
+	struct gs_evlog *l = arg;
+
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		if (l->failed)
+			break;
+		int want = l->requested > l->durable;
+		int lazy = !want && l->written > l->durable;
+		if (!want && !lazy) {
+			if (l->stopping)
+				break;
+			pthread_cond_wait(&l->cv, &l->mu);
+			continue;
+		}
+		if (lazy && !l->stopping) {
+			uint64_t due = l->lazy_since + LAZY_SYNC_NS;
+			if (mono_ns() < due) {
+				cond_wait_until(l, due);
+				continue;
+			}
+		}
+		if (want && l->delay_ns && !l->stopping) {
+			/* hold the sync for company; new requests do not cut it short */
+			uint64_t due = mono_ns() + l->delay_ns;
+			while (!l->stopping && !l->failed && mono_ns() < due)
+				cond_wait_until(l, due);
+		}
+		uint64_t target = l->written;
+		pthread_mutex_unlock(&l->mu);
+
+		uint64_t t0 = mono_ns();
+		int rc = fdatasync(l->fd);
+		int e = errno;
+		uint64_t dt = mono_ns() - t0;
+
+		pthread_mutex_lock(&l->mu);
+		struct waiter *ready;
+		if (rc) {
+			l->failed = e ? e : EIO;
+			ready = take_ready(l, 1);
+		} else {
+			l->st.syncs++;
+			l->st.lines += target - l->durable;
+			l->st.sync_ns += dt;
+			if (dt > l->st.max_sync_ns)
+				l->st.max_sync_ns = dt;
+			l->durable = target;
+			if (l->written == l->durable)
+				l->lazy_since = 0;
+			else if (l->requested <= l->durable)
+				l->lazy_since = mono_ns();
+			ready = take_ready(l, 0);
+		}
+		int err = l->failed;
+		pthread_mutex_unlock(&l->mu);
+		run_waiters(ready, err);
+		if (l->wake)
+			l->wake(l->ctx);
+		pthread_mutex_lock(&l->mu);
+	}
+	struct waiter *rest = take_ready(l, 1);
+	int err = l->failed ? l->failed : ECANCELED;
+	pthread_mutex_unlock(&l->mu);
+	run_waiters(rest, err);
+	if (l->wake)
+		l->wake(l->ctx);
+	return NULL;
+}
+
+struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx,
+			       struct gs_err *err)
+{
+	struct gs_evlog *l = calloc(1, sizeof(*l));
+	pthread_condattr_t ca;
+	int rc;
+
+	if (!l) {
+		gs_errf(err, ENOMEM, "calloc", "evidence log");
+		return NULL;
+	}
+	l->fd = fd;
+	l->delay_ns = (uint64_t)delay_us * 1000ULL;
+	l->wake = wake;
+	l->ctx = ctx;
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&l->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = pthread_create(&l->thread, NULL, syncer, l);
+	if (rc) {
+		gs_errf(err, rc, "pthread_create", "evidence log syncer");
+		pthread_cond_destroy(&l->cv);
+		pthread_mutex_destroy(&l->mu);
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_t n_lines, int want_sync,
+			struct gs_err *err)
+{
+	const char *p = buf;
+	size_t off = 0;
+	uint64_t ticket;
+
+	pthread_mutex_lock(&l->mu);
+	if (l->failed) {
+		int e = l->failed;
+		pthread_mutex_unlock(&l->mu);
+		gs_errf(err, e, "write", "evidence log failed earlier");
+		return 0;
+	}
+	if (l->stopping) {
+		pthread_mutex_unlock(&l->mu);
+		gs_errf(err, EBADF, "write", "evidence log is closed");
+		return 0;
+	}
+	while (off < len) {
+		ssize_t n = write(l->fd, p + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* a partial line may be in the file now: the chain in memory
+			 * no longer matches it; fail (reopen recovers a torn line) */
+			l->failed = n < 0 ? errno : EIO;
+			int e = l->failed;
+			pthread_cond_signal(&l->cv);
+			pthread_mutex_unlock(&l->mu);
+			gs_errf(err, e, "write", "evidence log");
+			return 0;
+		}
+		off += (size_t)n;
+	}
+	l->written += n_lines;
+	ticket = l->written;
+	if (want_sync) {
+		l->requested = ticket;
+		pthread_cond_signal(&l->cv);
+	} else if (!l->lazy_since) {
+		l->lazy_since = mono_ns();
+		pthread_cond_signal(&l->cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return ticket;
+}
+
+void gs_evlog_request(struct gs_evlog *l)
+{
+	pthread_mutex_lock(&l->mu);
+	if (l->written > l->requested) {
+		l->requested = l->written;
+		pthread_cond_signal(&l->cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+#define LOCKED_READ(field)                      \
+	uint64_t v;                             \
+	pthread_mutex_lock(&l->mu);             \
+	v = (uint64_t)(field);                  \
+	pthread_mutex_unlock(&l->mu);           \
+	return v
+
+uint64_t gs_evlog_written(struct gs_evlog *l)
+{
+	LOCKED_READ(l->written);
+}
+
+uint64_t gs_evlog_durable(struct gs_evlog *l)
+{
+	LOCKED_READ(l->durable);
+}
+
+int gs_evlog_failed(struct gs_evlog *l)
+{
+	int v;
+
+	pthread_mutex_lock(&l->mu);
+	v = l->failed;
+	pthread_mutex_unlock(&l->mu);
+	return v;
+}
+
+void gs_evlog_stats(struct gs_evlog *l, struct gs_evlog_stats *out)
+{
+	pthread_mutex_lock(&l->mu);
+	*out = l->st;
+	pthread_mutex_unlock(&l->mu);
+}
+
+int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn, void *arg)
+{
+	struct waiter *w;
+
+	pthread_mutex_lock(&l->mu);
+	if (l->failed || l->stopping) {
+		int e = l->failed ? l->failed : ECANCELED;
+		pthread_mutex_unlock(&l->mu);
+		errno = e;
+		return -1;
+	}
+	if (ticket <= l->durable) {
+		pthread_mutex_unlock(&l->mu);
+		fn(arg, 0);
+		return 0;
+	}
+	w = malloc(sizeof(*w));
+	if (!w) {
+		pthread_mutex_unlock(&l->mu);
+		errno = ENOMEM;
+		return -1;
+	}
+	w->ticket = ticket;
+	w->fn = fn;
+	w->arg = arg;
+	w->next = NULL;
+	if (!l->tail || l->tail->ticket <= ticket) {
+		if (l->tail)
+			l->tail->next = w;
+		else
+			l->head = w;
+		l->tail = w;
+	} else {
+		struct waiter **pp = &l->head;
+		while (*pp && (*pp)->ticket <= ticket)
+			pp = &(*pp)->next;
+		w->next = *pp;
+		*pp = w;
+	}
+	if (ticket > l->requested) {
+		l->requested = ticket > l->written ? l->written : ticket;
+		pthread_cond_signal(&l->cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return 0;
+}
+
+int gs_evlog_sync_now(struct gs_evlog *l, struct gs_err *err)
+{
+	uint64_t target;
+	struct waiter *ready;
+
+	pthread_mutex_lock(&l->mu);
+	if (l->failed) {
+		int e = l->failed;
+		pthread_mutex_unlock(&l->mu);
+		return gs_errf(err, e, "fdatasync", "evidence log failed earlier");
+	}
+	target = l->written;
+	pthread_mutex_unlock(&l->mu);
+	if (fdatasync(l->fd)) {
+		int e = errno;
+		pthread_mutex_lock(&l->mu);
+		l->failed = e;
+		pthread_cond_signal(&l->cv);
+		pthread_mutex_unlock(&l->mu);
+		return gs_errf(err, e, "fdatasync", "evidence log");
+	}
+	pthread_mutex_lock(&l->mu);
+	if (target > l->durable)
+		l->durable = target;
+	if (l->written == l->durable)
+		l->lazy_since = 0;
+	ready = take_ready(l, 0);
+	pthread_mutex_unlock(&l->mu);
+	run_waiters(ready, 0);
+	return 0;
+}
+
+void gs_evlog_close(struct gs_evlog *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->stopping = 1;
+	if (l->written > l->requested)
+		l->requested = l->written;
+	pthread_cond_signal(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	pthread_join(l->thread, NULL);
+	pthread_cond_destroy(&l->cv);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Durable append for the hash-chained evidence logs (src/evidence/chain.ts).
+ *
+ * Lines are written to the file on the caller's thread at once (in the page
+ * cache: they survive the process being killed) and made durable by a
+ * syncer thread that runs fdatasync whenever somebody waits for durability.
+ * Every line written while one fdatasync runs is covered by the next one:
+ * group commit without a window, and the caller's thread never blocks on
+ * the disk.
+ *
+ * Tickets: the n-th line written has ticket n (1-based, per open log).
+ * gs_evlog_durable() is the highest ticket known to be on stable storage.
+ * Work that must wait for a ticket (an answer that may only leave once its
+ * resolution line is durable) is queued with gs_evlog_when_durable() and
+ * runs on the syncer thread right after the fdatasync that covers it.
+ */
+#ifndef GS_EVLOG_H
+#define GS_EVLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dataplane.h" /* struct gs_err */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gs_evlog;
+
+/* fn(arg, 0) once the ticket is durable; fn(arg, errno) if the log failed
+ * or closed before it became durable. Runs on the syncer thread (or on the
+ * caller's, when the ticket is durable already). */
+typedef void (*gs_durable_fn)(void *arg, int err);
+
+struct gs_evlog_stats {
+	uint64_t syncs;      /* fdatasync calls */
+	uint64_t lines;      /* lines made durable by them */
+	uint64_t sync_ns;    /* time spent in fdatasync */
+	uint64_t max_sync_ns;
+};
+
+/* Start the syncer for fd (open O_APPEND; not owned: the caller closes it
+ * after gs_evlog_close). wake(ctx) is called from the syncer thread after
+ * each fdatasync and on failure. delay_us: hold a requested sync this long
+ * for company (0 for the fault log; counters use a window). */
+struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx,
+			       struct gs_err *err);
+
+/* Write one or more whole lines now. want_sync=0: written but no fdatasync
+ * is asked for (a write-ahead line; the next sync or at the latest 5 ms
+ * covers it). Returns the ticket of the last line (n_lines of them), or 0
+ * with err set (the log is failed from then on). */
+uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_t n_lines, int want_sync,
+			struct gs_err *err);
+
+/* Ask for a sync covering everything written so far. */
+void gs_evlog_request(struct gs_evlog *l);
+uint64_t gs_evlog_written(struct gs_evlog *l);
+uint64_t gs_evlog_durable(struct gs_evlog *l);
+/* errno of the write or fdatasync that failed the log, 0 while healthy */
+int gs_evlog_failed(struct gs_evlog *l);
+void gs_evlog_stats(struct gs_evlog *l, struct gs_evlog_stats *out);
+
+/* Run fn(arg, 0) once `ticket` is durable (at once if it is). Returns 0,
+ * or -1 with errno if the log failed or is closing (fn is not called). */
+int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn, void *arg);
+
+/* fdatasync on the caller's thread now, for shutdown paths. */
+int gs_evlog_sync_now(struct gs_evlog *l, struct gs_err *err);
+
+/* Sync what is written, run or fail every waiter, stop and join the
+ * syncer, free. The fd stays open. */
+void gs_evlog_close(struct gs_evlog *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: Apache-2.0
+// The supervisor socket's I/O thread (see rsrv.h).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "rsrv.h"
+
+enum { L_NONE, L_IDLE, L_FRAME, L_DRAIN, L_COUNT };
+enum { C_READ, C_HANDED, C_DRAIN };
+
+#define HASH_BUCKETS 1024
+
+struct conn {
+	struct conn *prev, *next; /* deadline list */
+	int list;
+	struct conn *hnext;       /* handed table */
+	struct gs_rsrv *s;
+	int fd;
+	int in_epoll;
+	int state;
+	uint64_t id;
+	uint64_t deadline;
+	uint8_t hdr[4];
+	uint32_t hdr_n;
+	uint8_t *body;
+	uint32_t body_len, body_n;
+	int has_cred;
+	struct ucred cred;
+	uint8_t *answer;
+	size_t answer_len;
+};
+
+struct dlist {
+	struct conn *head, *tail;
+};
+
+struct gs_rsrv {
+	int listen_fd;
+	int epfd;
+	int efd;
+	uint32_t owner_uid;
+	char cgroup_rel[4096];
+	void (*ready)(void *ctx);
+	void *ctx;
+	pthread_t thread;
+	uint64_t next_id;
+	struct dlist lists[L_COUNT];
+
+	pthread_mutex_t mu; /* everything below */
+	struct gs_rsrv_req *rq_head, *rq_tail;
+	struct conn *handed[HASH_BUCKETS];
+	struct conn *drain_q;
+	int stopping;
+	int stopped;
+	unsigned refs; /* answers waiting on a log */
+	struct gs_rsrv_stats st;
+};
+
+/* epoll tags for the two fds that are not connections */
+static char TAG_LISTEN, TAG_EVENT;
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000ULL + (uint64_t)ts.tv_nsec / 1000000ULL;
+}
+
+static void list_del(struct gs_rsrv *s, struct conn *c)
+{
+	struct dlist *l;
+
+	if (c->list == L_NONE)
+		return;
+	l = &s->lists[c->list];
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		l->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		l->tail = c->prev;
+	c->prev = c->next = NULL;
+	c->list = L_NONE;
+}
+
+/* every list has one fixed timeout, so appending keeps it sorted */
+static void list_put(struct gs_rsrv *s, struct conn *c, int which, uint64_t timeout_ms)
+{
+	struct dlist *l = &s->lists[which];
+
+	list_del(s, c);
+	c->deadline = mono_ms() + timeout_ms;
+	c->list = which;
+	c->prev = l->tail;
+	c->next = NULL;
+	if (l->tail)
+		l->tail->next = c;
+	else
+		l->head = c;
+	l->tail = c;
+}
+
+static void conn_free(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->body);
+	free(c->answer);
+	free(c);
+}
+
+static void conn_close(struct gs_rsrv *s, struct conn *c)
+{
+	list_del(s, c);
+	if (c->in_epoll)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	__atomic_fetch_sub(&s->st.open, 1, __ATOMIC_RELAXED);
+	conn_free(c);
+}
+
+/* Is pid in cgroup_rel or below it (as /proc/PID/cgroup names it)? A pid
+ * whose cgroup cannot be read is not inside (src/cgroup.ts pidInCgroupTree). */
+static int pid_in_cgroup(int32_t pid, const char *want)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+	char *line, *save = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		const char *have = line + 3;
+		size_t wl = strlen(want);
+		if (!strcmp(want, "/"))
+			return 1;
+		return !strcmp(have, want) || (!strncmp(have, want, wl) && have[wl] == '/');
+	}
+	return 0;
+}
+
+/* The connection becomes a request for JavaScript. */
+static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt, ...)
+{
+	struct gs_rsrv_req *r = calloc(1, sizeof(*r));
+	int wake;
+
+	list_del(s, c);
+	if (c->in_epoll) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		c->in_epoll = 0;
+	}
+	if (!r) {
+		conn_close(s, c);
+		return;
+	}
+	c->state = C_HANDED;
+	r->id = c->id;
+	r->status = status;
+	r->has_cred = c->has_cred;
+	r->pid = c->cred.pid;
+	r->uid = c->cred.uid;
+	r->gid = c->cred.gid;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+		va_end(ap);
+	}
+	if (status == GS_RQ_FRAME) {
+		char b;
+		r->body = c->body;
+		r->len = c->body_len;
+		c->body = NULL;
+		r->trailing = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+	}
+	pthread_mutex_lock(&s->mu);
+	c->hnext = s->handed[c->id % HASH_BUCKETS];
+	s->handed[c->id % HASH_BUCKETS] = c;
+	wake = s->rq_head == NULL;
+	if (s->rq_tail)
+		s->rq_tail->next = r;
+	else
+		s->rq_head = r;
+	s->rq_tail = r;
+	s->st.handed++;
+	pthread_mutex_unlock(&s->mu);
+	if (wake)
+		s->ready(s->ctx);
+}
+
+static void on_accept(struct gs_rsrv *s)
+{
+	for (;;) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return; /* EAGAIN, or out of fds: the backlog waits */
+		}
+		struct conn *c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->s = s;
+		c->fd = fd;
+		c->id = ++s->next_id;
+		__atomic_fetch_add(&s->st.accepted, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->st.open, 1, __ATOMIC_RELAXED);
+		socklen_t sl = sizeof(c->cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &sl)) {
+			__atomic_fetch_add(&s->st.refused_at_accept, 1, __ATOMIC_RELAXED);
+			hand(s, c, GS_RQ_PEER_REFUSED, "SO_PEERCRED failed: %s", strerror(errno));
+			continue;
+		}
+		c->has_cred = 1;
+		if (c->cred.uid != 0 && c->cred.uid != s->owner_uid) {
+			__atomic_fetch_add(&s->st.refused_at_accept, 1, __ATOMIC_RELAXED);
+			hand(s, c, GS_RQ_PEER_REFUSED, "uid %u is neither root nor the operation owner", c->cred.uid);
+			continue;
+		}
+		if (pid_in_cgroup(c->cred.pid, s->cgroup_rel)) {
+			__atomic_fetch_add(&s->st.refused_at_accept, 1, __ATOMIC_RELAXED);
+			hand(s, c, GS_RQ_PEER_REFUSED, "pid %d is inside the operation's cgroup", c->cred.pid);
+			continue;
+		}
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			conn_close(s, c);
+			continue;
+		}
+		c->in_epoll = 1;
+		c->state = C_READ;
+		list_put(s, c, L_IDLE, GS_FRAME_IDLE_MS);
+	}
+}
+
+static void on_drain(struct gs_rsrv *s, struct conn *c)
+{
+	char buf[4096];
+
+	for (;;) {
+		ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+		if (n > 0)
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		conn_close(s, c); /* the client closed (or failed): done */
+		return;
+	}
+}
+
+static void on_read(struct gs_rsrv *s, struct conn *c)
+{
+	uint8_t buf[8192];
+
+	for (;;) {
+		uint32_t got = c->hdr_n + c->body_n;
+		ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection failed after %u bytes: %s", got, strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			if (c->body)
+				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of %u", got, 4 + c->body_len);
+			else
+				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of a frame", got);
+			return;
+		}
+		if (c->list == L_IDLE) /* first byte: the frame clock starts */
+			list_put(s, c, L_FRAME, GS_FRAME_TIMEOUT_MS);
+		size_t off = 0;
+		if (!c->body) {
+			size_t k = 4 - c->hdr_n;
+			if (k > (size_t)n)
+				k = (size_t)n;
+			memcpy(c->hdr + c->hdr_n, buf, k);
+			c->hdr_n += (uint32_t)k;
+			off = k;
+			if (c->hdr_n < 4)
+				continue;
+			uint32_t len = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 | (uint32_t)c->hdr[2] << 8 | c->hdr[3];
+			if (len == 0) {
+				hand(s, c, GS_RQ_FRAME_EMPTY, "zero-length frame");
+				return;
+			}
+			if (len > GS_FRAME_MAX) {
+				hand(s, c, GS_RQ_FRAME_OVERSIZE, "declared length %u exceeds %u bytes", len, GS_FRAME_MAX);
+				return;
+			}
+			c->body = malloc(len);
+			if (!c->body) {
+				conn_close(s, c);
+				return;
+			}
+			c->body_len = len;
+		}
+		size_t k = c->body_len - c->body_n;
+		if (k > (size_t)n - off)
+			k = (size_t)n - off;
+		memcpy(c->body + c->body_n, buf + off, k);
+		c->body_n += (uint32_t)k;
+		off += k;
+		if (c->body_n < c->body_len)
+			continue;
+		if (off < (size_t)n) {
+			hand(s, c, GS_RQ_FRAME_TRAILING, "%zu bytes after the frame", (size_t)n - off);
+			return;
+		}
+		hand(s, c, GS_RQ_FRAME, NULL);
+		return;
+	}
+}
+
+static void expire(struct gs_rsrv *s)
+{
+	uint64_t now = mono_ms();
+	struct conn *c;
+
+	while ((c = s->lists[L_IDLE].head) && c->deadline <= now)
+		hand(s, c, GS_RQ_FRAME_TIMEOUT, "no frame within %d ms", GS_FRAME_IDLE_MS);
+	while ((c = s->lists[L_FRAME].head) && c->deadline <= now)
+		hand(s, c, GS_RQ_FRAME_TIMEOUT, "frame not complete within %d ms of its first byte (%u bytes)",
+		     GS_FRAME_TIMEOUT_MS, c->hdr_n + c->body_n);
+	while ((c = s->lists[L_DRAIN].head) && c->deadline <= now)
+		conn_close(s, c);
+}
+
+static int next_timeout(struct gs_rsrv *s)
+{
+	uint64_t now = mono_ms(), best = UINT64_MAX;
+
+	for (int i = L_IDLE; i < L_COUNT; i++)
+		if (s->lists[i].head && s->lists[i].head->deadline < best)
+			best = s->lists[i].head->deadline;
+	if (best == UINT64_MAX)
+		return -1;
+	return best <= now ? 0 : (int)(best - now + 1);
+}
+
+/* answered connections come back here to be drained and closed */
+static void take_drained(struct gs_rsrv *s)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&s->mu);
+	c = s->drain_q;
+	s->drain_q = NULL;
+	pthread_mutex_unlock(&s->mu);
+	while (c) {
+		struct conn *next = c->hnext;
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+		c->hnext = NULL;
+		c->state = C_DRAIN;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
+			conn_close(s, c);
+		} else {
+			c->in_epoll = 1;
+			list_put(s, c, L_DRAIN, GS_DRAIN_MS);
+		}
+		c = next;
+	}
+}
+
+static void *io_thread(void *arg)
+{
+	struct gs_rsrv *s = arg;
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int n = epoll_wait(s->epfd, evs, 64, next_timeout(s));
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == &TAG_LISTEN) {
+				on_accept(s);
+			} else if (p == &TAG_EVENT) {
+				uint64_t v;
+				if (read(s->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+					break;
+			} else {
+				struct conn *c = p;
+				if (c->state == C_DRAIN)
+					on_drain(s, c);
+				else if (c->state == C_READ)
+					on_read(s, c);
+			}
+		}
+		pthread_mutex_lock(&s->mu);
+		int stop = s->stopping;
+		pthread_mutex_unlock(&s->mu);
+		if (stop)
+			break;
+		take_drained(s);
+		expire(s);
+	}
+	/* close everything this thread owns */
+	take_drained(s);
+	for (int i = L_IDLE; i < L_COUNT; i++)
+		while (s->lists[i].head)
+			conn_close(s, s->lists[i].head);
+	return NULL;
+}
+
+struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel,
+			      void (*ready)(void *ctx), void *ctx, struct gs_err *err)
+{
+	struct gs_rsrv *s = calloc(1, sizeof(*s));
+	struct epoll_event ev = { .events = EPOLLIN };
+	int rc;
+
+	if (!s) {
+		gs_errf(err, ENOMEM, "calloc", "supervisor socket");
+		return NULL;
+	}
+	if (strlen(cgroup_rel) >= sizeof(s->cgroup_rel) || cgroup_rel[0] != '/') {
+		free(s);
+		gs_errf(err, EINVAL, "gs_rsrv_start", "cgroup path %s", cgroup_rel);
+		return NULL;
+	}
+	snprintf(s->cgroup_rel, sizeof(s->cgroup_rel), "%s", cgroup_rel);
+	s->listen_fd = listen_fd;
+	s->owner_uid = owner_uid;
+	s->ready = ready;
+	s->ctx = ctx;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->epfd < 0 || s->efd < 0) {
+		gs_errf(err, errno, s->epfd < 0 ? "epoll_create1" : "eventfd", "supervisor socket");
+		goto fail;
+	}
+	ev.data.ptr = &TAG_LISTEN;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, listen_fd, &ev)) {
+		gs_errf(err, errno, "epoll_ctl", "listening socket fd %d", listen_fd);
+		goto fail;
+	}
+	ev.data.ptr = &TAG_EVENT;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->efd, &ev)) {
+		gs_errf(err, errno, "epoll_ctl", "eventfd");
+		goto fail;
+	}
+	pthread_mutex_init(&s->mu, NULL);
+	rc = pthread_create(&s->thread, NULL, io_thread, s);
+	if (rc) {
+		pthread_mutex_destroy(&s->mu);
+		gs_errf(err, rc, "pthread_create", "supervisor socket I/O");
+		goto fail;
+	}
+	return s;
+fail:
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->efd >= 0)
+		close(s->efd);
+	free(s);
+	return NULL;
+}
+
+struct gs_rsrv_req *gs_rsrv_take(struct gs_rsrv *s)
+{
+	struct gs_rsrv_req *r;
+
+	pthread_mutex_lock(&s->mu);
+	r = s->rq_head;
+	s->rq_head = s->rq_tail = NULL;
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+void gs_rsrv_req_free(struct gs_rsrv_req *r)
+{
+	if (!r)
+		return;
+	free(r->body);
+	free(r);
+}
+
+/* under s->mu */
+static struct conn *unhand(struct gs_rsrv *s, uint64_t id)
+{
+	struct conn **pp = &s->handed[id % HASH_BUCKETS];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if ((*pp)->id == id) {
+			struct conn *c = *pp;
+			*pp = c->hnext;
+			c->hnext = NULL;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static void rsrv_free(struct gs_rsrv *s)
+{
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static void kick(struct gs_rsrv *s)
+{
+	uint64_t one = 1;
+
+	if (write(s->efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, the thread is awake anyway */
+	}
+}
+
+/* runs once the answer's ticket is durable (syncer thread, or inline) */
+static void send_answer(void *arg, int err)
+{
+	struct conn *c = arg;
+	struct gs_rsrv *s = c->s;
+	int last;
+
+	if (!err) {
+		size_t off = 0;
+		while (off < c->answer_len) {
+			ssize_t n = send(c->fd, c->answer + off, c->answer_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break; /* the client went away; the evidence is written */
+			off += (size_t)n;
+		}
+		shutdown(c->fd, SHUT_WR);
+		__atomic_fetch_add(&s->st.answered, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_lock(&s->mu);
+	if (err || s->stopped || s->stopping) {
+		__atomic_fetch_sub(&s->st.open, 1, __ATOMIC_RELAXED);
+		conn_free(c);
+	} else {
+		c->hnext = s->drain_q;
+		s->drain_q = c;
+		kick(s);
+	}
+	s->refs--;
+	last = s->stopped && s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (last)
+		rsrv_free(s);
+}
+
+int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log,
+		   uint64_t ticket)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&s->mu);
+	c = s->stopped ? NULL : unhand(s, id);
+	if (c)
+		s->refs++;
+	pthread_mutex_unlock(&s->mu);
+	if (!c) {
+		errno = ENOENT;
+		return -1;
+	}
+	c->answer = malloc(len ? len : 1);
+	if (!c->answer) {
+		send_answer(c, ENOMEM);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(c->answer, frame, len);
+	c->answer_len = len;
+	if (!log) {
+		send_answer(c, 0);
+		return 0;
+	}
+	if (gs_evlog_when_durable(log, ticket, send_answer, c)) {
+		int e = errno;
+		send_answer(c, e);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&s->mu);
+	c = unhand(s, id);
+	pthread_mutex_unlock(&s->mu);
+	if (!c) {
+		errno = ENOENT;
+		return -1;
+	}
+	__atomic_fetch_sub(&s->st.open, 1, __ATOMIC_RELAXED);
+	conn_free(c);
+	return 0;
+}
+
+void gs_rsrv_stats(struct gs_rsrv *s, struct gs_rsrv_stats *out)
+{
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void gs_rsrv_stop(struct gs_rsrv *s)
+{
+	struct gs_rsrv_req *r;
+	int last;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stopping = 1;
+	kick(s);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->thread, NULL);
+	r = gs_rsrv_take(s);
+	while (r) {
+		struct gs_rsrv_req *next = r->next;
+		gs_rsrv_req_free(r);
+		r = next;
+	}
+	pthread_mutex_lock(&s->mu);
+	for (int i = 0; i < HASH_BUCKETS; i++) {
+		while (s->handed[i]) {
+			struct conn *c = s->handed[i];
+			s->handed[i] = c->hnext;
+			conn_free(c);
+		}
+	}
+	close(s->epfd);
+	close(s->efd);
+	s->efd = -1;
+	s->stopped = 1;
+	last = s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (last)
+		rsrv_free(s);
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The supervisor socket's I/O, on its own thread (src/resolver/server.ts
+ * decides; this file only moves bytes and enforces the wire rules).
+ *
+ * One request frame per connection (DESIGN.md "Wire formats"): a 4-byte
+ * big-endian length, a body of 1..65536 bytes, the whole frame within 2 s of
+ * its first byte, the first byte within 5 s of the connection, no bytes after
+ * the frame. Peers are authenticated at accept with SO_PEERCRED: uid root or
+ * the owner, and never a process inside the operation's cgroup.
+ *
+ * Each connection ends up as exactly one request handed to JavaScript: a
+ * complete frame, or a refusal (bad peer, bad frame) with its code. JS
+ * answers each with gs_rsrv_answer(); the answer leaves only once the
+ * evidence line it names (an evlog ticket) is durable, straight from the
+ * syncer thread, with no JavaScript in between. After the answer the socket
+ * is half-closed and whatever the client still sends is read and dropped
+ * until it closes (closing with unread input would reset the client and it
+ * could lose the answer), for at most 2 s.
+ */
+#ifndef GS_RSRV_H
+#define GS_RSRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "dataplane.h" /* struct gs_err */
+#include "evlog.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_FRAME_MAX 65536
+#define GS_FRAME_TIMEOUT_MS 2000
+#define GS_FRAME_IDLE_MS 5000
+#define GS_DRAIN_MS 2000
+
+enum gs_rsrv_status {
+	GS_RQ_FRAME = 0,         /* body holds one complete frame */
+	GS_RQ_PEER_REFUSED,      /* unauthenticated_peer (detail says why) */
+	GS_RQ_FRAME_OVERSIZE,
+	GS_RQ_FRAME_TRUNCATED,
+	GS_RQ_FRAME_TIMEOUT,
+	GS_RQ_FRAME_TRAILING,
+	GS_RQ_FRAME_EMPTY,
+};
+
+struct gs_rsrv_req {
+	struct gs_rsrv_req *next;
+	uint64_t id;
+	int status;
+	int has_cred;
+	int32_t pid;
+	uint32_t uid, gid;
+	/* bytes arrived after the frame before it was handed over */
+	int trailing;
+	char detail[200];
+	uint8_t *body;
+	uint32_t len;
+};
+
+struct gs_rsrv;
+
+/* Serve listen_fd (non-blocking; the caller keeps ownership and closes it
+ * after gs_rsrv_stop). cgroup_rel: the operation's cgroup as /proc/PID/cgroup
+ * names it ("/gensee/op"). ready(ctx) is called from the I/O thread when
+ * requests are waiting for gs_rsrv_take(). */
+struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel,
+			      void (*ready)(void *ctx), void *ctx, struct gs_err *err);
+
+/* Take every waiting request (a list; free each with gs_rsrv_req_free). */
+struct gs_rsrv_req *gs_rsrv_take(struct gs_rsrv *s);
+void gs_rsrv_req_free(struct gs_rsrv_req *r);
+
+/* Answer request id with one frame (length prefix included) once `ticket`
+ * of `log` is durable (log NULL: now). If the log fails first, the
+ * connection is closed without an answer: nothing is said that is not on
+ * record. Returns 0, or -1 with errno (ENOENT: no such request). */
+int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log,
+		   uint64_t ticket);
+
+/* Close request id's connection without an answer. */
+int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id);
+
+struct gs_rsrv_stats {
+	uint64_t accepted, handed, answered, refused_at_accept, open;
+};
+void gs_rsrv_stats(struct gs_rsrv *s, struct gs_rsrv_stats *out);
+
+/* Stop the thread and close every connection. Answers already waiting on
+ * the log are still sent when their ticket becomes durable; the last of
+ * them frees what is left. */
+void gs_rsrv_stop(struct gs_rsrv *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
