@@ -3,6 +3,8 @@
 // 8 concurrent clients. The resolver runs as its own process (gensee
 // supervise), as in production; every fault is a new destination, so each
 // one installs and reads back a lease and writes its evidence durably.
+// GENSEE_BENCH_NODE_ARGS passes node flags to the supervisor (e.g.
+// "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -27,17 +29,22 @@ export async function benchResolver(opts: { n1: number; n8: number }): Promise<v
   const policy = path.join(st, 'policy.json');
   fs.writeFileSync(policy, JSON.stringify({ schema: 1, grants: [], leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.0/8', ports: '1-65535' }, ttl_s: 300 }], delegate: [] }));
   const wl = spawn('sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep 600`], { stdio: 'ignore' });
-  const sup = spawn(GENSEE, ['supervise', '--op', op, '--cgroup', cg, '--policy', policy, '--state-dir', st], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const sup = spawn(process.execPath, [...(process.env.GENSEE_BENCH_NODE_ARGS ? process.env.GENSEE_BENCH_NODE_ARGS.split(' ') : []), GENSEE, 'supervise', '--op', op, '--cgroup', cg, '--policy', policy, '--state-dir', st], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      sup.stdout!.on('data', (d: Buffer) => {
+      const onData = (d: Buffer) => {
         out += d.toString();
-        if (out.includes('supervising')) resolve();
-      });
+        if (out.includes('supervising')) {
+          // from here on its per-fault lines are drained, not kept
+          sup.stdout!.off('data', onData);
+          sup.stdout!.resume();
+          resolve();
+        }
+      };
+      sup.stdout!.on('data', onData);
       sup.once('exit', () => reject(new Error(`supervise exited: ${out}`)));
     });
-    sup.stdout!.resume();
     const rec = await openOperation(st, op);
     const key = await readKey(st, op);
     const sock = path.join(st, 'network-operations', op, 'supervisor.sock');
