@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // nan glue for the fault channel: the evidence log syncer (evlog.c) and the
-// supervisor socket's I/O thread (rsrv.c).
+// supervisor socket's I/O thread (rsrv.c) and its client (rcli.c).
 // Argument checking, object building and errno exceptions only; the logic
 // lives in the plain-C files.
 #include <nan.h>
@@ -9,6 +9,9 @@
 #include <string>
 #include "evlog.h"
 #include "rsrv.h"
+#include "rcli.h"
+#include <mutex>
+#include <vector>
 
 namespace {
 
@@ -369,9 +372,146 @@ class RServer : public Nan::ObjectWrap {
   }
 };
 
+// ---- submit(): the supervisor client for JavaScript -----------------------
+
+const char *SubmitStatusName(int s) {
+  switch (s) {
+    case GS_SUB_OK: return "ok";
+    case GS_SUB_UNAUTH: return "unauthenticated";
+    case GS_SUB_TIMEOUT: return "timeout";
+  }
+  return "error";
+}
+
+struct JsSubmit {
+  Nan::Callback cb;
+};
+
+// One engine thread for every JS submitter in the process; completions come
+// back through one uv_async. The loop is kept alive only while some are in
+// flight.
+struct ClientHub {
+  gs_rcli *engine = nullptr;
+  uv_async_t async;
+  std::mutex mu;
+  std::vector<gs_submit *> done;
+  size_t inflight = 0;
+};
+
+ClientHub *hub = nullptr;
+
+void HubDone(gs_submit *req, void *) {
+  {
+    std::lock_guard<std::mutex> g(hub->mu);
+    hub->done.push_back(req);
+  }
+  uv_async_send(&hub->async);
+}
+
+void HubWake(uv_async_t *) {
+  std::vector<gs_submit *> batch;
+  {
+    std::lock_guard<std::mutex> g(hub->mu);
+    batch.swap(hub->done);
+  }
+  Nan::HandleScope scope;
+  for (gs_submit *req : batch) {
+    JsSubmit *js = static_cast<JsSubmit *>(req->arg);
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Set(o, "status", Nan::New(SubmitStatusName(req->status)).ToLocalChecked());
+    Set(o, "errno", Num(req->errnum));
+    Set(o, "action", Num(req->action));
+    Set(o, "reason", Nan::New(req->reason).ToLocalChecked());
+    Set(o, "detail", Nan::New(req->detail).ToLocalChecked());
+    Set(o, "micros", Num(static_cast<double>(req->elapsed_ns) / 1000.0));
+    if (req->reply && req->status == GS_SUB_OK) {
+      Set(o, "reply", Nan::NewBuffer(reinterpret_cast<char *>(req->reply), req->reply_len).ToLocalChecked());
+      req->reply = nullptr;
+    }
+    if (--hub->inflight == 0) uv_unref(reinterpret_cast<uv_handle_t *>(&hub->async));
+    v8::Local<v8::Value> argv[] = {o};
+    Nan::AsyncResource res("gensee:submit");
+    js->cb.Call(1, argv, &res);
+    delete js;
+    gs_submit_free(req);
+  }
+}
+
+bool OptString(v8::Local<v8::Object> o, const char *key, char *out, size_t cap) {
+  v8::Local<v8::Value> v;
+  if (!Nan::Get(o, Nan::New(key).ToLocalChecked()).ToLocal(&v) || !v->IsString()) {
+    Nan::ThrowTypeError((std::string(key) + " must be a string").c_str());
+    return false;
+  }
+  Nan::Utf8String s(v);
+  if (static_cast<size_t>(s.length()) >= cap) {
+    Nan::ThrowRangeError((std::string(key) + " is too long").c_str());
+    return false;
+  }
+  memcpy(out, *s, s.length());
+  out[s.length()] = 0;
+  return true;
+}
+
+// submit({socketPath, body, faultId, key, expectPid, expectStart, timeoutMs}, cb)
+NAN_METHOD(Submit) {
+  if (info.Length() < 2 || !info[0]->IsObject() || !info[1]->IsFunction())
+    return Nan::ThrowTypeError("submit(opts: object, cb: function)");
+  v8::Local<v8::Object> o = info[0].As<v8::Object>();
+  gs_submit *req = static_cast<gs_submit *>(calloc(1, sizeof(gs_submit)));
+  if (!req) return Nan::ThrowError("out of memory");
+  auto bail = [&]() { gs_submit_free(req); };
+  if (!OptString(o, "socketPath", req->path, sizeof(req->path)) || !OptString(o, "faultId", req->fault_id, sizeof(req->fault_id)))
+    return bail();
+  v8::Local<v8::Value> body = Nan::Get(o, Nan::New("body").ToLocalChecked()).ToLocalChecked();
+  v8::Local<v8::Value> key = Nan::Get(o, Nan::New("key").ToLocalChecked()).ToLocalChecked();
+  if (!node::Buffer::HasInstance(body) || node::Buffer::Length(body) == 0 || node::Buffer::Length(body) > GS_FRAME_MAX) {
+    bail();
+    return Nan::ThrowTypeError("body must be a Buffer of 1..65536 bytes");
+  }
+  if (!node::Buffer::HasInstance(key) || node::Buffer::Length(key) != GS_KEY_BYTES) {
+    bail();
+    return Nan::ThrowTypeError("key must be a 32-byte Buffer");
+  }
+  req->body_len = node::Buffer::Length(body);
+  req->body = static_cast<uint8_t *>(malloc(req->body_len));
+  if (!req->body) {
+    bail();
+    return Nan::ThrowError("out of memory");
+  }
+  memcpy(req->body, node::Buffer::Data(body), req->body_len);
+  memcpy(req->key, node::Buffer::Data(key), GS_KEY_BYTES);
+  v8::Local<v8::Value> v = Nan::Get(o, Nan::New("expectPid").ToLocalChecked()).ToLocalChecked();
+  req->expect_pid = v->IsInt32() ? Nan::To<int32_t>(v).FromJust() : 0;
+  v = Nan::Get(o, Nan::New("expectStart").ToLocalChecked()).ToLocalChecked();
+  if (v->IsBigInt()) req->expect_start = v.As<v8::BigInt>()->Uint64Value();
+  else if (v->IsNumber()) req->expect_start = static_cast<uint64_t>(Nan::To<double>(v).FromJust());
+  v = Nan::Get(o, Nan::New("timeoutMs").ToLocalChecked()).ToLocalChecked();
+  req->timeout_ms = v->IsUint32() && Nan::To<uint32_t>(v).FromJust() > 0 ? Nan::To<uint32_t>(v).FromJust() : 5000;
+  if (!hub) {
+    gs_err err = {};
+    gs_rcli *engine = gs_rcli_start(&err);
+    if (!engine) {
+      bail();
+      return ThrowErr(err);
+    }
+    hub = new ClientHub();
+    hub->engine = engine;
+    uv_async_init(Nan::GetCurrentEventLoop(), &hub->async, HubWake);
+    uv_unref(reinterpret_cast<uv_handle_t *>(&hub->async));
+  }
+  JsSubmit *js = new JsSubmit();
+  js->cb.Reset(info[1].As<v8::Function>());
+  req->done = HubDone;
+  req->arg = js;
+  if (hub->inflight++ == 0) uv_ref(reinterpret_cast<uv_handle_t *>(&hub->async));
+  gs_rcli_submit(hub->engine, req);
+}
+
 }  // namespace
 
 void InitChan(v8::Local<v8::Object> target) {
   EvLog::Init(target);
   RServer::Init(target);
+  Nan::SetMethod(target, "submit", Submit);
 }

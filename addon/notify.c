@@ -156,7 +156,7 @@ static ssize_t read_small(const char *path, char *buf, size_t cap)
 }
 
 /* field 22 of /proc/PID/stat; the comm (field 2) may hold spaces and ')' */
-static int start_time_ticks(uint32_t pid, uint64_t *out)
+int gs_proc_start_time(uint32_t pid, uint64_t *out)
 {
 	char path[64], buf[1024], *p, *save = NULL, *tok;
 	int field = 3;
@@ -663,7 +663,7 @@ int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_e
 		snprintf(f->fault_id, sizeof(f->fault_id), "sn-%u-%llu", req->pid, (unsigned long long)(n->seq + 1));
 		/* the subject must be the paused task: ID_VALID after reading
 		 * /proc/PID proves the pid was not recycled meanwhile */
-		if (start_time_ticks(req->pid, &f->start_time_ticks) || id_valid(n, req->id)) {
+		if (gs_proc_start_time(req->pid, &f->start_time_ticks) || id_valid(n, req->id)) {
 			v = GS_V_GONE;
 		} else if (encode_fault(n, f) == 0 && pending_add(n, req->id) == 0) {
 			n->seq++;

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make g++ \
  libseccomp-dev liburing-dev libcap-dev nftables libnftables-dev \
- protobuf-c-compiler libprotobuf-c-dev protobuf-compiler \
+ protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libssl-dev \
  runc crun busybox-static curl iproute2 util-linux"
 
 missing=""

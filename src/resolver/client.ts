@@ -1,19 +1,16 @@
-// Client side of the supervisor socket. It authenticates the resolver before
-// acting on anything it says: the socket's SO_PEERCRED pid and that pid's
-// start time must equal the resolver identity in operation.json, and the
-// Resolution's HMAC-SHA256 must verify under the operation key. A bad MAC is
-// a deny (`unauthenticated_peer`), never a retry.
-import * as net from 'node:net';
+// Client side of the supervisor socket. The bytes move, and the resolver is
+// authenticated, on the addon's client thread (addon/rcli.c) — the same
+// code the pause adapter uses from C: the socket's SO_PEERCRED pid and that
+// pid's start time must equal the resolver identity in operation.json, and
+// the Resolution's HMAC-SHA256 must verify under the operation key (the
+// canonical input of src/protocol/mac.ts) before anything it says is acted
+// on. A bad MAC is a deny (`unauthenticated_peer`), never a retry.
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadAddon } from '../addon';
-import { readFrame, writeFrame } from '../protocol/framing';
 import { decodeResolution } from '../protocol/codec';
-import { verifyMac } from '../protocol/mac';
 import type { Resolution } from '../protocol/types';
 import type { ResolverIdentity } from '../state/operation';
-import { readStartTimeTicks } from './subject';
-import { fdOf } from './unixsock';
-
 export interface SubmitOptions {
   socketPath: string;
   /** the encoded CapabilityFault */
@@ -39,47 +36,62 @@ export function opOfSocket(socketPath: string): { stateDir: string; op: string }
   return { op: path.basename(dir), stateDir: path.dirname(path.dirname(dir)) };
 }
 
+interface NativeSubmitResult {
+  status: 'ok' | 'unauthenticated' | 'timeout' | 'error';
+  errno: number;
+  detail: string;
+  micros: number;
+  /** the Resolution body, when status is ok (already authenticated) */
+  reply?: Buffer;
+}
+
+type NativeSubmit = (
+  o: { socketPath: string; body: Uint8Array; faultId: string; key: Uint8Array; expectPid: number; expectStart: number; timeoutMs: number },
+  cb: (r: NativeSubmitResult) => void,
+) => void;
+
+function errnoName(n: number): string {
+  for (const [name, v] of Object.entries(os.constants.errno)) if (v === n) return name;
+  return 'EIO';
+}
+
+/**
+ * Submit one encoded CapabilityFault and wait for its authenticated
+ * Resolution. Rejects (code ETIMEDOUT, ECONNREFUSED, ENOENT, ...) when no
+ * answer came: the caller fails closed.
+ */
 export async function submitFault(o: SubmitOptions): Promise<SubmitResult> {
   const deny = (detail: string): SubmitResult => ({
     resolution: { fault_id: o.faultId, action: 'deny', reason: 'unauthenticated_peer' },
     authenticated: false,
     detail,
   });
-  const sock = net.createConnection(o.socketPath);
-  sock.on('error', () => undefined);
-  const timeoutMs = o.timeoutMs ?? 5000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(Object.assign(new Error(`connect ${o.socketPath}: timed out`), { code: 'ETIMEDOUT' })), timeoutMs);
-      sock.once('connect', () => {
-        clearTimeout(t);
-        resolve();
-      });
-      sock.once('error', (e) => {
-        clearTimeout(t);
-        reject(e);
-      });
-    });
-    if (o.resolver) {
-      const cred = loadAddon().peerCred(fdOf(sock));
-      if (cred.pid !== o.resolver.pid) return deny(`socket peer pid ${cred.pid} is not the resolver pid ${o.resolver.pid} of operation.json`);
-      if (readStartTimeTicks(cred.pid) !== o.resolver.start_time_ticks) return deny(`resolver pid ${cred.pid} start time does not match operation.json`);
-    }
-    const reply = readFrame(sock, { idleTimeoutMs: timeoutMs });
-    reply.catch(() => undefined);
-    await writeFrame(sock, o.body);
-    const frame = await reply;
-    const d = decodeResolution(frame);
-    if (!d.ok) return deny(`malformed resolution: ${d.detail}`);
-    if (!verifyMac(o.key, d.resolution, d.mac)) return deny('resolution MAC does not verify under the operation key');
-    if (d.resolution.fault_id !== o.faultId) {
-      // a refusal of our frame before it parsed carries the resolver's own id;
-      // anything but a deny for another fault id is not ours to act on
-      if (d.resolution.action === 'deny') return { resolution: { ...d.resolution, fault_id: o.faultId }, authenticated: true, detail: `refused as ${d.resolution.fault_id}` };
-      return deny(`resolution is for fault ${d.resolution.fault_id}, not ${o.faultId}`);
-    }
-    return { resolution: d.resolution, authenticated: true };
-  } finally {
-    sock.destroy();
+  const submit = loadAddon().submit as NativeSubmit;
+  const r = await new Promise<NativeSubmitResult>((resolve) =>
+    submit(
+      {
+        socketPath: o.socketPath,
+        body: o.body,
+        faultId: o.faultId,
+        key: o.key,
+        expectPid: o.resolver ? o.resolver.pid : 0,
+        expectStart: o.resolver ? o.resolver.start_time_ticks : 0,
+        timeoutMs: o.timeoutMs ?? 5000,
+      },
+      resolve,
+    ),
+  );
+  if (r.status === 'timeout' || r.status === 'error') {
+    const code = r.status === 'timeout' ? 'ETIMEDOUT' : errnoName(r.errno);
+    throw Object.assign(new Error(`${o.socketPath}: ${r.detail}`), { code, errno: r.errno });
   }
+  if (r.status === 'unauthenticated' || !r.reply) return deny(r.detail);
+  const d = decodeResolution(r.reply);
+  if (!d.ok) return deny(`malformed resolution: ${d.detail}`);
+  if (d.resolution.fault_id !== o.faultId) {
+    // the addon lets only a deny for another fault id through: the
+    // resolver's refusal of our frame before it parsed, under its own id
+    return { resolution: { ...d.resolution, fault_id: o.faultId }, authenticated: true, detail: `refused as ${d.resolution.fault_id}` };
+  }
+  return { resolution: d.resolution, authenticated: true };
 }

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: Apache-2.0
+// Client side of the supervisor socket (see rcli.h).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include "gensee/v2/fault.pb-c.h"
+#include "notify.h" /* gs_proc_start_time */
+#include "rcli.h"
+
+enum { S_CONNECT, S_WRITE, S_READ };
+
+/* a full backlog (EAGAIN on a unix connect) is retried this often */
+#define CONNECT_RETRY_NS (200ULL * 1000)
+#define REPLY_MAX 65536
+
+struct gs_rcli {
+	int epfd, efd;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	struct gs_submit *incoming; /* under mu */
+	int stopping;               /* under mu */
+	struct gs_submit *head, *tail; /* in flight, by deadline (thread-owned) */
+};
+
+static char TAG_EVENT;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void gs_submit_free(struct gs_submit *req)
+{
+	if (!req)
+		return;
+	free(req->body);
+	free(req->reply);
+	free(req);
+}
+
+/* ---- canonical MAC input (src/protocol/mac.ts) -------------------------- */
+
+struct wbuf {
+	uint8_t *p;
+	size_t n, cap;
+	int short_;
+};
+
+static void put(struct wbuf *w, const void *src, size_t len)
+{
+	if (w->n + len > w->cap) {
+		w->short_ = 1;
+		return;
+	}
+	memcpy(w->p + w->n, src, len);
+	w->n += len;
+}
+
+static void put_be(struct wbuf *w, uint64_t v, int bytes)
+{
+	uint8_t b[8];
+
+	for (int i = 0; i < bytes; i++)
+		b[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+	put(w, b, (size_t)bytes);
+}
+
+static void put_str(struct wbuf *w, const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+
+	put_be(w, len, 4);
+	put(w, s, len);
+}
+
+size_t gs_mac_input(const void *resolution, uint8_t *out, size_t cap)
+{
+	static const char tag[] = "gensee-resolution-mac-v1"; /* + its NUL: 25 bytes */
+	const Gensee__V2__Resolution *r = resolution;
+	struct wbuf w = { out, 0, cap, 0 };
+
+	put(&w, tag, sizeof(tag));
+	put_str(&w, r->fault_id);
+	put_be(&w, (uint64_t)r->action, 1);
+	put_str(&w, r->reason);
+	if (r->lease) {
+		const Gensee__V2__Lease *l = r->lease;
+		put_be(&w, 1, 1);
+		put_be(&w, l->generation, 8);
+		put_be(&w, (uint64_t)l->family, 1);
+		put_be(&w, (uint64_t)l->protocol, 1);
+		put_str(&w, l->address);
+		put_be(&w, l->port, 2);
+		put_be(&w, l->expires_at_boot_ns, 8);
+		put_be(&w, l->max_uses, 4);
+	} else {
+		put_be(&w, 0, 1);
+	}
+	put_str(&w, r->delegate_to);
+	return w.short_ ? 0 : w.n;
+}
+
+/* ---- completion ---------------------------------------------------------- */
+
+static void list_del(struct gs_rcli *c, struct gs_submit *q)
+{
+	if (q->prev)
+		q->prev->next = q->next;
+	else if (c->head == q)
+		c->head = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	else if (c->tail == q)
+		c->tail = q->prev;
+	q->next = q->prev = NULL;
+}
+
+/* by deadline; deadlines mostly arrive in order, so scan from the tail */
+static void list_add(struct gs_rcli *c, struct gs_submit *q)
+{
+	struct gs_submit *after = c->tail;
+
+	while (after && after->deadline > q->deadline)
+		after = after->prev;
+	q->prev = after;
+	q->next = after ? after->next : c->head;
+	if (q->next)
+		q->next->prev = q;
+	else
+		c->tail = q;
+	if (after)
+		after->next = q;
+	else
+		c->head = q;
+}
+
+static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnum, const char *fmt, ...)
+{
+	if (c)
+		list_del(c, q);
+	if (q->fd >= 0) {
+		if (q->in_epoll && c)
+			epoll_ctl(c->epfd, EPOLL_CTL_DEL, q->fd, NULL);
+		close(q->fd);
+		q->fd = -1;
+	}
+	q->status = status;
+	q->errnum = errnum;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(q->detail, sizeof(q->detail), fmt, ap);
+		va_end(ap);
+	}
+	q->elapsed_ns = mono_ns() - q->t0;
+	q->done(q, q->arg);
+}
+
+/* The reply is complete: decode, authenticate, report. */
+static void judge(struct gs_rcli *c, struct gs_submit *q)
+{
+	Gensee__V2__Resolution *r = gensee__v2__resolution__unpack(NULL, q->rlen, q->reply);
+	uint8_t in[4096], mac[EVP_MAX_MD_SIZE];
+	unsigned int mac_len = 0;
+	size_t n;
+
+	if (!r) {
+		finish(c, q, GS_SUB_UNAUTH, 0, "malformed resolution: not a gensee.v2.Resolution");
+		return;
+	}
+	if (r->base.n_unknown_fields || (r->lease && r->lease->base.n_unknown_fields)) {
+		gensee__v2__resolution__free_unpacked(r, NULL);
+		finish(c, q, GS_SUB_UNAUTH, 0, "malformed resolution: unknown fields");
+		return;
+	}
+	n = gs_mac_input(r, in, sizeof(in));
+	if (!n || r->mac.len != GS_MAC_BYTES ||
+	    !HMAC(EVP_sha256(), q->key, GS_KEY_BYTES, in, n, mac, &mac_len) || mac_len != GS_MAC_BYTES ||
+	    CRYPTO_memcmp(mac, r->mac.data, GS_MAC_BYTES)) {
+		gensee__v2__resolution__free_unpacked(r, NULL);
+		finish(c, q, GS_SUB_UNAUTH, 0, "resolution MAC does not verify under the operation key");
+		return;
+	}
+	q->action = (int)r->action;
+	snprintf(q->reason, sizeof(q->reason), "%s", r->reason ? r->reason : "");
+	if (strcmp(r->fault_id, q->fault_id)) {
+		/* a refusal of our frame before it parsed carries the resolver's own
+		 * id; anything but a deny for another fault id is not ours to act on */
+		if (r->action == GENSEE__V2__ACTION__ACTION_DENY) {
+			char other[128];
+			snprintf(other, sizeof(other), "%s", r->fault_id);
+			gensee__v2__resolution__free_unpacked(r, NULL);
+			finish(c, q, GS_SUB_OK, 0, "refused as %s", other);
+			return;
+		}
+		char other[128];
+		snprintf(other, sizeof(other), "%s", r->fault_id);
+		gensee__v2__resolution__free_unpacked(r, NULL);
+		finish(c, q, GS_SUB_UNAUTH, 0, "resolution is for fault %s, not %s", other, q->fault_id);
+		return;
+	}
+	gensee__v2__resolution__free_unpacked(r, NULL);
+	finish(c, q, GS_SUB_OK, 0, NULL);
+}
+
+static int watch(struct gs_rcli *c, struct gs_submit *q, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = q };
+
+	if (epoll_ctl(c->epfd, q->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, q->fd, &ev))
+		return -1;
+	q->in_epoll = 1;
+	return 0;
+}
+
+static void do_read(struct gs_rcli *c, struct gs_submit *q)
+{
+	for (;;) {
+		ssize_t n;
+		if (q->hdr_n < 4) {
+			n = recv(q->fd, q->hdr + q->hdr_n, 4 - q->hdr_n, 0);
+		} else {
+			n = recv(q->fd, q->reply + q->rgot, q->rlen - q->rgot, 0);
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n < 0) {
+			finish(c, q, GS_SUB_ERROR, errno, "reading the resolution: %s", strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			finish(c, q, GS_SUB_ERROR, ECONNRESET, "the resolver closed the connection without an answer");
+			return;
+		}
+		if (q->hdr_n < 4) {
+			q->hdr_n += (uint32_t)n;
+			if (q->hdr_n < 4)
+				continue;
+			q->rlen = (uint32_t)q->hdr[0] << 24 | (uint32_t)q->hdr[1] << 16 | (uint32_t)q->hdr[2] << 8 | q->hdr[3];
+			if (q->rlen == 0 || q->rlen > REPLY_MAX) {
+				finish(c, q, GS_SUB_UNAUTH, 0, "malformed resolution: frame of %u bytes", q->rlen);
+				return;
+			}
+			q->reply = malloc(q->rlen);
+			if (!q->reply) {
+				finish(c, q, GS_SUB_ERROR, ENOMEM, "out of memory");
+				return;
+			}
+			continue;
+		}
+		q->rgot += (uint32_t)n;
+		if (q->rgot == q->rlen) {
+			q->reply_len = q->rlen;
+			judge(c, q);
+			return;
+		}
+	}
+}
+
+static void do_write(struct gs_rcli *c, struct gs_submit *q)
+{
+	uint8_t hdr[4] = { (uint8_t)(q->body_len >> 24), (uint8_t)(q->body_len >> 16), (uint8_t)(q->body_len >> 8),
+			   (uint8_t)q->body_len };
+
+	while (q->sent < 4 + q->body_len) {
+		struct iovec iov[2];
+		int k = 0;
+		if (q->sent < 4)
+			iov[k++] = (struct iovec){ hdr + q->sent, 4 - q->sent };
+		size_t boff = q->sent < 4 ? 0 : q->sent - 4;
+		iov[k++] = (struct iovec){ q->body + boff, q->body_len - boff };
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)k };
+		ssize_t n = sendmsg(q->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (watch(c, q, EPOLLOUT))
+				finish(c, q, GS_SUB_ERROR, errno, "epoll_ctl: %s", strerror(errno));
+			return;
+		}
+		if (n < 0) {
+			finish(c, q, GS_SUB_ERROR, errno, "sending the fault: %s", strerror(errno));
+			return;
+		}
+		q->sent += (size_t)n;
+	}
+	q->state = S_READ;
+	if (watch(c, q, EPOLLIN | EPOLLRDHUP))
+		finish(c, q, GS_SUB_ERROR, errno, "epoll_ctl: %s", strerror(errno));
+	else
+		do_read(c, q);
+}
+
+static void do_connect(struct gs_rcli *c, struct gs_submit *q)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+	if (q->fd < 0) {
+		q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (q->fd < 0) {
+			finish(c, q, GS_SUB_ERROR, errno, "socket: %s", strerror(errno));
+			return;
+		}
+	}
+	memcpy(sun.sun_path, q->path, sizeof(q->path));
+	if (connect(q->fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		if (errno == EINTR || errno == EAGAIN) {
+			/* backlog full: try again shortly (until the deadline) */
+			q->retry_at = mono_ns() + CONNECT_RETRY_NS;
+			return;
+		}
+		finish(c, q, GS_SUB_ERROR, errno, "connect %s: %s", q->path, strerror(errno));
+		return;
+	}
+	q->retry_at = 0;
+	if (q->expect_pid) {
+		struct ucred cr;
+		socklen_t sl = sizeof(cr);
+		uint64_t st;
+		if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl)) {
+			finish(c, q, GS_SUB_UNAUTH, 0, "SO_PEERCRED on the resolver socket failed: %s", strerror(errno));
+			return;
+		}
+		if (cr.pid != q->expect_pid) {
+			finish(c, q, GS_SUB_UNAUTH, 0, "socket peer pid %d is not the resolver pid %d of operation.json",
+			       cr.pid, q->expect_pid);
+			return;
+		}
+		if (gs_proc_start_time((uint32_t)cr.pid, &st) || st != q->expect_start) {
+			finish(c, q, GS_SUB_UNAUTH, 0, "resolver pid %d start time does not match operation.json", cr.pid);
+			return;
+		}
+	}
+	q->state = S_WRITE;
+	do_write(c, q);
+}
+
+static void expire(struct gs_rcli *c)
+{
+	uint64_t now = mono_ns();
+	struct gs_submit *q, *next;
+
+	while ((q = c->head) && q->deadline <= now)
+		finish(c, q, GS_SUB_TIMEOUT, ETIMEDOUT, "no answer within %u ms", q->timeout_ms);
+	for (q = c->head; q; q = next) {
+		next = q->next;
+		if (q->retry_at && q->retry_at <= now)
+			do_connect(c, q);
+	}
+}
+
+static int next_timeout_ms(struct gs_rcli *c)
+{
+	uint64_t now = mono_ns(), best = UINT64_MAX;
+
+	if (c->head)
+		best = c->head->deadline;
+	for (struct gs_submit *q = c->head; q; q = q->next)
+		if (q->retry_at && q->retry_at < best)
+			best = q->retry_at;
+	if (best == UINT64_MAX)
+		return -1;
+	if (best <= now)
+		return 0;
+	return (int)((best - now + 999999ULL) / 1000000ULL);
+}
+
+static void *engine(void *arg)
+{
+	struct gs_rcli *c = arg;
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int n = epoll_wait(c->epfd, evs, 64, next_timeout_ms(c));
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct gs_submit *q = evs[i].data.ptr;
+			if ((void *)q == &TAG_EVENT) {
+				uint64_t v;
+				if (read(c->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+					break;
+				continue;
+			}
+			if (q->state == S_WRITE)
+				do_write(c, q);
+			else if (q->state == S_READ)
+				do_read(c, q);
+		}
+		pthread_mutex_lock(&c->mu);
+		struct gs_submit *in = c->incoming;
+		int stop = c->stopping;
+		c->incoming = NULL;
+		pthread_mutex_unlock(&c->mu);
+		/* the incoming stack is newest first: start them oldest first */
+		struct gs_submit *rev = NULL;
+		while (in) {
+			struct gs_submit *next = in->next;
+			in->next = rev;
+			rev = in;
+			in = next;
+		}
+		while (rev) {
+			struct gs_submit *q = rev;
+			rev = rev->next;
+			q->next = q->prev = NULL;
+			list_add(c, q);
+			do_connect(c, q);
+		}
+		if (stop)
+			break;
+		expire(c);
+	}
+	while (c->head)
+		finish(c, c->head, GS_SUB_ERROR, ECANCELED, "the client was stopped");
+	return NULL;
+}
+
+struct gs_rcli *gs_rcli_start(struct gs_err *err)
+{
+	struct gs_rcli *c = calloc(1, sizeof(*c));
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &TAG_EVENT };
+	int rc;
+
+	if (!c) {
+		gs_errf(err, ENOMEM, "calloc", "supervisor client");
+		return NULL;
+	}
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->epfd < 0 || c->efd < 0 || epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->efd, &ev)) {
+		gs_errf(err, errno, "epoll", "supervisor client");
+		goto fail;
+	}
+	pthread_mutex_init(&c->mu, NULL);
+	rc = pthread_create(&c->thread, NULL, engine, c);
+	if (rc) {
+		pthread_mutex_destroy(&c->mu);
+		gs_errf(err, rc, "pthread_create", "supervisor client");
+		goto fail;
+	}
+	return c;
+fail:
+	if (c->epfd >= 0)
+		close(c->epfd);
+	if (c->efd >= 0)
+		close(c->efd);
+	free(c);
+	return NULL;
+}
+
+void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *q)
+{
+	uint64_t one = 1;
+	int stopping;
+
+	q->fd = -1;
+	q->in_epoll = 0;
+	q->state = S_CONNECT;
+	q->t0 = mono_ns();
+	q->deadline = q->t0 + (uint64_t)q->timeout_ms * 1000000ULL;
+	q->path[sizeof(q->path) - 1] = 0;
+	q->fault_id[sizeof(q->fault_id) - 1] = 0;
+	pthread_mutex_lock(&c->mu);
+	stopping = c->stopping;
+	if (!stopping) {
+		q->next = c->incoming;
+		c->incoming = q;
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (stopping) {
+		finish(NULL, q, GS_SUB_ERROR, ECANCELED, "the client was stopped");
+		return;
+	}
+	if (write(c->efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: saturated counter, the engine is awake anyway */
+	}
+}
+
+void gs_rcli_stop(struct gs_rcli *c)
+{
+	uint64_t one = 1;
+	struct gs_submit *in;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stopping = 1;
+	pthread_mutex_unlock(&c->mu);
+	if (write(c->efd, &one, sizeof(one)) < 0) {
+		/* the engine is awake anyway */
+	}
+	pthread_join(c->thread, NULL);
+	pthread_mutex_lock(&c->mu);
+	in = c->incoming;
+	c->incoming = NULL;
+	pthread_mutex_unlock(&c->mu);
+	while (in) {
+		struct gs_submit *next = in->next;
+		in->fd = -1;
+		finish(NULL, in, GS_SUB_ERROR, ECANCELED, "the client was stopped");
+		in = next;
+	}
+	close(c->epfd);
+	close(c->efd);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Client side of the supervisor socket, on its own thread: the one client
+ * every submitter uses (the pause adapter in C, `gensee run fault` and the
+ * library through src/resolver/client.ts).
+ *
+ * It authenticates the resolver before acting on anything it says: the
+ * socket's SO_PEERCRED pid and that pid's start time must equal the
+ * resolver identity of operation.json, and the Resolution's HMAC-SHA256
+ * must verify under the operation key over the canonical input of
+ * src/protocol/mac.ts. A Resolution that fails any of that is reported as
+ * GS_SUB_UNAUTH, never as what it says.
+ */
+#ifndef GS_RCLI_H
+#define GS_RCLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dataplane.h" /* struct gs_err */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_KEY_BYTES 32
+#define GS_MAC_BYTES 32
+
+enum gs_submit_status {
+	GS_SUB_OK = 0,   /* an authenticated Resolution for this fault */
+	GS_SUB_UNAUTH,   /* the resolver or its answer failed authentication */
+	GS_SUB_TIMEOUT,  /* no answer within timeout_ms */
+	GS_SUB_ERROR,    /* could not connect, or the connection failed (errnum) */
+};
+
+struct gs_submit {
+	/* in */
+	char path[108];
+	uint8_t *body;          /* encoded CapabilityFault, malloc'd; the engine frees it */
+	size_t body_len;
+	char fault_id[128];
+	uint8_t key[GS_KEY_BYTES];
+	int32_t expect_pid;     /* 0: skip the identity check (tests only) */
+	uint64_t expect_start;
+	uint32_t timeout_ms;
+	/* called once, on the engine's thread (or the stopping one); owns req after */
+	void (*done)(struct gs_submit *req, void *arg);
+	void *arg;
+
+	/* out */
+	int status;             /* enum gs_submit_status */
+	int errnum;
+	int action;             /* proto Action number when status is OK */
+	char reason[96];
+	char detail[256];
+	uint8_t *reply;         /* the Resolution body as received (malloc'd), when OK */
+	uint32_t reply_len;
+	uint64_t elapsed_ns;
+
+	/* engine-private */
+	struct gs_submit *next, *prev;
+	int fd, state, in_epoll;
+	uint64_t t0, deadline, retry_at;
+	size_t sent;
+	uint8_t hdr[4];
+	uint32_t hdr_n, rlen, rgot;
+};
+
+struct gs_rcli;
+
+struct gs_rcli *gs_rcli_start(struct gs_err *err);
+/* Hand req over; done() will be called exactly once. */
+void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *req);
+/* Fail everything in flight (GS_SUB_ERROR, ECANCELED), stop, free. */
+void gs_rcli_stop(struct gs_rcli *c);
+void gs_submit_free(struct gs_submit *req);
+
+/* The canonical MAC input of src/protocol/mac.ts, and the check. Exposed
+ * for the cross-check test. Returns bytes written, or 0 if cap is short. */
+size_t gs_mac_input(const void *resolution /* Gensee__V2__Resolution */, uint8_t *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
