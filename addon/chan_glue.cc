@@ -10,6 +10,7 @@
 #include "evlog.h"
 #include "rsrv.h"
 #include "rcli.h"
+#include "notify.h"
 #include <mutex>
 #include <vector>
 
@@ -508,10 +509,30 @@ NAN_METHOD(Submit) {
   gs_rcli_submit(hub->engine, req);
 }
 
+// ---- /proc readers for the resolver's subject checks -----------------------
+
+// procStartTime(pid) -> field 22 of /proc/PID/stat, or null if gone
+NAN_METHOD(ProcStartTime) {
+  if (info.Length() < 1 || !info[0]->IsUint32()) return Nan::ThrowTypeError("procStartTime(pid: uint)");
+  uint64_t v;
+  if (gs_proc_start_time(Nan::To<uint32_t>(info[0]).FromJust(), &v)) return info.GetReturnValue().SetNull();
+  info.GetReturnValue().Set(Num(static_cast<double>(v)));
+}
+
+// procCgroup(pid) -> "/gensee/op" (the 0:: line of /proc/PID/cgroup), or null
+NAN_METHOD(ProcCgroup) {
+  if (info.Length() < 1 || !info[0]->IsUint32()) return Nan::ThrowTypeError("procCgroup(pid: uint)");
+  char buf[4096];
+  if (gs_proc_cgroup(Nan::To<uint32_t>(info[0]).FromJust(), buf, sizeof(buf))) return info.GetReturnValue().SetNull();
+  info.GetReturnValue().Set(Nan::New(buf).ToLocalChecked());
+}
+
 }  // namespace
 
 void InitChan(v8::Local<v8::Object> target) {
   EvLog::Init(target);
   RServer::Init(target);
   Nan::SetMethod(target, "submit", Submit);
+  Nan::SetMethod(target, "procStartTime", ProcStartTime);
+  Nan::SetMethod(target, "procCgroup", ProcCgroup);
 }

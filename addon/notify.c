@@ -176,6 +176,24 @@ int gs_proc_start_time(uint32_t pid, uint64_t *out)
 	return -1;
 }
 
+int gs_proc_cgroup(uint32_t pid, char *out, size_t cap)
+{
+	char path[64], buf[4096], *line, *save = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		if (strlen(line + 3) >= cap)
+			return -1;
+		strcpy(out, line + 3);
+		return 0;
+	}
+	return -1;
+}
+
 static uint32_t tgid_of(uint32_t pid)
 {
 	char path[64], buf[4096], *p;

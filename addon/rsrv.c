@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "notify.h" /* gs_proc_cgroup */
 #include "rsrv.h"
 
 enum { L_NONE, L_IDLE, L_FRAME, L_DRAIN, L_COUNT };
@@ -135,30 +136,14 @@ static void conn_close(struct gs_rsrv *s, struct conn *c)
  * whose cgroup cannot be read is not inside (src/cgroup.ts pidInCgroupTree). */
 static int pid_in_cgroup(int32_t pid, const char *want)
 {
-	char path[64], buf[4096];
-	ssize_t n;
-	int fd;
-	char *line, *save = NULL;
+	char have[4096];
+	size_t wl = strlen(want);
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (pid <= 0 || gs_proc_cgroup((uint32_t)pid, have, sizeof(have)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "0::", 3))
-			continue;
-		const char *have = line + 3;
-		size_t wl = strlen(want);
-		if (!strcmp(want, "/"))
-			return 1;
-		return !strcmp(have, want) || (!strncmp(have, want, wl) && have[wl] == '/');
-	}
-	return 0;
+	if (!strcmp(want, "/"))
+		return 1;
+	return !strcmp(have, want) || (!strncmp(have, want, wl) && have[wl] == '/');
 }
 
 /* The connection becomes a request for JavaScript. */

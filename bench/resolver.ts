@@ -19,6 +19,15 @@ import type { Fault } from '../src/protocol/types';
 import { percentile, print } from './util';
 
 const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
+/** USER_HZ: /proc/PID/stat counts CPU time in these */
+const TICKS_PER_S = 100;
+
+/** utime + stime of a process (all its threads), in clock ticks */
+function cpuTicks(pid: number): number {
+  const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
 
 export async function benchResolver(opts: { n1: number; n8: number }): Promise<void> {
   const tag = `${process.pid}-${Date.now().toString(36)}`;
@@ -74,6 +83,8 @@ export async function benchResolver(opts: { n1: number; n8: number }): Promise<v
         const f = fault();
         return { id: f.fault_id, body: encodeFault(f) };
       }));
+      const supCpu0 = cpuTicks(sup.pid!);
+      const cli0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       await Promise.all(
         bodies.map(async (mine) => {
@@ -86,18 +97,28 @@ export async function benchResolver(opts: { n1: number; n8: number }): Promise<v
         }),
       );
       const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+      const cli = process.cpuUsage(cli0);
+      const supUs = ((cpuTicks(sup.pid!) - supCpu0) * 1e6) / TICKS_PER_S;
       if (wrong) throw new Error(`${wrong} faults did not get retry_after_lease`);
-      return { n: lat.length, fps: lat.length / secs, p50: percentile(lat, 50), p99: percentile(lat, 99) };
+      return {
+        n: lat.length,
+        fps: lat.length / secs,
+        p50: percentile(lat, 50),
+        p99: percentile(lat, 99),
+        // CPU per fault, all threads: the resolver process, and this client process
+        supCpu: supUs / lat.length,
+        cliCpu: (cli.user + cli.system) / lat.length,
+      };
     };
     await runWith(1, 200); // warm-up
     const one = await runWith(1, opts.n1);
     const eight = await runWith(8, opts.n8);
     print(
       'resolver: retry_after_lease through the authenticated socket (new destination each fault; lease installed + read back; evidence durable)',
-      ['clients', 'faults', 'faults/s', 'p50 us', 'p99 us', 'targets'],
+      ['clients', 'faults', 'faults/s', 'p50 us', 'p99 us', 'resolver CPU us/fault', 'client CPU us/fault', 'targets'],
       [
-        ['1', one.n, one.fps.toFixed(0), one.p50.toFixed(0), one.p99.toFixed(0), '>= 5000/s, p99 <= 2000 us'],
-        ['8', eight.n, eight.fps.toFixed(0), eight.p50.toFixed(0), eight.p99.toFixed(0), `${(eight.fps / one.fps).toFixed(2)}x the 1-client rate`],
+        ['1', one.n, one.fps.toFixed(0), one.p50.toFixed(0), one.p99.toFixed(0), one.supCpu.toFixed(0), one.cliCpu.toFixed(0), '>= 5000/s, p99 <= 2000 us'],
+        ['8', eight.n, eight.fps.toFixed(0), eight.p50.toFixed(0), eight.p99.toFixed(0), eight.supCpu.toFixed(0), eight.cliCpu.toFixed(0), `${(eight.fps / one.fps).toFixed(2)}x the 1-client rate`],
       ],
     );
   } finally {

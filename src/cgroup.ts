@@ -2,6 +2,7 @@
 // hybrid layout puts it at /sys/fs/cgroup/unified; never hard-code), create,
 // move a pid in, remove.
 import * as fs from 'node:fs';
+import { loadAddon } from './addon';
 import * as path from 'node:path';
 import { GenseeError } from './errors';
 
@@ -101,13 +102,9 @@ export function removeCgroup(cgroupPath: string): void {
 
 /** The cgroup v2 path ("/a/b") a pid is in, from /proc/PID/cgroup. */
 export function cgroupOfPid(pid: number): string | null {
-  try {
-    const text = fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8');
-    for (const line of text.split('\n')) if (line.startsWith('0::')) return line.slice(3);
-  } catch {
-    return null;
-  }
-  return null;
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  // read in C: this is on every fault's subject check
+  return (loadAddon().procCgroup as (pid: number) => string | null)(pid);
 }
 
 /** cgroupPath (absolute, under the mount) as /proc/PID/cgroup names it: "/gensee/op". */

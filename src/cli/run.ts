@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { parse, out, requireOp } from './args';
+import { parse, liveOut, requireOp } from './args';
 import { GenseeError } from '../errors';
 import { findCgroup2Mount, removeCgroup, cgroupPids } from '../cgroup';
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
@@ -43,7 +43,7 @@ export async function run(argv: string[]): Promise<number> {
   const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
   const json = values.flags.has('json');
   const stateDir = resolveStateDir(values['state-dir']);
-  const say = (line: string) => out(line);
+  const say = (line: string) => liveOut(line);
 
   // the operation's cgroup: <cgroup2>/gensee/<op>
   const parent = path.join(findCgroup2Mount(), 'gensee');

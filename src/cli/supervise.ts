@@ -1,6 +1,6 @@
 // gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit]
 // Attach to an existing (container) cgroup and serve until SIGTERM/SIGINT.
-import { parse, requireOp, out } from './args';
+import { parse, requireOp, out, liveOut } from './args';
 import { GenseeError } from '../errors';
 import { Supervisor, loadPolicyFile } from '../supervisor';
 import { resolveStateDir } from '../state/operation';
@@ -40,8 +40,8 @@ export async function run(argv: string[]): Promise<number> {
     detachOnExit: values.flags.has('detach-on-exit'),
     nft: values.flags.has('nft'),
   });
-  sup.resolver.on('resolved', (e) => out(formatResolved(e, json)));
-  sup.resolver.on('refused', (e) => out(formatRefused(e, json)));
+  sup.resolver.on('resolved', (e) => liveOut(formatResolved(e, json)));
+  sup.resolver.on('refused', (e) => liveOut(formatRefused(e, json)));
   const rc = sup.reconciled;
   out(
     json

@@ -3,7 +3,7 @@
 // (field 22 of /proc/PID/stat) pins the incarnation — and must live in the
 // operation's cgroup subtree. A peer must be one of the operation's exact
 // isolated peer addresses.
-import * as fs from 'node:fs';
+import { loadAddon } from '../addon';
 import { pidInCgroupTree } from '../cgroup';
 import type { DenyReason } from '../errors';
 import type { Subject } from '../protocol/types';
@@ -11,18 +11,10 @@ import { parseAddress } from '../addr';
 
 /** Field 22 (starttime, clock ticks since boot) of /proc/PID/stat; null if gone. */
 export function readStartTimeTicks(pid: number): number | null {
-  if (!Number.isInteger(pid) || pid <= 0) return null;
-  let stat: string;
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // comm (field 2) may contain spaces and parentheses: split after the last ')'
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // rest[0] is field 3 (state) → field 22 is rest[19]
-  const v = Number(rest[19]);
-  return Number.isFinite(v) ? v : null;
+  if (!Number.isInteger(pid) || pid <= 0 || pid > 0xffffffff) return null;
+  // parsed in C (after the last ')': comm may hold spaces and parentheses);
+  // this is on every fault's subject check
+  return (loadAddon().procStartTime as (pid: number) => number | null)(pid);
 }
 
 export interface SubjectScope {
