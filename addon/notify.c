@@ -20,6 +20,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
@@ -75,6 +77,14 @@ struct gs_notifier {
 	struct gs_notify_stats st;
 	char *operation_id;
 	char cgroup2[4096]; /* cgroup2 mount point, "" if none (cgroup_id stays 0) */
+	/* step, respond, stats and the pending set run on the loop thread and
+	 * on the answering one */
+	pthread_mutex_t mu;
+	/* the loop thread (gs_notifier_run) */
+	pthread_t thread;
+	int running;
+	int wake_fd;
+	struct gs_notify_loop loop;
 };
 
 /* outcome of looking at one paused call */
@@ -348,6 +358,8 @@ struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin,
 		goto out;
 	}
 	find_cgroup2(n->cgroup2, sizeof(n->cgroup2));
+	pthread_mutex_init(&n->mu, NULL);
+	n->wake_fd = -1;
 	n->fd = listener_fd; /* owned from here on */
 	return n;
 out:
@@ -369,14 +381,21 @@ int gs_notifier_sync_wake_up(const struct gs_notifier *n)
 	return n->sync_wake_up;
 }
 
-size_t gs_notifier_pending(const struct gs_notifier *n)
+size_t gs_notifier_pending(struct gs_notifier *n)
 {
-	return n->npending;
+	size_t v;
+
+	pthread_mutex_lock(&n->mu);
+	v = n->npending;
+	pthread_mutex_unlock(&n->mu);
+	return v;
 }
 
-void gs_notifier_stats(const struct gs_notifier *n, struct gs_notify_stats *out)
+void gs_notifier_stats(struct gs_notifier *n, struct gs_notify_stats *out)
 {
+	pthread_mutex_lock(&n->mu);
 	*out = n->st;
+	pthread_mutex_unlock(&n->mu);
 }
 
 size_t gs_notifier_close(struct gs_notifier *n, int errnum)
@@ -386,6 +405,7 @@ size_t gs_notifier_close(struct gs_notifier *n, int errnum)
 
 	if (!n)
 		return 0;
+	gs_notifier_halt(n);
 	if (errnum <= 0)
 		errnum = EACCES;
 	for (i = 0; i < n->npending; i++) {
@@ -401,6 +421,7 @@ size_t gs_notifier_close(struct gs_notifier *n, int errnum)
 	free(n->req);
 	free(n->resp);
 	free(n->operation_id);
+	pthread_mutex_destroy(&n->mu);
 	free(n);
 	return answered;
 }
@@ -648,7 +669,7 @@ static int encode_fault(const struct gs_notifier *n, struct gs_fault_info *f)
 
 /* ---- the step ----------------------------------------------------------- */
 
-int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_err *err)
+static int step_locked(struct gs_notifier *n, struct gs_fault_info *f, struct gs_err *err)
 {
 	struct seccomp_notif *req = n->req;
 	struct gs_call c;
@@ -710,7 +731,7 @@ int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_e
 	return 0;
 }
 
-int gs_notifier_respond(struct gs_notifier *n, uint64_t id, int errnum, struct gs_err *err)
+static int respond_locked(struct gs_notifier *n, uint64_t id, int errnum, struct gs_err *err)
 {
 	int r;
 
@@ -735,4 +756,103 @@ int gs_notifier_respond(struct gs_notifier *n, uint64_t id, int errnum, struct g
 			n->st.continued++;
 	}
 	return r;
+}
+
+int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_err *err)
+{
+	int r;
+
+	pthread_mutex_lock(&n->mu);
+	r = step_locked(n, f, err);
+	pthread_mutex_unlock(&n->mu);
+	return r;
+}
+
+int gs_notifier_respond(struct gs_notifier *n, uint64_t id, int errnum, struct gs_err *err)
+{
+	int r;
+
+	pthread_mutex_lock(&n->mu);
+	r = respond_locked(n, id, errnum, err);
+	pthread_mutex_unlock(&n->mu);
+	return r;
+}
+
+/* ---- the loop thread ---------------------------------------------------- */
+
+/* poll(), not epoll: with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the kernel wakes
+ * a poll() waiter on the paused task's own CPU (WF_CURRENT_CPU); the wake-up
+ * of an epoll waiter loses that, and the event loop adds a turn of its own. */
+static void *loop_thread(void *arg)
+{
+	struct gs_notifier *n = arg;
+	struct gs_err err;
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = n->fd, .events = POLLIN }, { .fd = n->wake_fd, .events = POLLIN } };
+		int r = poll(p, 2, -1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			gs_errf(&err, errno, "poll", "seccomp listener fd %d", n->fd);
+			n->loop.stopped(n->loop.ctx, &err);
+			return NULL;
+		}
+		if (p[1].revents)
+			return NULL; /* halt */
+		if (p[0].revents & POLLIN) {
+			struct gs_fault_info f;
+			memset(&err, 0, sizeof(err));
+			r = gs_notifier_step(n, &f, &err);
+			if (r < 0) {
+				n->loop.stopped(n->loop.ctx, &err);
+				return NULL;
+			}
+			if (r == 1)
+				n->loop.fault(n->loop.ctx, &f);
+			continue;
+		}
+		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			n->loop.stopped(n->loop.ctx, NULL); /* every task using the filter is gone */
+			return NULL;
+		}
+	}
+}
+
+int gs_notifier_run(struct gs_notifier *n, const struct gs_notify_loop *loop, struct gs_err *err)
+{
+	int rc;
+
+	if (n->running)
+		return gs_errf(err, EBUSY, "gs_notifier_run", "already running");
+	n->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (n->wake_fd < 0)
+		return gs_errf(err, errno, "eventfd", "notifier loop");
+	n->loop = *loop;
+	rc = pthread_create(&n->thread, NULL, loop_thread, n);
+	if (rc) {
+		close(n->wake_fd);
+		n->wake_fd = -1;
+		return gs_errf(err, rc, "pthread_create", "notifier loop");
+	}
+	n->running = 1;
+	return 0;
+}
+
+void gs_notifier_halt(struct gs_notifier *n)
+{
+	uint64_t one = 1;
+
+	if (!n->running)
+		return;
+	if (write(n->wake_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail for an eventfd below its limit */
+	}
+	if (!pthread_equal(pthread_self(), n->thread))
+		pthread_join(n->thread, NULL);
+	else
+		pthread_detach(n->thread);
+	close(n->wake_fd);
+	n->wake_fd = -1;
+	n->running = 0;
 }

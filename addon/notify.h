@@ -4,8 +4,9 @@
  * is notify_glue.cc.
  *
  * One gs_notifier owns one listener fd (from gensee-exec or an OCI runtime).
- * The caller polls gs_notifier_fd() for readability and calls
- * gs_notifier_step() while gs_notifier_ready() says a notification waits.
+ * gs_notifier_run() polls it on a thread of its own and calls
+ * gs_notifier_step() whenever a notification waits (a caller may also do
+ * that itself; step and respond are thread-safe).
  * Each step receives one notification and either answers it right away
  * (fast path: the exact lease is in the kernel map; pass-through: nothing the
  * boundary cares about) or returns it as a fault that stays pending until
@@ -67,6 +68,16 @@ struct gs_notify_opts {
 
 struct gs_notifier;
 
+/* Callbacks of the loop thread (gs_notifier_run). fault(): a paused call
+ * without a lease, pending until gs_notifier_respond (f->fault is malloc'd
+ * and becomes the callee's). stopped(): the loop ended on its own: err NULL
+ * when every task using the filter is gone, else why. */
+struct gs_notify_loop {
+	void (*fault)(void *ctx, struct gs_fault_info *f);
+	void (*stopped)(void *ctx, const struct gs_err *err);
+	void *ctx;
+};
+
 /* Field 22 (starttime, clock ticks since boot) of /proc/PID/stat: 0, or -1 if
  * the process is gone. */
 int gs_proc_start_time(uint32_t pid, uint64_t *out);
@@ -97,12 +108,18 @@ int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_e
  * (EINVAL: id not pending). */
 int gs_notifier_respond(struct gs_notifier *n, uint64_t id, int errnum, struct gs_err *err);
 
-size_t gs_notifier_pending(const struct gs_notifier *n);
-void gs_notifier_stats(const struct gs_notifier *n, struct gs_notify_stats *out);
+size_t gs_notifier_pending(struct gs_notifier *n);
+void gs_notifier_stats(struct gs_notifier *n, struct gs_notify_stats *out);
 
 /* Answer every pending fault with errnum, close the listener and the lease
  * map, free n. Returns how many were answered. */
 size_t gs_notifier_close(struct gs_notifier *n, int errnum);
+
+/* Run the loop on a thread of its own: poll the listener, answer the fast
+ * path in C, hand faults to loop->fault. At most once per notifier. */
+int gs_notifier_run(struct gs_notifier *n, const struct gs_notify_loop *loop, struct gs_err *err);
+/* Stop and join the loop thread (gs_notifier_close does it too). */
+void gs_notifier_halt(struct gs_notifier *n);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,10 @@
 #include <unistd.h>
 #include "notify.h"
 #include "fdpass.h"
+#include "rcli.h"
+#include <atomic>
+#include <mutex>
+#include <vector>
 
 namespace {
 
@@ -73,6 +77,137 @@ void ClosePoll(uv_poll_t *&p) {
 }
 
 // ---- Notifier ----------------------------------------------------------
+//
+// The listener is polled on a thread of its own (gs_notifier_run): the fast
+// path never touches the event loop. Paused calls without a lease go, once
+// setChannel() is called, straight from that thread to the supervisor
+// socket through the C client (rcli.c) and are answered from its thread the
+// moment an authenticated Resolution arrives; JavaScript hears of each one
+// afterwards (onAnswered), for output and evidence of timeouts. Before
+// setChannel() they are raised to onFault as before.
+
+struct ChanConfig {
+  char path[108];
+  uint8_t key[GS_KEY_BYTES];
+  int32_t pid;
+  uint64_t start;
+  uint32_t deadline_ms;
+  int deny, delegate, timeout;  // errnos, from src/pause/notifier.ts REFUSAL_ERRNO
+};
+
+struct NotifyEvent {
+  enum Kind { FAULT, ANSWERED, STOPPED } kind;
+  gs_fault_info f;  // FAULT: with its fault buffer; ANSWERED: without
+  // ANSWERED
+  int status = 0, action = 0, verdict = 0;
+  bool delivered = false;
+  std::string reason, detail;
+  double micros = 0;
+  // STOPPED
+  bool has_err = false;
+  gs_err err = {};
+};
+
+// Shared with the loop and client threads; lives until its handle's close callback.
+struct NotifyCore {
+  uv_async_t async;
+  void *owner = nullptr;  // the Notifier, null once closed
+  gs_notifier *n = nullptr;
+  std::mutex mu;
+  std::vector<NotifyEvent> events;
+  gs_rcli *chan = nullptr;
+  ChanConfig cfg = {};
+  std::atomic<size_t> inflight{0};
+
+  void Push(NotifyEvent &&e) {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      events.push_back(std::move(e));
+    }
+    uv_async_send(&async);
+  }
+};
+
+struct ChanCall {
+  NotifyCore *core;
+  gs_fault_info f;
+};
+
+// rcli thread (or the closing one): answer the paused call, then tell JS
+void ChanDone(gs_submit *req, void *arg) {
+  ChanCall *cc = static_cast<ChanCall *>(arg);
+  NotifyCore *core = cc->core;
+  const ChanConfig &cfg = core->cfg;
+  int verdict;
+  switch (req->status) {
+    case GS_SUB_OK:
+      verdict = req->action == 1 || req->action == 2 ? 0 : req->action == 3 ? cfg.delegate : cfg.deny;
+      break;
+    case GS_SUB_TIMEOUT: verdict = cfg.timeout; break;
+    default: verdict = cfg.deny; break;  // unauthenticated, or no resolver: fail closed
+  }
+  gs_err err = {};
+  int r = gs_notifier_respond(core->n, cc->f.id, verdict, &err);
+  NotifyEvent e;
+  e.kind = NotifyEvent::ANSWERED;
+  e.f = cc->f;
+  e.status = req->status;
+  e.action = req->action;
+  e.verdict = verdict;
+  e.delivered = r == 1;
+  e.reason = req->reason;
+  e.detail = req->detail;
+  e.micros = static_cast<double>(req->elapsed_ns) / 1000.0;
+  core->Push(std::move(e));
+  gs_submit_free(req);
+  delete cc;
+}
+
+// loop thread: a paused call without a lease
+void LoopFault(void *ctx, gs_fault_info *f) {
+  NotifyCore *core = static_cast<NotifyCore *>(ctx);
+  gs_rcli *chan;
+  {
+    std::lock_guard<std::mutex> g(core->mu);
+    chan = core->chan;
+  }
+  if (chan) {
+    gs_submit *req = static_cast<gs_submit *>(calloc(1, sizeof(gs_submit)));
+    ChanCall *cc = req ? new ChanCall{core, *f} : nullptr;
+    if (cc) {
+      cc->f.fault = nullptr;
+      memcpy(req->path, core->cfg.path, sizeof(req->path));
+      memcpy(req->key, core->cfg.key, sizeof(req->key));
+      snprintf(req->fault_id, sizeof(req->fault_id), "%s", f->fault_id);
+      req->body = f->fault;  // the client frees it
+      req->body_len = f->fault_len;
+      req->expect_pid = core->cfg.pid;
+      req->expect_start = core->cfg.start;
+      req->timeout_ms = core->cfg.deadline_ms;
+      req->done = ChanDone;
+      req->arg = cc;
+      core->inflight++;
+      gs_rcli_submit(chan, req);
+      return;
+    }
+    free(req);
+  }
+  NotifyEvent e;
+  e.kind = NotifyEvent::FAULT;
+  e.f = *f;
+  core->Push(std::move(e));
+}
+
+void LoopStopped(void *ctx, const gs_err *err) {
+  NotifyCore *core = static_cast<NotifyCore *>(ctx);
+  NotifyEvent e;
+  e.kind = NotifyEvent::STOPPED;
+  if (err) {
+    e.has_err = true;
+    e.err = *err;
+  }
+  core->Push(std::move(e));
+}
 
 class Notifier : public Nan::ObjectWrap {
  public:
@@ -81,6 +216,8 @@ class Notifier : public Nan::ObjectWrap {
     tpl->SetClassName(Nan::New("Notifier").ToLocalChecked());
     tpl->InstanceTemplate()->SetInternalFieldCount(1);
     Nan::SetPrototypeMethod(tpl, "respond", Respond);
+    Nan::SetPrototypeMethod(tpl, "setChannel", SetChannel);
+    Nan::SetPrototypeMethod(tpl, "channelInflight", ChannelInflight);
     Nan::SetPrototypeMethod(tpl, "stats", Stats);
     Nan::SetPrototypeMethod(tpl, "close", Close);
     Nan::SetPrototypeMethod(tpl, "ref", RefLoop);
@@ -89,30 +226,45 @@ class Notifier : public Nan::ObjectWrap {
   }
 
  private:
-  gs_notifier *n_ = nullptr;
-  uv_poll_t *poll_ = nullptr;
+  NotifyCore *core_ = nullptr;
+  bool running_ = false;  // the loop thread runs (and keeps us alive)
   Nan::Callback on_fault_;
   Nan::Callback on_stop_;
+  Nan::Callback on_answered_;
   gs_notify_stats last_ = {};  // kept for stats() after close
   size_t last_pending_ = 0;
 
-  ~Notifier() override {
-    ClosePoll(poll_);
-    gs_notifier_close(n_, EACCES);
-  }
+  ~Notifier() override { Shutdown(EACCES, false); }
 
-  // Stop polling on our own (every task is gone, or the fd failed).
-  void StopPolling(v8::Local<v8::Value> err) {
-    if (!poll_) return;
-    ClosePoll(poll_);
-    Unref();
-    if (!on_stop_.IsEmpty()) {
-      Nan::Callback cb(on_stop_.GetFunction());
-      on_stop_.Reset();
-      v8::Local<v8::Value> argv[] = {err};
-      Nan::AsyncResource res("gensee:notifier");
-      cb.Call(1, argv, &res);
+  gs_notifier *N() const { return core_ ? core_->n : nullptr; }
+
+  // Stop the loop thread, then the client (its cancelled calls are refused
+  // with errnum), then refuse whatever is still pending and close.
+  size_t Shutdown(int errnum, bool deliver) {
+    if (!core_ || !core_->n) return 0;
+    gs_notifier_halt(core_->n);
+    if (core_->chan) {
+      core_->cfg.deny = errnum;
+      core_->cfg.timeout = errnum;
+      gs_rcli_stop(core_->chan);  // runs ChanDone for each call in flight
+      std::lock_guard<std::mutex> g(core_->mu);
+      core_->chan = nullptr;
     }
+    gs_notifier_stats(core_->n, &last_);
+    size_t answered = gs_notifier_close(core_->n, errnum);
+    core_->n = nullptr;
+    last_.refused += answered;
+    last_pending_ = 0;
+    if (deliver) Deliver(true);
+    NotifyCore *core = core_;
+    core_ = nullptr;
+    core->owner = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t *>(&core->async), [](uv_handle_t *h) { delete static_cast<NotifyCore *>(h->data); });
+    if (running_) {
+      running_ = false;
+      Unref();
+    }
+    return answered;
   }
 
   v8::Local<v8::Object> FaultObject(const gs_fault_info &f) {
@@ -129,53 +281,76 @@ class Notifier : public Nan::ObjectWrap {
     Set(o, "observedAtBootNs", Big(f.observed_at_boot_ns));
     Set(o, "cgroupId", Big(f.cgroup_id));
     Set(o, "faultId", Nan::New(f.fault_id).ToLocalChecked());
-    Set(o, "fault", Nan::CopyBuffer(reinterpret_cast<const char *>(f.fault), f.fault_len).ToLocalChecked());
+    if (f.fault) Set(o, "fault", Nan::CopyBuffer(reinterpret_cast<const char *>(f.fault), f.fault_len).ToLocalChecked());
     Set(o, "leaseKey", Nan::CopyBuffer(reinterpret_cast<const char *>(&f.key), sizeof(f.key)).ToLocalChecked());
     return o;
   }
 
-  // Readiness: drain what is waiting (bounded, so one busy workload can't
-  // starve the loop), answering fast-path calls in C and raising the rest.
-  static void OnPoll(uv_poll_t *h, int status, int) {
-    Notifier *self = static_cast<Notifier *>(h->data);
+  static void OnAsync(uv_async_t *h) {
+    NotifyCore *core = static_cast<NotifyCore *>(h->data);
+    Notifier *self = static_cast<Notifier *>(core->owner);
+    if (!self) return;
     Nan::HandleScope scope;
-    // JS may close() and drop us from inside onFault: stay alive to the end
-    self->Ref();
-    self->Drain(status);
+    self->Ref();  // JS may close() and drop us from inside a callback
+    self->Deliver(false);
     self->Unref();
   }
 
-  void Drain(int status) {
-    Notifier *self = this;
-    if (status < 0) {
-      gs_err e = {};
-      e.errnum = -status;
-      snprintf(e.syscall, sizeof(e.syscall), "uv_poll");
-      snprintf(e.what, sizeof(e.what), "seccomp listener");
-      return self->StopPolling(ErrValue(e));
+  // Hand queued events to JS (closing: answers only; faults were refused by close).
+  void Deliver(bool closing) {
+    NotifyCore *core = core_;
+    if (!core) return;
+    std::vector<NotifyEvent> batch;
+    {
+      std::lock_guard<std::mutex> g(core->mu);
+      batch.swap(core->events);
     }
-    for (int i = 0; i < 64 && self->n_ && self->poll_; i++) {
-      gs_err err = {};
-      int ready = gs_notifier_ready(self->n_, &err);
-      if (ready < 0) return self->StopPolling(ErrValue(err));
-      if (!(ready & GS_READY_NOTIF)) {
-        if (ready & GS_READY_HANGUP) self->StopPolling(Nan::Undefined());
-        return;
+    for (NotifyEvent &e : batch) {
+      if (e.kind == NotifyEvent::FAULT) {
+        if (!closing && core_ && !on_fault_.IsEmpty()) {
+          v8::Local<v8::Value> argv[] = {FaultObject(e.f)};
+          Nan::AsyncResource res("gensee:fault");
+          on_fault_.Call(1, argv, &res);  // may call respond() or close()
+        }
+        free(e.f.fault);
+      } else if (e.kind == NotifyEvent::ANSWERED) {
+        core->inflight--;
+        if (on_answered_.IsEmpty()) continue;
+        v8::Local<v8::Object> o = Nan::New<v8::Object>();
+        static const char *names[] = {"ok", "unauthenticated", "timeout", "error"};
+        Set(o, "status", Nan::New(names[e.status >= 0 && e.status <= 3 ? e.status : 3]).ToLocalChecked());
+        Set(o, "action", Nan::New<v8::Number>(e.action));
+        Set(o, "reason", Nan::New(e.reason).ToLocalChecked());
+        Set(o, "detail", Nan::New(e.detail).ToLocalChecked());
+        Set(o, "verdict", e.verdict ? Nan::New<v8::Number>(e.verdict).As<v8::Value>() : Nan::New("continue").ToLocalChecked().As<v8::Value>());
+        Set(o, "delivered", Nan::New<v8::Boolean>(e.delivered));
+        Set(o, "micros", Nan::New<v8::Number>(e.micros));
+        v8::Local<v8::Value> argv[] = {FaultObject(e.f), o};
+        Nan::AsyncResource res("gensee:answered");
+        on_answered_.Call(2, argv, &res);
+      } else if (!closing) {
+        if (running_) {
+          running_ = false;
+          uv_unref(reinterpret_cast<uv_handle_t *>(&core->async));
+          Unref();
+        }
+        if (!on_stop_.IsEmpty()) {
+          Nan::Callback cb(on_stop_.GetFunction());
+          on_stop_.Reset();
+          v8::Local<v8::Value> argv[] = {e.has_err ? ErrValue(e.err) : Nan::Undefined().As<v8::Value>()};
+          Nan::AsyncResource res("gensee:notifier");
+          cb.Call(1, argv, &res);
+        }
       }
-      gs_fault_info f;
-      int r = gs_notifier_step(self->n_, &f, &err);
-      if (r < 0) return self->StopPolling(ErrValue(err));
-      if (r == 0) continue;
-      v8::Local<v8::Value> argv[] = {self->FaultObject(f)};
-      free(f.fault);
-      Nan::AsyncResource res("gensee:fault");
-      self->on_fault_.Call(1, argv, &res);  // may call respond() or close()
+      if (!core_) {
+        closing = true;  // closed from a callback: answers only from here on
+      }
     }
   }
 
   static Notifier *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
     Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
-    if (!self->n_) {
+    if (!self->N()) {
       Nan::ThrowError("Notifier is closed");
       return nullptr;
     }
@@ -208,28 +383,75 @@ class Notifier : public Nan::ObjectWrap {
     if (!n) return ThrowErr(err);
 
     Notifier *self = new Notifier();
-    self->n_ = n;
-    self->poll_ = new uv_poll_t;
-    int r = uv_poll_init(Nan::GetCurrentEventLoop(), self->poll_, gs_notifier_fd(n));
-    if (r == 0) {
-      self->poll_->data = self;
-      r = uv_poll_start(self->poll_, UV_READABLE | UV_DISCONNECT, OnPoll);
-    }
-    if (r) {
-      delete self->poll_;
-      self->poll_ = nullptr;
-      gs_notifier_close(n, EACCES);  // takes the fd with it, as on success
-      self->n_ = nullptr;
-      delete self;
-      return Nan::ThrowError(Nan::ErrnoException(-r, "uv_poll_start", uv_strerror(r), "seccomp listener"));
-    }
+    NotifyCore *core = new NotifyCore();
+    core->n = n;
+    core->owner = self;
+    core->async.data = core;
+    uv_async_init(Nan::GetCurrentEventLoop(), &core->async, OnAsync);
+    self->core_ = core;
     self->on_fault_.Reset(info[2].As<v8::Function>());
     if (on_stop->IsFunction()) self->on_stop_.Reset(on_stop.As<v8::Function>());
     self->Wrap(info.This());
+    gs_notify_loop loop = {LoopFault, LoopStopped, core};
+    if (gs_notifier_run(n, &loop, &err)) {
+      self->Shutdown(EACCES, false);  // takes the fd with it, as on success
+      err.errnum = err.errnum ? err.errnum : EIO;
+      snprintf(err.syscall, sizeof(err.syscall), "uv_poll_start");  // the fd is closed: the caller must not close it again
+      return ThrowErr(err);
+    }
+    self->running_ = true;
     self->Ref();  // alive while polling
     Set(info.This(), "syncWakeUp", Nan::New<v8::Boolean>(gs_notifier_sync_wake_up(n) == 1));
     Set(info.This(), "fd", Nan::New<v8::Number>(gs_notifier_fd(n)));
     info.GetReturnValue().Set(info.This());
+  }
+
+  // setChannel({socketPath, key, resolverPid, resolverStart, deadlineMs, errnos: {deny, delegate, timeout}}, onAnswered)
+  static NAN_METHOD(SetChannel) {
+    Notifier *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 2 || !info[0]->IsObject() || !info[1]->IsFunction())
+      return Nan::ThrowTypeError("setChannel(opts: object, onAnswered: function)");
+    if (self->core_->chan) return Nan::ThrowError("the channel is set already");
+    v8::Local<v8::Object> o = info[0].As<v8::Object>();
+    ChanConfig cfg = {};
+    v8::Local<v8::Value> path = Get(o, "socketPath"), key = Get(o, "key"), errnos = Get(o, "errnos");
+    if (!path->IsString() || static_cast<size_t>(Nan::Utf8String(path).length()) >= sizeof(cfg.path))
+      return Nan::ThrowTypeError("socketPath must be a string shorter than 108 bytes");
+    snprintf(cfg.path, sizeof(cfg.path), "%s", *Nan::Utf8String(path));
+    if (!node::Buffer::HasInstance(key) || node::Buffer::Length(key) != GS_KEY_BYTES)
+      return Nan::ThrowTypeError("key must be a 32-byte Buffer");
+    memcpy(cfg.key, node::Buffer::Data(key), GS_KEY_BYTES);
+    v8::Local<v8::Value> v = Get(o, "resolverPid");
+    cfg.pid = v->IsInt32() ? Nan::To<int32_t>(v).FromJust() : 0;
+    v = Get(o, "resolverStart");
+    cfg.start = v->IsBigInt() ? v.As<v8::BigInt>()->Uint64Value() : v->IsNumber() ? static_cast<uint64_t>(Nan::To<double>(v).FromJust()) : 0;
+    v = Get(o, "deadlineMs");
+    if (!v->IsUint32() || Nan::To<uint32_t>(v).FromJust() == 0) return Nan::ThrowTypeError("deadlineMs must be a positive integer");
+    cfg.deadline_ms = Nan::To<uint32_t>(v).FromJust();
+    if (!errnos->IsObject()) return Nan::ThrowTypeError("errnos must be {deny, delegate, timeout}");
+    v8::Local<v8::Object> eo = errnos.As<v8::Object>();
+    int *dst[] = {&cfg.deny, &cfg.delegate, &cfg.timeout};
+    const char *names[] = {"deny", "delegate", "timeout"};
+    for (int i = 0; i < 3; i++) {
+      v8::Local<v8::Value> x = Get(eo, names[i]);
+      if (!x->IsInt32() || Nan::To<int32_t>(x).FromJust() <= 0 || Nan::To<int32_t>(x).FromJust() >= 4096)
+        return Nan::ThrowTypeError((std::string("errnos.") + names[i] + " must be a positive errno").c_str());
+      *dst[i] = Nan::To<int32_t>(x).FromJust();
+    }
+    gs_err err = {};
+    gs_rcli *chan = gs_rcli_start(&err);
+    if (!chan) return ThrowErr(err);
+    self->on_answered_.Reset(info[1].As<v8::Function>());
+    std::lock_guard<std::mutex> g(self->core_->mu);
+    self->core_->cfg = cfg;
+    self->core_->chan = chan;
+  }
+
+  // channelInflight() -> paused calls submitted through the channel and not yet reported
+  static NAN_METHOD(ChannelInflight) {
+    Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
+    info.GetReturnValue().Set(Nan::New<v8::Number>(self->core_ ? static_cast<double>(self->core_->inflight.load()) : 0));
   }
 
   // respond(id: bigint, verdict: 'continue' | errno) → true answered, false gone
@@ -249,9 +471,9 @@ class Notifier : public Nan::ObjectWrap {
       return Nan::ThrowTypeError("verdict must be 'continue' or a positive errno");
     }
     // after close() every pending call has already been refused
-    if (!self->n_) return info.GetReturnValue().Set(Nan::False());
+    if (!self->N()) return info.GetReturnValue().Set(Nan::False());
     gs_err err = {};
-    int r = gs_notifier_respond(self->n_, id, errnum, &err);
+    int r = gs_notifier_respond(self->N(), id, errnum, &err);
     if (r < 0) return ThrowErr(err);
     info.GetReturnValue().Set(Nan::New<v8::Boolean>(r == 1));
   }
@@ -260,9 +482,9 @@ class Notifier : public Nan::ObjectWrap {
     Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
     gs_notify_stats st = self->last_;
     size_t pending = self->last_pending_;
-    if (self->n_) {
-      gs_notifier_stats(self->n_, &st);
-      pending = gs_notifier_pending(self->n_);
+    if (self->N()) {
+      gs_notifier_stats(self->N(), &st);
+      pending = gs_notifier_pending(self->N());
     }
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
     Set(o, "fastPath", Nan::New<v8::Number>(static_cast<double>(st.fast_path)));
@@ -273,7 +495,7 @@ class Notifier : public Nan::ObjectWrap {
     Set(o, "continued", Nan::New<v8::Number>(static_cast<double>(st.continued)));
     Set(o, "refused", Nan::New<v8::Number>(static_cast<double>(st.refused)));
     Set(o, "pending", Nan::New<v8::Number>(static_cast<double>(pending)));
-    Set(o, "polling", Nan::New<v8::Boolean>(self->poll_ != nullptr));
+    Set(o, "polling", Nan::New<v8::Boolean>(self->running_));
     info.GetReturnValue().Set(o);
   }
 
@@ -286,28 +508,20 @@ class Notifier : public Nan::ObjectWrap {
         return Nan::ThrowTypeError("errno must be a positive integer");
       errnum = Nan::To<int32_t>(info[0]).FromJust();
     }
-    if (!self->n_) return info.GetReturnValue().Set(0);
-    if (self->poll_) {
-      ClosePoll(self->poll_);
-      self->Unref();
-    }
+    if (!self->N()) return info.GetReturnValue().Set(0);
     self->on_stop_.Reset();
-    gs_notifier_stats(self->n_, &self->last_);
-    size_t answered = gs_notifier_close(self->n_, errnum);
-    self->n_ = nullptr;
-    self->last_.refused += answered;
-    self->last_pending_ = 0;
+    size_t answered = self->Shutdown(errnum, true);
     info.GetReturnValue().Set(Nan::New<v8::Number>(static_cast<double>(answered)));
   }
 
   static NAN_METHOD(RefLoop) {
     Notifier *self = Open(info);
-    if (self && self->poll_) uv_ref(reinterpret_cast<uv_handle_t *>(self->poll_));
+    if (self && self->running_) uv_ref(reinterpret_cast<uv_handle_t *>(&self->core_->async));
   }
 
   static NAN_METHOD(UnrefLoop) {
     Notifier *self = Open(info);
-    if (self && self->poll_) uv_unref(reinterpret_cast<uv_handle_t *>(self->poll_));
+    if (self && self->running_) uv_unref(reinterpret_cast<uv_handle_t *>(&self->core_->async));
   }
 };
 

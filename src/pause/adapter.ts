@@ -1,7 +1,11 @@
 // The pause adapter: a paused call without a lease (the C fast path already
 // answered the leased ones) is submitted as a CapabilityFault over the
 // authenticated supervisor socket; the resolver's identity and MAC are
-// verified; only then is the call answered. CONTINUE for continue/retry (the
+// verified; only then is the call answered. All of that happens in C
+// (Notifier.setChannel: the notifier's thread hands the fault to the C
+// client, whose thread answers the call); this file configures it, reports
+// each answer, and records timeouts. Calls raised before the channel was
+// set come through handle() and take the same client from JavaScript. CONTINUE for continue/retry (the
 // eBPF hook re-checks the kernel's own copy of the address), an errno for
 // deny, delegate and timeout (REFUSAL_ERRNO). A call with no authenticated
 // answer within the deadline is refused with ETIMEDOUT and the timeout is
@@ -10,7 +14,7 @@ import { submitFault } from '../resolver/client';
 import { reportRefusal } from '../resolver/report';
 import type { Resolution } from '../protocol/types';
 import type { ResolverIdentity } from '../state/operation';
-import { Notifier, PausedCall, PauseVerdict, REFUSAL_ERRNO } from './notifier';
+import { ChannelAnswer, Notifier, PausedCall, PauseVerdict, REFUSAL_ERRNO } from './notifier';
 
 export interface PauseAdapterOptions {
   notifier: Notifier;
@@ -50,13 +54,61 @@ export class PauseAdapter {
   readonly stats = { submitted: 0, continued: 0, refused: 0, timeouts: 0, unauthenticated: 0, errors: 0, gone: 0 };
   private readonly inflight = new Set<Promise<void>>();
 
+  private idleWaiters: Array<() => void> = [];
+
   constructor(o: PauseAdapterOptions) {
     this.o = o;
+    o.notifier.setChannel(
+      {
+        socketPath: o.socketPath,
+        key: o.key,
+        resolverPid: o.resolver ? o.resolver.pid : 0,
+        resolverStart: o.resolver ? o.resolver.start_time_ticks : 0,
+        deadlineMs: o.deadlineMs,
+        errnos: { deny: REFUSAL_ERRNO.deny, delegate: REFUSAL_ERRNO.delegate, timeout: REFUSAL_ERRNO.timeout },
+      },
+      (call, a) => this.answered(call, a),
+    );
   }
 
-  /** Resolves when every call handed to handle() so far is answered. */
+  /** Resolves when every call submitted so far is answered and reported. */
   async idle(): Promise<void> {
-    while (this.inflight.size) await Promise.all([...this.inflight]);
+    for (;;) {
+      if (this.inflight.size) {
+        await Promise.all([...this.inflight]);
+        continue;
+      }
+      if (this.o.notifier.channelInflight() === 0) return;
+      await new Promise<void>((r) => this.idleWaiters.push(r));
+    }
+  }
+
+  /** A call answered in C through the channel. */
+  private answered(call: PausedCall, a: ChannelAnswer): void {
+    this.stats.submitted++;
+    const how: PauseOutcome['how'] = !a.delivered ? 'gone' : a.status === 'ok' ? 'answered' : a.status;
+    if (!a.delivered) this.stats.gone++;
+    else if (a.verdict === 'continue') this.stats.continued++;
+    else this.stats.refused++;
+    if (a.status === 'timeout') {
+      this.stats.timeouts++;
+      this.reportTimeout(call);
+    } else if (a.status === 'unauthenticated') this.stats.unauthenticated++;
+    else if (a.status === 'error') this.stats.errors++;
+    this.o.onAnswer?.(call, { verdict: a.verdict, resolution: null, how, micros: a.micros, detail: a.detail || undefined });
+    if (this.o.notifier.channelInflight() === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** the timeout is evidence too (the resolver may still record the fault late) */
+  private reportTimeout(call: PausedCall): void {
+    void reportRefusal({
+      socketPath: this.o.socketPath,
+      operationId: this.o.operationId,
+      key: this.o.key,
+      resolver: this.o.resolver,
+      code: 'timeout',
+      detail: `paused ${call.syscall} ${call.protocol} ${call.address}:${call.port} by pid ${call.pid} (${call.faultId}) got no answer within ${this.o.deadlineMs} ms`,
+    }).catch(() => undefined);
   }
 
   readonly handle = (call: PausedCall): void => {
@@ -80,17 +132,10 @@ export class PauseAdapter {
     const timer = setTimeout(() => {
       this.stats.timeouts++;
       answer(REFUSAL_ERRNO.timeout, 'timeout', null, `no authenticated answer within ${this.o.deadlineMs} ms`);
-      // the timeout is evidence too (the resolver may still record the fault late)
-      void reportRefusal({
-        socketPath: this.o.socketPath,
-        operationId: this.o.operationId,
-        key: this.o.key,
-        resolver: this.o.resolver,
-        code: 'timeout',
-        detail: `paused ${call.syscall} ${call.protocol} ${call.address}:${call.port} by pid ${call.pid} (${call.faultId}) got no answer within ${this.o.deadlineMs} ms`,
-      }).catch(() => undefined);
+      this.reportTimeout(call);
     }, this.o.deadlineMs);
     try {
+      if (!call.fault) throw new Error(`paused call ${call.faultId} carries no fault`);
       const res = await submitFault({
         socketPath: this.o.socketPath,
         body: call.fault,

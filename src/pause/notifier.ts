@@ -30,8 +30,8 @@ export interface PausedCall {
   cgroupId: bigint;
   /** sn-<pid>-<seq>, also inside `fault` */
   faultId: string;
-  /** protobuf gensee.v2.CapabilityFault (schema 2, source SECCOMP_NOTIFY) */
-  fault: Buffer;
+  /** protobuf gensee.v2.CapabilityFault (schema 2, source SECCOMP_NOTIFY); absent in a channel report */
+  fault?: Buffer;
   /** the 24-byte gs_lease_key the eBPF hook will look up */
   leaseKey: Buffer;
 }
@@ -63,7 +63,39 @@ export interface NotifierOptions {
   onStop?: (err?: NodeJS.ErrnoException) => void;
 }
 
+/** How a paused call submitted through the channel was answered (in C). */
+export interface ChannelAnswer {
+  /** ok: an authenticated Resolution; unauthenticated: the resolver or its answer failed authentication; timeout; error: no resolver */
+  status: 'ok' | 'unauthenticated' | 'timeout' | 'error';
+  /** proto Action number when ok (1 continue, 2 retry, 3 delegate, 4 deny) */
+  action: number;
+  reason: string;
+  detail: string;
+  verdict: PauseVerdict;
+  /** false: the caller was gone before the answer */
+  delivered: boolean;
+  micros: number;
+}
+
+export interface ChannelOptions {
+  socketPath: string;
+  key: Buffer;
+  /** resolver identity from operation.json (0 skips the check: tests only) */
+  resolverPid: number;
+  resolverStart: number;
+  deadlineMs: number;
+  errnos: { deny: number; delegate: number; timeout: number };
+}
+
 export interface Notifier {
+  /**
+   * From now on, paused calls without a lease are submitted to the resolver
+   * from C (addon/rcli.c) and answered there; onAnswered reports each one
+   * afterwards (the call without its fault buffer).
+   */
+  setChannel(o: ChannelOptions, onAnswered: (call: PausedCall, a: ChannelAnswer) => void): void;
+  /** calls submitted through the channel and not yet reported */
+  channelInflight(): number;
   /** SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is on (Linux 6.6+) */
   readonly syncWakeUp: boolean;
   readonly fd: number;

@@ -114,7 +114,7 @@ t.test('seccomp pause', async (t) => {
     t.equal(f.cgroupId, BigInt(fs.statSync(o.cgroup).ino), 'cgroup id of the operation cgroup');
     t.equal(f.faultId, `sn-${w.l.pid}-1`);
     t.same(f.leaseKey, encodeLeaseKey(dest('tcp', '127.0.0.1', srv.port)), 'lease key as the hook keys it');
-    const d = decodeFault(f.fault);
+    const d = decodeFault(f.fault!);
     t.ok(d.ok, `fault protobuf decodes strictly ${d.ok ? '' : d.detail}`);
     if (d.ok) {
       t.match(d.fault, {
