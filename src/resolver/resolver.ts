@@ -119,9 +119,11 @@ export class Resolver extends EventEmitter {
       },
       true,
     );
+    // counted as the line is written (a summary taken right after the
+    // answer must include it); announced once it is durable
+    const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
+    this.stats[key]++;
     const durable = this.faults.whenDurable(ticket).then(() => {
-      const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
-      this.stats[key]++;
       this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
     });
     return { resolution: r, ticket, durable };
