@@ -425,9 +425,25 @@ void HubWake(uv_async_t *) {
     Set(o, "reason", Nan::New(req->reason).ToLocalChecked());
     Set(o, "detail", Nan::New(req->detail).ToLocalChecked());
     Set(o, "micros", Num(static_cast<double>(req->elapsed_ns) / 1000.0));
-    if (req->reply && req->status == GS_SUB_OK) {
-      Set(o, "reply", Nan::NewBuffer(reinterpret_cast<char *>(req->reply), req->reply_len).ToLocalChecked());
-      req->reply = nullptr;
+    if (req->status == GS_SUB_OK) {
+      // the Resolution as the client decoded and authenticated it
+      v8::Local<v8::Object> r = Nan::New<v8::Object>();
+      Set(r, "fault_id", Nan::New(req->res_fault_id).ToLocalChecked());
+      Set(r, "action", Num(req->action));
+      Set(r, "reason", Nan::New(req->reason).ToLocalChecked());
+      if (req->has_lease) {
+        v8::Local<v8::Object> l = Nan::New<v8::Object>();
+        Set(l, "generation", v8::BigInt::NewFromUnsigned(v8::Isolate::GetCurrent(), req->l_generation));
+        Set(l, "family", Num(req->l_family));
+        Set(l, "protocol", Num(req->l_protocol));
+        Set(l, "address", Nan::New(req->l_address).ToLocalChecked());
+        Set(l, "port", Num(req->l_port));
+        Set(l, "expires_at_boot_ns", v8::BigInt::NewFromUnsigned(v8::Isolate::GetCurrent(), req->l_expires));
+        Set(l, "max_uses", Num(req->l_max_uses));
+        Set(r, "lease", l);
+      }
+      if (req->has_delegate) Set(r, "delegate_to", Nan::New(req->delegate_to).ToLocalChecked());
+      Set(o, "resolution", r);
     }
     if (--hub->inflight == 0) uv_unref(reinterpret_cast<uv_handle_t *>(&hub->async));
     v8::Local<v8::Value> argv[] = {o};

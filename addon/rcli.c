@@ -201,6 +201,21 @@ static void judge(struct gs_rcli *c, struct gs_submit *q)
 	}
 	q->action = (int)r->action;
 	snprintf(q->reason, sizeof(q->reason), "%s", r->reason ? r->reason : "");
+	snprintf(q->res_fault_id, sizeof(q->res_fault_id), "%s", r->fault_id ? r->fault_id : "");
+	if (r->lease) {
+		q->has_lease = 1;
+		q->l_generation = r->lease->generation;
+		q->l_family = (int)r->lease->family;
+		q->l_protocol = (int)r->lease->protocol;
+		snprintf(q->l_address, sizeof(q->l_address), "%s", r->lease->address ? r->lease->address : "");
+		q->l_port = r->lease->port;
+		q->l_expires = r->lease->expires_at_boot_ns;
+		q->l_max_uses = r->lease->max_uses;
+	}
+	if (r->delegate_to && r->delegate_to[0]) {
+		q->has_delegate = 1;
+		snprintf(q->delegate_to, sizeof(q->delegate_to), "%s", r->delegate_to);
+	}
 	if (strcmp(r->fault_id, q->fault_id)) {
 		/* a refusal of our frame before it parsed carries the resolver's own
 		 * id; anything but a deny for another fault id is not ours to act on */

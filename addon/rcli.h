@@ -51,7 +51,15 @@ struct gs_submit {
 	int action;             /* proto Action number when status is OK */
 	char reason[96];
 	char detail[256];
-	uint8_t *reply;         /* the Resolution body as received (malloc'd), when OK */
+	char res_fault_id[128]; /* the Resolution as decoded, when OK */
+	int has_lease;
+	uint64_t l_generation, l_expires;
+	int l_family, l_protocol;
+	char l_address[64];
+	uint32_t l_port, l_max_uses;
+	int has_delegate;
+	char delegate_to[128];
+	uint8_t *reply;         /* the Resolution body as received (malloc'd) */
 	uint32_t reply_len;
 	uint64_t elapsed_ns;
 

@@ -39,6 +39,7 @@ struct conn {
 	struct ucred cred;
 	uint8_t *answer;
 	size_t answer_len;
+	int complete; /* handed over with its whole frame read: the client is done sending */
 };
 
 struct dlist {
@@ -164,6 +165,7 @@ static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt,
 		return;
 	}
 	c->state = C_HANDED;
+	c->complete = status == GS_RQ_FRAME;
 	r->id = c->id;
 	r->status = status;
 	r->has_cred = c->has_cred;
@@ -197,6 +199,8 @@ static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt,
 	if (wake)
 		s->ready(s->ctx);
 }
+
+static int on_read(struct gs_rsrv *s, struct conn *c);
 
 static void on_accept(struct gs_rsrv *s)
 {
@@ -234,14 +238,18 @@ static void on_accept(struct gs_rsrv *s)
 			hand(s, c, GS_RQ_PEER_REFUSED, "pid %d is inside the operation's cgroup", c->cred.pid);
 			continue;
 		}
+		c->state = C_READ;
+		list_put(s, c, L_IDLE, GS_FRAME_IDLE_MS);
+		/* a client sends its frame right after connecting: it is often
+		 * here already, and then the connection never enters epoll */
+		if (!on_read(s, c))
+			continue;
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 			conn_close(s, c);
 			continue;
 		}
 		c->in_epoll = 1;
-		c->state = C_READ;
-		list_put(s, c, L_IDLE, GS_FRAME_IDLE_MS);
 	}
 }
 
@@ -262,7 +270,8 @@ static void on_drain(struct gs_rsrv *s, struct conn *c)
 	}
 }
 
-static void on_read(struct gs_rsrv *s, struct conn *c)
+/* 1 while the frame is still incomplete; 0 once the connection was handed over or closed */
+static int on_read(struct gs_rsrv *s, struct conn *c)
 {
 	uint8_t buf[8192];
 
@@ -273,16 +282,16 @@ static void on_read(struct gs_rsrv *s, struct conn *c)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN)
-				return;
+				return 1;
 			hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection failed after %u bytes: %s", got, strerror(errno));
-			return;
+			return 0;
 		}
 		if (n == 0) {
 			if (c->body)
 				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of %u", got, 4 + c->body_len);
 			else
 				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of a frame", got);
-			return;
+			return 0;
 		}
 		if (c->list == L_IDLE) /* first byte: the frame clock starts */
 			list_put(s, c, L_FRAME, GS_FRAME_TIMEOUT_MS);
@@ -299,16 +308,16 @@ static void on_read(struct gs_rsrv *s, struct conn *c)
 			uint32_t len = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 | (uint32_t)c->hdr[2] << 8 | c->hdr[3];
 			if (len == 0) {
 				hand(s, c, GS_RQ_FRAME_EMPTY, "zero-length frame");
-				return;
+				return 0;
 			}
 			if (len > GS_FRAME_MAX) {
 				hand(s, c, GS_RQ_FRAME_OVERSIZE, "declared length %u exceeds %u bytes", len, GS_FRAME_MAX);
-				return;
+				return 0;
 			}
 			c->body = malloc(len);
 			if (!c->body) {
 				conn_close(s, c);
-				return;
+				return 0;
 			}
 			c->body_len = len;
 		}
@@ -322,10 +331,10 @@ static void on_read(struct gs_rsrv *s, struct conn *c)
 			continue;
 		if (off < (size_t)n) {
 			hand(s, c, GS_RQ_FRAME_TRAILING, "%zu bytes after the frame", (size_t)n - off);
-			return;
+			return 0;
 		}
 		hand(s, c, GS_RQ_FRAME, NULL);
-		return;
+		return 0;
 	}
 }
 
@@ -544,8 +553,15 @@ static void send_answer(void *arg, int err)
 		shutdown(c->fd, SHUT_WR);
 		__atomic_fetch_add(&s->st.answered, 1, __ATOMIC_RELAXED);
 	}
+	/* A whole frame and nothing unread (the usual case): the client is done
+	 * sending, closing now cannot reset it, and it reads the answer at its
+	 * pace. Otherwise (a refused or trickling client, bytes after the
+	 * frame) drain first: closing with unread input, or under a client
+	 * still writing, would reset it and it could lose the answer. */
+	char b;
+	int unread = !err && (!c->complete || recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0);
 	pthread_mutex_lock(&s->mu);
-	if (err || s->stopped || s->stopping) {
+	if (err || !unread || s->stopped || s->stopping) {
 		__atomic_fetch_sub(&s->st.open, 1, __ATOMIC_RELAXED);
 		conn_free(c);
 	} else {

@@ -349,6 +349,41 @@ export function checkResolution(r: Resolution): string | null {
   return null;
 }
 
+/** A Resolution's fields as the C client decoded them (proto enum numbers). */
+export interface ResolutionFields {
+  fault_id: string;
+  action: number;
+  reason: string;
+  lease?: { generation: bigint; family: number; protocol: number; address: string; port: number; expires_at_boot_ns: bigint; max_uses: number };
+  delegate_to?: string;
+}
+
+/** Name the enums and check the whole, as decodeResolution does; the MAC was checked in C. */
+export function resolutionFromFields(f: ResolutionFields): { ok: true; resolution: Resolution } | { ok: false; detail: string } {
+  const action = ACTION.byNumber.get(f.action);
+  if (!action) return { ok: false, detail: '/action: unknown action' };
+  const r: Resolution = { fault_id: f.fault_id, action, reason: f.reason };
+  if (f.lease) {
+    const family = FAMILY.byNumber.get(f.lease.family);
+    const protocol = PROTOCOL.byNumber.get(f.lease.protocol);
+    if (!family) return { ok: false, detail: '/lease/family: unknown family' };
+    if (!protocol) return { ok: false, detail: '/lease/protocol: unknown protocol' };
+    if (f.lease.generation > MAX_SAFE) return { ok: false, detail: '/lease/generation: out of range' };
+    r.lease = {
+      generation: Number(f.lease.generation),
+      family,
+      protocol,
+      address: f.lease.address,
+      port: f.lease.port,
+      expires_at_boot_ns: f.lease.expires_at_boot_ns,
+      max_uses: f.lease.max_uses,
+    };
+  }
+  if (f.delegate_to !== undefined) r.delegate_to = f.delegate_to;
+  const bad = checkResolution(r);
+  return bad ? { ok: false, detail: bad } : { ok: true, resolution: r };
+}
+
 /** Encode a resolution with its MAC (see mac.ts). Throws GenseeError E_SCHEMA when inconsistent. */
 export function encodeResolution(r: Resolution, mac: Uint8Array): Buffer {
   const err = checkResolution(r);

@@ -8,7 +8,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadAddon } from '../addon';
-import { decodeResolution } from '../protocol/codec';
+import { resolutionFromFields, ResolutionFields } from '../protocol/codec';
 import type { Resolution } from '../protocol/types';
 import type { ResolverIdentity } from '../state/operation';
 export interface SubmitOptions {
@@ -41,8 +41,8 @@ interface NativeSubmitResult {
   errno: number;
   detail: string;
   micros: number;
-  /** the Resolution body, when status is ok (already authenticated) */
-  reply?: Buffer;
+  /** the Resolution, decoded and authenticated in C, when status is ok */
+  resolution?: ResolutionFields;
 }
 
 type NativeSubmit = (
@@ -85,8 +85,8 @@ export async function submitFault(o: SubmitOptions): Promise<SubmitResult> {
     const code = r.status === 'timeout' ? 'ETIMEDOUT' : errnoName(r.errno);
     throw Object.assign(new Error(`${o.socketPath}: ${r.detail}`), { code, errno: r.errno });
   }
-  if (r.status === 'unauthenticated' || !r.reply) return deny(r.detail);
-  const d = decodeResolution(r.reply);
+  if (r.status === 'unauthenticated' || !r.resolution) return deny(r.detail);
+  const d = resolutionFromFields(r.resolution);
   if (!d.ok) return deny(`malformed resolution: ${d.detail}`);
   if (d.resolution.fault_id !== o.faultId) {
     // the addon lets only a deny for another fault id through: the
