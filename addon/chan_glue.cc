@@ -11,6 +11,7 @@
 #include "rsrv.h"
 #include "rcli.h"
 #include "notify.h"
+#include "subject.h"
 #include <mutex>
 #include <vector>
 
@@ -535,6 +536,21 @@ NAN_METHOD(ProcStartTime) {
   info.GetReturnValue().Set(Num(static_cast<double>(v)));
 }
 
+// subject(pid) -> {start, cgroup} of the process now (cached behind a pidfd,
+// subject.c), or null if it is gone. Main thread only.
+NAN_METHOD(Subject) {
+  static gs_subject_cache *cache = gs_subject_cache_new();
+  if (info.Length() < 1 || !info[0]->IsUint32()) return Nan::ThrowTypeError("subject(pid: uint)");
+  if (!cache) return Nan::ThrowError("out of memory");
+  uint64_t start;
+  char cg[4096];
+  if (gs_subject_lookup(cache, Nan::To<uint32_t>(info[0]).FromJust(), &start, cg, sizeof(cg))) return info.GetReturnValue().SetNull();
+  v8::Local<v8::Object> o = Nan::New<v8::Object>();
+  Set(o, "start", Num(static_cast<double>(start)));
+  Set(o, "cgroup", Nan::New(cg).ToLocalChecked());
+  info.GetReturnValue().Set(o);
+}
+
 // procCgroup(pid) -> "/gensee/op" (the 0:: line of /proc/PID/cgroup), or null
 NAN_METHOD(ProcCgroup) {
   if (info.Length() < 1 || !info[0]->IsUint32()) return Nan::ThrowTypeError("procCgroup(pid: uint)");
@@ -551,4 +567,5 @@ void InitChan(v8::Local<v8::Object> target) {
   Nan::SetMethod(target, "submit", Submit);
   Nan::SetMethod(target, "procStartTime", ProcStartTime);
   Nan::SetMethod(target, "procCgroup", ProcCgroup);
+  Nan::SetMethod(target, "subject", Subject);
 }

@@ -34,6 +34,9 @@ struct gs_evlog {
 	uint64_t lazy_since; /* CLOCK_MONOTONIC ns of the oldest unsynced unrequested write, 0 = none */
 	int failed;
 	int stopping;
+	/* the syncer sleeps until somebody wants a sync: only then is a
+	 * writer's signal needed (it re-checks everything before it sleeps) */
+	int waiting;
 	struct waiter *head, *tail;
 	struct gs_evlog_stats st;
 };
@@ -98,13 +101,17 @@ static void *syncer(void *arg)
 		if (!want && !lazy) {
 			if (l->stopping)
 				break;
+			l->waiting = 1;
 			pthread_cond_wait(&l->cv, &l->mu);
+			l->waiting = 0;
 			continue;
 		}
 		if (lazy && !l->stopping) {
 			uint64_t due = l->lazy_since + LAZY_SYNC_NS;
 			if (mono_ns() < due) {
+				l->waiting = 1;
 				cond_wait_until(l, due);
+				l->waiting = 0;
 				continue;
 			}
 		}
@@ -226,10 +233,12 @@ uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_
 	ticket = l->written;
 	if (want_sync) {
 		l->requested = ticket;
-		pthread_cond_signal(&l->cv);
+		if (l->waiting)
+			pthread_cond_signal(&l->cv);
 	} else if (!l->lazy_since) {
 		l->lazy_since = mono_ns();
-		pthread_cond_signal(&l->cv);
+		if (l->waiting)
+			pthread_cond_signal(&l->cv);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return ticket;
@@ -240,7 +249,8 @@ void gs_evlog_request(struct gs_evlog *l)
 	pthread_mutex_lock(&l->mu);
 	if (l->written > l->requested) {
 		l->requested = l->written;
-		pthread_cond_signal(&l->cv);
+		if (l->waiting)
+			pthread_cond_signal(&l->cv);
 	}
 	pthread_mutex_unlock(&l->mu);
 }
@@ -320,7 +330,8 @@ int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn,
 	}
 	if (ticket > l->requested) {
 		l->requested = ticket > l->written ? l->written : ticket;
-		pthread_cond_signal(&l->cv);
+		if (l->waiting)
+			pthread_cond_signal(&l->cv);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return 0;

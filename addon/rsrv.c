@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "notify.h" /* gs_proc_cgroup */
+#include "subject.h"
 #include "rsrv.h"
 
 enum { L_NONE, L_IDLE, L_FRAME, L_DRAIN, L_COUNT };
@@ -54,6 +54,7 @@ struct gs_rsrv {
 	char cgroup_rel[4096];
 	void (*ready)(void *ctx);
 	void *ctx;
+	struct gs_subject_cache *who; /* peers, on the I/O thread */
 	pthread_t thread;
 	uint64_t next_id;
 	struct dlist lists[L_COUNT];
@@ -135,16 +136,14 @@ static void conn_close(struct gs_rsrv *s, struct conn *c)
 
 /* Is pid in cgroup_rel or below it (as /proc/PID/cgroup names it)? A pid
  * whose cgroup cannot be read is not inside (src/cgroup.ts pidInCgroupTree). */
-static int pid_in_cgroup(int32_t pid, const char *want)
+static int pid_in_cgroup(struct gs_rsrv *s, int32_t pid)
 {
 	char have[4096];
-	size_t wl = strlen(want);
+	uint64_t start;
 
-	if (pid <= 0 || gs_proc_cgroup((uint32_t)pid, have, sizeof(have)))
+	if (pid <= 0 || gs_subject_lookup(s->who, (uint32_t)pid, &start, have, sizeof(have)))
 		return 0;
-	if (!strcmp(want, "/"))
-		return 1;
-	return !strcmp(have, want) || (!strncmp(have, want, wl) && have[wl] == '/');
+	return gs_cgroup_within(have, s->cgroup_rel);
 }
 
 /* The connection becomes a request for JavaScript. */
@@ -233,7 +232,7 @@ static void on_accept(struct gs_rsrv *s)
 			hand(s, c, GS_RQ_PEER_REFUSED, "uid %u is neither root nor the operation owner", c->cred.uid);
 			continue;
 		}
-		if (pid_in_cgroup(c->cred.pid, s->cgroup_rel)) {
+		if (pid_in_cgroup(s, c->cred.pid)) {
 			__atomic_fetch_add(&s->st.refused_at_accept, 1, __ATOMIC_RELAXED);
 			hand(s, c, GS_RQ_PEER_REFUSED, "pid %d is inside the operation's cgroup", c->cred.pid);
 			continue;
@@ -452,6 +451,11 @@ struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgr
 	s->ctx = ctx;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->who = gs_subject_cache_new();
+	if (!s->who) {
+		gs_errf(err, ENOMEM, "calloc", "peer cache");
+		goto fail;
+	}
 	if (s->epfd < 0 || s->efd < 0) {
 		gs_errf(err, errno, s->epfd < 0 ? "epoll_create1" : "eventfd", "supervisor socket");
 		goto fail;
@@ -479,6 +483,7 @@ fail:
 		close(s->epfd);
 	if (s->efd >= 0)
 		close(s->efd);
+	gs_subject_cache_free(s->who);
 	free(s);
 	return NULL;
 }
@@ -520,6 +525,7 @@ static struct conn *unhand(struct gs_rsrv *s, uint64_t id)
 
 static void rsrv_free(struct gs_rsrv *s)
 {
+	gs_subject_cache_free(s->who);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

@@ -112,13 +112,16 @@ export function cgroupRelPath(cgroupPath: string): string {
   return '/' + path.relative(findCgroup2Mount(), cgroupPath);
 }
 
+/** Is `have` (a /proc/PID/cgroup path) `want` or below it? */
+export function cgroupWithin(have: string, want: string): boolean {
+  return have === want || have.startsWith(want === '/' ? '/' : want + '/');
+}
+
 /** Is pid inside cgroupPath (absolute path under the mount) or a descendant? */
 export function pidInCgroupTree(pid: number, cgroupPath: string): boolean {
   const rel = cgroupOfPid(pid);
   if (rel === null) return false;
-  const want = cgroupRelPath(cgroupPath);
-  const have = rel === '/' ? '/' : rel;
-  return have === want || have.startsWith(want === '/' ? '/' : want + '/');
+  return cgroupWithin(rel, cgroupRelPath(cgroupPath));
 }
 
 /** The cgroup id (inode number of the directory), as bpf_get_current_cgroup_id reports. */

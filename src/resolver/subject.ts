@@ -4,7 +4,7 @@
 // operation's cgroup subtree. A peer must be one of the operation's exact
 // isolated peer addresses.
 import { loadAddon } from '../addon';
-import { pidInCgroupTree } from '../cgroup';
+import { cgroupRelPath, cgroupWithin } from '../cgroup';
 import type { DenyReason } from '../errors';
 import type { Subject } from '../protocol/types';
 import { parseAddress } from '../addr';
@@ -27,11 +27,13 @@ export interface SubjectScope {
 /** null when the subject validates, else the deny reason. */
 export function checkSubject(s: Subject, scope: SubjectScope): DenyReason | null {
   if (s.process) {
-    const now = readStartTimeTicks(s.process.pid);
-    if (now === null || now !== s.process.start_time_ticks) return 'invalid_subject';
-    if (!pidInCgroupTree(s.process.pid, scope.cgroup)) return 'subject_not_in_operation';
-    // re-check: the pid could have exited and been reused between the reads
-    if (readStartTimeTicks(s.process.pid) !== s.process.start_time_ticks) return 'invalid_subject';
+    const pid = s.process.pid;
+    if (!Number.isInteger(pid) || pid <= 0 || pid > 0xffffffff) return 'invalid_subject';
+    // start time and cgroup of one and the same process (addon/subject.c:
+    // read behind a pidfd, so a pid reused between the reads is caught)
+    const now = (loadAddon().subject as (pid: number) => { start: number; cgroup: string } | null)(pid);
+    if (now === null || now.start !== s.process.start_time_ticks) return 'invalid_subject';
+    if (!cgroupWithin(now.cgroup, cgroupRelPath(scope.cgroup))) return 'subject_not_in_operation';
     return null;
   }
   if (s.peer) {
