@@ -111,7 +111,7 @@ export class DataPlane {
   }
 
   /** Install (or replace) an exact lease and read it back from the kernel. */
-  putLease(spec: LeaseSpec): Lease {
+  putLease(spec: LeaseSpec, encodedKey?: Buffer): Lease {
     let expires = spec.expiresBootNs ?? 0n;
     if (!spec.expiresBootNs && spec.ttlMs) expires = bootNs() + BigInt(Math.round(spec.ttlMs * 1e6));
     const value: LeaseValue = {
@@ -119,7 +119,7 @@ export class DataPlane {
       expiresBootNs: expires,
       usesLeft: spec.maxUses ? BigInt(spec.maxUses) : null,
     };
-    const key = encodeLeaseKey(spec.tuple);
+    const key = encodedKey ?? encodeLeaseKey(spec.tuple);
     this.native.leasePut(key, encodeLeaseValue(value));
     const back = this.native.leaseGet(key);
     if (!back) throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} was not found in the kernel map after install`, 1);
@@ -130,8 +130,9 @@ export class DataPlane {
     return { tuple: spec.tuple, ...got };
   }
 
-  getLease(tuple: Tuple): Lease | null {
-    const v = this.native.leaseGet(encodeLeaseKey(tuple));
+  /** encodedKey: encodeLeaseKey(tuple), when the caller has it already */
+  getLease(tuple: Tuple, encodedKey?: Buffer): Lease | null {
+    const v = this.native.leaseGet(encodedKey ?? encodeLeaseKey(tuple));
     return v ? { tuple, ...decodeLeaseValue(v) } : null;
   }
 

@@ -6,12 +6,13 @@ import type { NetworkEffect, Policy, Resolution, Lease as WireLease } from '../p
 import { matchesNetwork } from '../protocol/ip';
 import { DataPlane, Lease, bootNs } from '../dataplane';
 import { Tuple } from '../addr';
+import { encodeLeaseKey } from '../abi';
 import {
   NetworkRecord,
   LeaseRecord,
   removeLease as recRemoveLease,
   leaseKey,
-  writeNetwork,
+  writeNetworkSnapshot,
 } from '../state/network';
 
 export type NetworkDecision = Omit<Resolution, 'fault_id'>;
@@ -140,12 +141,13 @@ export class NetworkBackend {
       }
       return { action: 'continue_already_authorized', reason: 'grant' };
     }
-    const cur = this.dp.getLease(tuple);
+    const key = encodeLeaseKey(tuple); // once, for the lookup, the install and the read-back
+    const cur = this.dp.getLease(tuple, key);
     if (live(cur, now)) return { action: 'continue_already_authorized', reason: 'lease_active' };
 
     const rule = this.policy.leases.find((r) => matchesNetwork(r.network, e));
     if (rule) {
-      const l = this.dp.putLease({ tuple, generation: BigInt(this.hooks.generationFor?.('lease', tuple) ?? this.rec.generation), ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses });
+      const l = this.dp.putLease({ tuple, generation: BigInt(this.hooks.generationFor?.('lease', tuple) ?? this.rec.generation), ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses }, key);
       await this.remember(l, rule.max_uses);
       return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
     }
@@ -211,7 +213,7 @@ export class NetworkBackend {
       while (this.dirty) {
         this.dirty = false;
         this.materialize();
-        await writeNetwork(this.stateDir, this.op, this.rec);
+        await writeNetworkSnapshot(this.stateDir, this.op, this.rec);
       }
     } finally {
       this.writing = null;

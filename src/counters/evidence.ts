@@ -269,7 +269,12 @@ export class CounterEvidence {
 
   private append(lines: LogFields[], at: string): void {
     for (const l of lines) {
-      this.log.append({ at, ...l }).catch((e: Error) => this.o.onError(e));
+      // nobody waits on a counters line: written now, synced by the log's window
+      try {
+        this.log.appendTicket({ at, ...l }, true);
+      } catch (e) {
+        this.o.onError(e as Error);
+      }
     }
     if (lines.length) this.snapshotDirty = true;
   }

@@ -27,6 +27,7 @@
 // caller so it can log it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
 import { loadAddon } from '../addon';
@@ -77,8 +78,11 @@ interface Waiter {
   reject: (e: unknown) => void;
 }
 
+const oneShot = (crypto as unknown as { hash?: (alg: string, data: Uint8Array, enc: 'hex') => string }).hash;
+
 export function sha256Hex(b: Uint8Array): string {
-  return createHash('sha256').update(b).digest('hex');
+  // crypto.hash (Node >= 20.12) skips the Hash object: this is on every line
+  return oneShot ? oneShot('sha256', b, 'hex') : createHash('sha256').update(b).digest('hex');
 }
 
 function readAt(fd: number, start: number, end: number): Buffer {
@@ -257,16 +261,21 @@ export class ChainedLog {
       throw new GenseeError('E_USAGE', 'log record must be a plain object');
     }
     if ('seq' in fields || 'prev' in fields) throw new GenseeError('E_USAGE', 'log record must not carry "seq" or "prev": the chain sets them');
-    const { at: callerAt, ...rest } = fields;
+    const callerAt = fields.at;
     if (callerAt !== undefined && typeof callerAt !== 'string') throw new GenseeError('E_USAGE', 'log record "at" must be a string');
     const at = callerAt ?? new Date().toISOString();
+    let rest = fields;
+    if ('at' in fields) {
+      const { at: _at, ...others } = fields;
+      rest = others;
+    }
     const body = JSON.stringify(rest).slice(1, -1);
     const seq = this.seqNo + 1;
-    const text = `{"seq":${seq},"at":${JSON.stringify(at)}${body ? ',' + body : ''},"prev":"${this.prevHash}"}`;
-    const line = Buffer.from(text, 'utf8');
+    const text = `{"seq":${seq},"at":${JSON.stringify(at)}${body ? ',' + body : ''},"prev":"${this.prevHash}"}\n`;
+    const buf = Buffer.from(text, 'utf8');
     this.seqNo = seq;
-    this.prevHash = sha256Hex(line);
-    return Buffer.concat([line, Buffer.from('\n')]);
+    this.prevHash = sha256Hex(buf.subarray(0, buf.length - 1));
+    return buf;
   }
 
   private usable(): void {
