@@ -167,6 +167,7 @@ class EvLog : public Nan::ObjectWrap {
     Set(o, "lines", Num(static_cast<double>(st.lines)));
     Set(o, "syncUs", Num(static_cast<double>(st.sync_ns) / 1000.0));
     Set(o, "maxSyncUs", Num(static_cast<double>(st.max_sync_ns) / 1000.0));
+    Set(o, "slowSyncs", Num(static_cast<double>(st.slow_syncs)));
     info.GetReturnValue().Set(o);
   }
 

@@ -138,6 +138,10 @@ static void *syncer(void *arg)
 			l->st.syncs++;
 			l->st.lines += target - l->durable;
 			l->st.sync_ns += dt;
+			if (dt > 1000000ULL)
+				l->st.slow_syncs++;
+			if (dt > l->st.max_sync_ns)
+				l->st.max_sync_ns = dt;
 			if (dt > l->st.max_sync_ns)
 				l->st.max_sync_ns = dt;
 			l->durable = target;

@@ -37,6 +37,7 @@ struct gs_evlog_stats {
 	uint64_t lines;      /* lines made durable by them */
 	uint64_t sync_ns;    /* time spent in fdatasync */
 	uint64_t max_sync_ns;
+	uint64_t slow_syncs; /* fdatasync calls that took over 1 ms */
 };
 
 /* Start the syncer for fd (open O_APPEND; not owned: the caller closes it

@@ -231,7 +231,7 @@ export class Supervisor {
     await this.resolver.network.flush();
     if (process.env.GENSEE_DEBUG) {
       const s = this.faults.syncStats;
-      process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us\n`);
+      process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us, ${s.slowSyncs} over 1 ms\n`);
     }
     await this.faults.close();
     this.dp.close();

@@ -53,7 +53,7 @@ export interface NativeEvLog {
   /** write whole lines now; returns the ticket of the last one */
   write(buf: Buffer, nLines: number, wantSync: boolean): number;
   request(): void;
-  state(): { written: number; durable: number; failed: number; syncs: number; lines: number; syncUs: number; maxSyncUs: number };
+  state(): { written: number; durable: number; failed: number; syncs: number; lines: number; syncUs: number; maxSyncUs: number; slowSyncs: number };
   syncNow(): void;
   close(): void;
   ref(): void;
@@ -159,9 +159,9 @@ export class ChainedLog {
   }
 
   /** fdatasync calls and lines made durable by them (group-commit efficiency) */
-  get syncStats(): { syncs: number; lines: number; syncUs: number; maxSyncUs: number } {
+  get syncStats(): { syncs: number; lines: number; syncUs: number; maxSyncUs: number; slowSyncs: number } {
     const s = this.native?.state();
-    return s ? { syncs: s.syncs, lines: s.lines, syncUs: s.syncUs, maxSyncUs: s.maxSyncUs } : { syncs: 0, lines: 0, syncUs: 0, maxSyncUs: 0 };
+    return s ? { syncs: s.syncs, lines: s.lines, syncUs: s.syncUs, maxSyncUs: s.maxSyncUs, slowSyncs: s.slowSyncs } : { syncs: 0, lines: 0, syncUs: 0, maxSyncUs: 0, slowSyncs: 0 };
   }
 
   /** the addon's syncer, for answers that must wait for a ticket in C (src/resolver/server.ts) */
