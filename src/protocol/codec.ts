@@ -242,20 +242,21 @@ export function decodeFault(input: Uint8Array): FaultResult {
   if (schema !== BigInt(FAULT_SCHEMA)) return bad(`/schema: unsupported schema ${schema} (expected ${FAULT_SCHEMA})`);
   const err = walk(buf, 0, buf.length, 'gensee.v2.CapabilityFault', '');
   if (err) return bad(err);
-  const refusal = clientRefusalOf(buf);
-  if (refusal) return bad(`client refused its input: ${refusal}`);
   let json: unknown;
   try {
-    json = faultJsonOf(pb.CapabilityFault.decode(buf));
+    const m = pb.CapabilityFault.decode(buf); // once: for the refusal check and the fault
+    const refusal = clientRefusalOf(m);
+    if (refusal) return bad(`client refused its input: ${refusal}`);
+    json = faultJsonOf(m);
   } catch (e) {
     return bad(e instanceof Bad ? e.message : `/: ${(e as Error).message}`);
   }
-  return faultFromJson(json);
+  // the JSON form was built just now from the decoded message: nothing to un-alias
+  return faultFromJson(json, { fresh: true });
 }
 
 /** "CODE: detail" of a client_refusal report, or null for an ordinary fault. */
-function clientRefusalOf(buf: Uint8Array): string | null {
-  const m = pb.CapabilityFault.decode(buf);
+function clientRefusalOf(m: gensee.v2.CapabilityFault): string | null {
   const r = m.client_refusal;
   if (!r) return null;
   const text = `${r.code || 'E_UNKNOWN'}: ${r.detail || ''}`.replace(/[\r\n]+/g, ' ');

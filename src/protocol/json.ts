@@ -128,7 +128,7 @@ function uint64(v: unknown, path: string): bigint | string {
  * A fault from its JSON form (already JSON.parse'd). Never throws on bad input:
  * returns malformed_fault with a detail naming the field.
  */
-export function faultFromJson(value: unknown): FaultResult {
+export function faultFromJson(value: unknown, opts: { fresh?: boolean } = {}): FaultResult {
   const bad = (detail: string): FaultResult => ({ ok: false, reason: 'malformed_fault', detail });
   // report a schema mismatch before anything a newer schema might have added
   if (isObject(value) && value.schema !== undefined && value.schema !== 2) {
@@ -149,8 +149,11 @@ export function faultFromJson(value: unknown): FaultResult {
   if (net && !parseIp(net.address, net.family)) {
     return bad(`/effect/network/address: "${net.address}" is not an ${net.family} address`);
   }
-  // deep copy: the caller's object is never aliased into the fault
-  const copy = JSON.parse(JSON.stringify({ subject: v.subject, effect: v.effect })) as { subject: Subject; effect: Effect };
+  // deep copy: the caller's object is never aliased into the fault (fresh:
+  // the caller built it for this call alone, as decodeFault does)
+  const copy = opts.fresh
+    ? { subject: v.subject as Subject, effect: v.effect as Effect }
+    : (JSON.parse(JSON.stringify({ subject: v.subject, effect: v.effect })) as { subject: Subject; effect: Effect });
   return {
     ok: true,
     fault: {

@@ -31,36 +31,38 @@ import type { Resolution } from './types';
 
 export const MAC_TAG = Buffer.from('gensee-resolution-mac-v1\0', 'latin1');
 
-function str(s: string): Buffer {
-  const body = Buffer.from(s, 'utf8');
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(body.length);
-  return Buffer.concat([len, body]);
-}
-
-function u8(n: number): Buffer {
-  return Buffer.from([n]);
-}
-
-/** The canonical bytes the MAC covers (layout above). */
+/** The canonical bytes the MAC covers (layout above), built in one buffer. */
 export function macInput(r: Resolution): Buffer {
-  const parts: Buffer[] = [MAC_TAG, str(r.fault_id), u8(toNumber(ACTION, r.action)), str(r.reason)];
   const l = r.lease;
+  const reason = r.reason;
+  const dto = r.delegate_to ?? '';
+  const strLen = (x: string) => 4 + Buffer.byteLength(x, 'utf8');
+  const size =
+    MAC_TAG.length + strLen(r.fault_id) + 1 + strLen(reason) + 1 + (l ? 8 + 1 + 1 + strLen(l.address) + 2 + 8 + 4 : 0) + strLen(dto);
+  const b = Buffer.allocUnsafe(size);
+  let o = MAC_TAG.copy(b, 0);
+  const str = (x: string) => {
+    const n = b.write(x, o + 4, 'utf8');
+    b.writeUInt32BE(n, o);
+    o += 4 + n;
+  };
+  str(r.fault_id);
+  o = b.writeUInt8(toNumber(ACTION, r.action), o);
+  str(reason);
   if (l) {
-    const gen = Buffer.alloc(8);
-    gen.writeBigUInt64BE(BigInt(l.generation));
-    const port = Buffer.alloc(2);
-    port.writeUInt16BE(l.port);
-    const exp = Buffer.alloc(8);
-    exp.writeBigUInt64BE(l.expires_at_boot_ns);
-    const uses = Buffer.alloc(4);
-    uses.writeUInt32BE(l.max_uses);
-    parts.push(u8(1), gen, u8(toNumber(FAMILY, l.family)), u8(toNumber(PROTOCOL, l.protocol)), str(l.address), port, exp, uses);
+    o = b.writeUInt8(1, o);
+    o = b.writeBigUInt64BE(BigInt(l.generation), o);
+    o = b.writeUInt8(toNumber(FAMILY, l.family), o);
+    o = b.writeUInt8(toNumber(PROTOCOL, l.protocol), o);
+    str(l.address);
+    o = b.writeUInt16BE(l.port, o);
+    o = b.writeBigUInt64BE(l.expires_at_boot_ns, o);
+    o = b.writeUInt32BE(l.max_uses, o);
   } else {
-    parts.push(u8(0));
+    o = b.writeUInt8(0, o);
   }
-  parts.push(str(r.delegate_to ?? ''));
-  return Buffer.concat(parts);
+  str(dto);
+  return b;
 }
 
 /** HMAC-SHA256(key, macInput(r)): 32 bytes. */
