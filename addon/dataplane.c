@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +45,16 @@ int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt
 	va_end(ap);
 	errno = errnum;
 	return -1;
+}
+
+int gs_thread_answer_path(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	const char *no = getenv("GENSEE_NO_RT");
+
+	if (no && no[0] == '1')
+		return -1;
+	return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) ? -1 : 0;
 }
 
 static void gs_path(char *out, size_t n, const char *dir, const char *name)

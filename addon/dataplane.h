@@ -23,6 +23,14 @@ struct gs_err {
 int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* Called first thing by each of the addon's answer-path threads (socket
+ * I/O, client, syncer, seccomp loop): SCHED_FIFO at a low real-time
+ * priority when allowed (root), so a wake-up is not queued behind the
+ * event loop and the workload on a busy machine. They block in syscalls
+ * between short bursts; the kernel's RT throttling bounds them in any
+ * case. GENSEE_NO_RT=1 leaves them ordinary. Returns 0 if applied. */
+int gs_thread_answer_path(void);
+
 struct gs_attach_opts {
 	int emit_events;
 	int count_allows;

@@ -92,6 +92,8 @@ static void *syncer(void *arg)
 {
 	struct gs_evlog *l = arg;
 
+	gs_thread_answer_path();
+
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
 		if (l->failed)

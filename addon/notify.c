@@ -788,6 +788,8 @@ static void *loop_thread(void *arg)
 	struct gs_notifier *n = arg;
 	struct gs_err err;
 
+	gs_thread_answer_path();
+
 	for (;;) {
 		struct pollfd p[2] = { { .fd = n->fd, .events = POLLIN }, { .fd = n->wake_fd, .events = POLLIN } };
 		int r = poll(p, 2, -1);

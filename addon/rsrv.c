@@ -392,6 +392,8 @@ static void *io_thread(void *arg)
 	struct gs_rsrv *s = arg;
 	struct epoll_event evs[64];
 
+	gs_thread_answer_path();
+
 	for (;;) {
 		int n = epoll_wait(s->epfd, evs, 64, next_timeout(s));
 		if (n < 0 && errno != EINTR)
