@@ -231,6 +231,7 @@ class RServer : public Nan::ObjectWrap {
     Nan::SetPrototypeMethod(tpl, "answer", Answer);
     Nan::SetPrototypeMethod(tpl, "drop", Drop);
     Nan::SetPrototypeMethod(tpl, "stats", Stats);
+    Nan::SetPrototypeMethod(tpl, "latency", Latency);
     Nan::SetPrototypeMethod(tpl, "stop", Stop);
     Nan::Set(target, Nan::New("RServer").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
   }
@@ -363,6 +364,32 @@ class RServer : public Nan::ObjectWrap {
     Set(o, "answered", Num(static_cast<double>(st.answered)));
     Set(o, "refusedAtAccept", Num(static_cast<double>(st.refused_at_accept)));
     Set(o, "open", Num(static_cast<double>(st.open)));
+    info.GetReturnValue().Set(o);
+  }
+
+  // latency(reset?) -> {count, p50, p90, p99, p999, max} in us, accept -> answer sent
+  // (10 us resolution; 50000 means 50 ms or more)
+  static NAN_METHOD(Latency) {
+    RServer *self = Open(info);
+    if (!self) return;
+    std::vector<uint64_t> h(GS_LAT_BUCKETS);
+    gs_rsrv_latency(self->s_, h.data(), info.Length() > 0 && Nan::To<bool>(info[0]).FromJust());
+    uint64_t n = 0;
+    for (uint64_t c : h) n += c;
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Set(o, "count", Num(static_cast<double>(n)));
+    const double qs[] = {0.5, 0.9, 0.99, 0.999, 1.0};
+    const char *names[] = {"p50", "p90", "p99", "p999", "max"};
+    for (int k = 0; k < 5; k++) {
+      uint64_t want = n ? static_cast<uint64_t>(qs[k] * static_cast<double>(n - 1)) + 1 : 0, seen = 0;
+      int b = 0;
+      for (; b < GS_LAT_BUCKETS && n; b++) {
+        seen += h[b];
+        if (seen >= want) break;
+      }
+      // the bucket's upper edge: never reports less than it was
+      Set(o, names[k], Num(n ? static_cast<double>((b + 1) * GS_LAT_BUCKET_US) : 0));
+    }
     info.GetReturnValue().Set(o);
   }
 

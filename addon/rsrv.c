@@ -39,6 +39,7 @@ struct conn {
 	struct ucred cred;
 	uint8_t *answer;
 	size_t answer_len;
+	uint64_t t_accept; /* CLOCK_MONOTONIC us */
 	int complete; /* handed over with its whole frame read: the client is done sending */
 };
 
@@ -67,10 +68,19 @@ struct gs_rsrv {
 	int stopped;
 	unsigned refs; /* answers waiting on a log */
 	struct gs_rsrv_stats st;
+	uint64_t lat[GS_LAT_BUCKETS];
 };
 
 /* epoll tags for the two fds that are not connections */
 static char TAG_LISTEN, TAG_EVENT;
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
 
 static uint64_t mono_ms(void)
 {
@@ -217,6 +227,7 @@ static void on_accept(struct gs_rsrv *s)
 		}
 		c->s = s;
 		c->fd = fd;
+		c->t_accept = mono_us();
 		c->id = ++s->next_id;
 		__atomic_fetch_add(&s->st.accepted, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&s->st.open, 1, __ATOMIC_RELAXED);
@@ -560,6 +571,8 @@ static void send_answer(void *arg, int err)
 		}
 		shutdown(c->fd, SHUT_WR);
 		__atomic_fetch_add(&s->st.answered, 1, __ATOMIC_RELAXED);
+		uint64_t b = (mono_us() - c->t_accept) / GS_LAT_BUCKET_US;
+		__atomic_fetch_add(&s->lat[b < GS_LAT_BUCKETS ? b : GS_LAT_BUCKETS - 1], 1, __ATOMIC_RELAXED);
 	}
 	/* A whole frame and nothing unread (the usual case): the client is done
 	 * sending, closing now cannot reset it, and it reads the answer at its
@@ -640,6 +653,12 @@ void gs_rsrv_stats(struct gs_rsrv *s, struct gs_rsrv_stats *out)
 	pthread_mutex_lock(&s->mu);
 	*out = s->st;
 	pthread_mutex_unlock(&s->mu);
+}
+
+void gs_rsrv_latency(struct gs_rsrv *s, uint64_t *out, int reset)
+{
+	for (int i = 0; i < GS_LAT_BUCKETS; i++)
+		out[i] = reset ? __atomic_exchange_n(&s->lat[i], 0, __ATOMIC_RELAXED) : __atomic_load_n(&s->lat[i], __ATOMIC_RELAXED);
 }
 
 void gs_rsrv_stop(struct gs_rsrv *s)

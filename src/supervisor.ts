@@ -16,7 +16,7 @@ import { ChainedLog } from './evidence/chain';
 import { NetworkBackend } from './backends/network';
 import { CounterEvidence } from './counters/evidence';
 import { Resolver } from './resolver/resolver';
-import { SupervisorServer } from './resolver/server';
+import { SupervisorServer, AnswerLatency } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
 import { readStartTimeTicks } from './resolver/subject';
 
@@ -81,6 +81,11 @@ export class Supervisor {
   readonly reconciled: { removed: string[]; reinstalled: string[]; dropped: string[] };
   readonly tornFaultLine: boolean;
   private readonly server: SupervisorServer;
+
+  /** accept → answer sent on supervisor.sock so far (null once stopped) */
+  answerLatency(): AnswerLatency | null {
+    return this.server.latency();
+  }
   private readonly loop: RejectLoop;
   private readonly faults: ChainedLog;
   private readonly detachOnExit: boolean;

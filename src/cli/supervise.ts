@@ -54,7 +54,15 @@ export async function run(argv: string[]): Promise<number> {
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
   });
+  const lat = sup.answerLatency();
   await sup.stop();
-  out(json ? JSON.stringify({ event: 'stopped', op }) : `gensee: stopped; hooks ${values.flags.has('detach-on-exit') ? 'detached' : 'left pinned, failing closed'}`);
+  const hooks = values.flags.has('detach-on-exit') ? 'detached' : 'left pinned, failing closed';
+  out(
+    json
+      ? JSON.stringify({ event: 'stopped', op, answered: lat?.count ?? 0, answer_us: lat ? { p50: lat.p50, p90: lat.p90, p99: lat.p99, p999: lat.p999, max: lat.max } : null, hooks })
+      : `gensee: stopped; ${lat?.count ?? 0} answered on the socket` +
+          (lat && lat.count ? ` (accept → answer sent: p50 ${lat.p50} us, p99 ${lat.p99} us, max ${lat.max} us)` : '') +
+          `; hooks ${hooks}`,
+  );
   return 0;
 }

@@ -45,7 +45,18 @@ interface NativeRServer {
   answer(id: number, frame: Buffer, log: unknown, ticket: number): void;
   drop(id: number): void;
   stats(): { accepted: number; handed: number; answered: number; refusedAtAccept: number; open: number };
+  latency(reset?: boolean): AnswerLatency;
   stop(): void;
+}
+
+/** accept → answer sent, as the resolver sees it (us, 10 us resolution) */
+export interface AnswerLatency {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
 }
 
 export class SupervisorServer {
@@ -78,6 +89,11 @@ export class SupervisorServer {
   /** connections accepted / answered so far (for status and benchmarks) */
   stats(): ReturnType<NativeRServer['stats']> | null {
     return this.native?.stats() ?? null;
+  }
+
+  /** accept → answer sent for the requests answered so far (reset: start counting again) */
+  latency(reset = false): AnswerLatency | null {
+    return this.native?.latency(reset) ?? null;
   }
 
   async close(): Promise<void> {
