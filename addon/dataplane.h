@@ -24,7 +24,8 @@ int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt
 	__attribute__((format(printf, 4, 5)));
 
 /* Called first thing by each of the addon's answer-path threads (socket
- * I/O, client, syncer, seccomp loop): SCHED_FIFO at a low real-time
+ * I/O, client, syncer; not the seccomp loop, whose fast path it slows):
+ * SCHED_FIFO at a low real-time
  * priority when allowed (root), so a wake-up is not queued behind the
  * event loop and the workload on a busy machine. They block in syscalls
  * between short bursts; the kernel's RT throttling bounds them in any
