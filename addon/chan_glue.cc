@@ -326,7 +326,7 @@ class RServer : public Nan::ObjectWrap {
     info.GetReturnValue().Set(out);
   }
 
-  // answer(id, frame, log: EvLog | null, ticket): sent once ticket is durable
+  // answer(id, frame, log: EvLog | null, ticket, request = true): sent once ticket is durable
   static NAN_METHOD(Answer) {
     RServer *self = Open(info);
     if (!self) return;
@@ -339,7 +339,8 @@ class RServer : public Nan::ObjectWrap {
     }
     uint64_t id = static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust());
     uint64_t ticket = static_cast<uint64_t>(Nan::To<double>(info[3]).FromJust());
-    if (gs_rsrv_answer(self->s_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket)) {
+    int request = info.Length() < 5 || Nan::To<bool>(info[4]).FromJust();
+    if (gs_rsrv_answer(self->s_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket, request)) {
       gs_err err = {};
       gs_errf(&err, errno, "answer", "request %llu", static_cast<unsigned long long>(id));
       return ThrowErr(err);

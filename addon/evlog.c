@@ -295,7 +295,7 @@ void gs_evlog_stats(struct gs_evlog *l, struct gs_evlog_stats *out)
 	pthread_mutex_unlock(&l->mu);
 }
 
-int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn, void *arg)
+int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request)
 {
 	struct waiter *w;
 
@@ -334,7 +334,7 @@ int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn,
 		w->next = *pp;
 		*pp = w;
 	}
-	if (ticket > l->requested) {
+	if (request && ticket > l->requested) {
 		l->requested = ticket > l->written ? l->written : ticket;
 		if (l->waiting)
 			pthread_cond_signal(&l->cv);

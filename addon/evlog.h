@@ -62,9 +62,12 @@ uint64_t gs_evlog_durable(struct gs_evlog *l);
 int gs_evlog_failed(struct gs_evlog *l);
 void gs_evlog_stats(struct gs_evlog *l, struct gs_evlog_stats *out);
 
-/* Run fn(arg, 0) once `ticket` is durable (at once if it is). Returns 0,
- * or -1 with errno if the log failed or is closing (fn is not called). */
-int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn, void *arg);
+/* Run fn(arg, 0) once `ticket` is durable (at once if it is). With
+ * request, a sync covering it is asked for now; without, the caller asks
+ * (gs_evlog_request) once it has queued everything that can share it.
+ * Returns 0, or -1 with errno if the log failed or is closing (fn is not
+ * called). */
+int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request);
 
 /* fdatasync on the caller's thread now, for shutdown paths. */
 int gs_evlog_sync_now(struct gs_evlog *l, struct gs_err *err);

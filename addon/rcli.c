@@ -405,8 +405,6 @@ static void *engine(void *arg)
 	struct gs_rcli *c = arg;
 	struct epoll_event evs[64];
 
-	gs_thread_answer_path();
-
 	for (;;) {
 		int n = epoll_wait(c->epfd, evs, 64, next_timeout_ms(c));
 		if (n < 0 && errno != EINTR)

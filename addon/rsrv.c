@@ -403,8 +403,6 @@ static void *io_thread(void *arg)
 	struct gs_rsrv *s = arg;
 	struct epoll_event evs[64];
 
-	gs_thread_answer_path();
-
 	for (;;) {
 		int n = epoll_wait(s->epfd, evs, 64, next_timeout(s));
 		if (n < 0 && errno != EINTR)
@@ -598,7 +596,7 @@ static void send_answer(void *arg, int err)
 }
 
 int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log,
-		   uint64_t ticket)
+		   uint64_t ticket, int request)
 {
 	struct conn *c;
 
@@ -623,7 +621,7 @@ int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len
 		send_answer(c, 0);
 		return 0;
 	}
-	if (gs_evlog_when_durable(log, ticket, send_answer, c)) {
+	if (gs_evlog_when_durable(log, ticket, send_answer, c, request)) {
 		int e = errno;
 		send_answer(c, e);
 		errno = e;

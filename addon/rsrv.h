@@ -75,9 +75,11 @@ void gs_rsrv_req_free(struct gs_rsrv_req *r);
 /* Answer request id with one frame (length prefix included) once `ticket`
  * of `log` is durable (log NULL: now). If the log fails first, the
  * connection is closed without an answer: nothing is said that is not on
- * record. Returns 0, or -1 with errno (ENOENT: no such request). */
+ * record. request: ask for the covering sync now (else the caller does,
+ * gs_evlog_request, once a whole batch is queued). Returns 0, or -1 with
+ * errno (ENOENT: no such request). */
 int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log,
-		   uint64_t ticket);
+		   uint64_t ticket, int request);
 
 /* Close request id's connection without an answer. */
 int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id);

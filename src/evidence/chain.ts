@@ -299,8 +299,12 @@ export class ChainedLog {
     }
   }
 
-  /** Resolves once the line with this ticket is durable. */
-  whenDurable(ticket: number): Promise<void> {
+  /**
+   * Resolves once the line with this ticket is durable. request=false: do
+   * not ask for the sync here (the caller does, with requestSync(), once a
+   * batch that can share it is written).
+   */
+  whenDurable(ticket: number, request = true): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
     const n = this.native;
     if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`, 1));
@@ -314,8 +318,13 @@ export class ChainedLog {
         this.refd = true;
         n.ref();
       }
-      n.request();
+      if (request) n.request();
     });
+  }
+
+  /** Ask for an fdatasync covering everything written so far. */
+  requestSync(): void {
+    this.native?.request();
   }
 
   /** Append one record; resolves when it is durable (fdatasync). */

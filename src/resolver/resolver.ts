@@ -87,8 +87,14 @@ export class Resolver extends EventEmitter {
    * (stats and the 'resolved' event follow it). Nobody may see the
    * resolution before `durable`: the socket server hands the ticket to the
    * addon, which sends the answer right after the covering fdatasync.
+   * deferSync: the caller asks for that fdatasync itself (log.requestSync()),
+   * once every request that arrived together has its line written.
    */
-  async resolveTicket(fault: Fault, ctx: FaultContext): Promise<{ resolution: Resolution; ticket: number; durable: Promise<void> }> {
+  async resolveTicket(
+    fault: Fault,
+    ctx: FaultContext,
+    opts: { deferSync?: boolean } = {},
+  ): Promise<{ resolution: Resolution; ticket: number; durable: Promise<void> }> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
     // write-ahead: the fault line is in the file before anything is decided;
@@ -117,13 +123,13 @@ export class Resolver extends EventEmitter {
         resolution: resolutionToJson(r),
         ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
       },
-      true,
+      !opts.deferSync,
     );
     // counted as the line is written (a summary taken right after the
     // answer must include it); announced once it is durable
     const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
     this.stats[key]++;
-    const durable = this.faults.whenDurable(ticket).then(() => {
+    const durable = this.faults.whenDurable(ticket, !opts.deferSync).then(() => {
       this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
     });
     return { resolution: r, ticket, durable };

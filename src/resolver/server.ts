@@ -42,7 +42,7 @@ interface NativeRequest {
 
 interface NativeRServer {
   take(): NativeRequest[];
-  answer(id: number, frame: Buffer, log: unknown, ticket: number): void;
+  answer(id: number, frame: Buffer, log: unknown, ticket: number, request?: boolean): void;
   drop(id: number): void;
   stats(): { accepted: number; handed: number; answered: number; refusedAtAccept: number; open: number };
   latency(reset?: boolean): AnswerLatency;
@@ -121,10 +121,31 @@ export class SupervisorServer {
     }
   }
 
-  /** Send r once evidence line `ticket` is durable (the addon does the waiting). */
+  /**
+   * Send r once evidence line `ticket` is durable (the addon does the
+   * waiting). The fdatasync is asked for once per turn of the event loop,
+   * after every request that arrived together has its line written: one
+   * sync for the batch instead of one started by the first of them.
+   */
   private answer(id: number, r: Resolution, ticket: number): void {
     const frame = encodeFrame(encodeResolution(r, this.resolver.mac(r)));
-    this.native?.answer(id, frame, this.resolver.log.handle, ticket);
+    this.native?.answer(id, frame, this.resolver.log.handle, ticket, false);
+    this.syncSoon();
+  }
+
+  private syncScheduled = false;
+
+  private syncSoon(): void {
+    if (this.syncScheduled) return;
+    this.syncScheduled = true;
+    setImmediate(() => {
+      this.syncScheduled = false;
+      try {
+        this.resolver.log.requestSync();
+      } catch {
+        /* closed: its close synced everything */
+      }
+    });
   }
 
   private deny(id: number, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId?: string): void {
@@ -141,7 +162,7 @@ export class SupervisorServer {
     const d = decodeFault(req.body);
     if (!d.ok) return this.deny(req.id, 'malformed_fault', d.detail, peer);
     if (req.trailing) return this.deny(req.id, 'malformed_fault', 'frame_trailing: bytes after the frame', peer, d.fault.fault_id);
-    const { resolution, ticket } = await this.resolver.resolveTicket(d.fault, { via: 'socket', peer });
+    const { resolution, ticket } = await this.resolver.resolveTicket(d.fault, { via: 'socket', peer }, { deferSync: true });
     this.answer(req.id, resolution, ticket);
   }
 }
