@@ -188,12 +188,14 @@ class EvLog : public Nan::ObjectWrap {
     self->Shut();
   }
 
-  // ref()/unref(): keep the event loop alive while somebody awaits durability
+  // ref()/unref(): while somebody in JS awaits durability, keep the event
+  // loop alive and be woken after each fdatasync (otherwise only on failure)
   static NAN_METHOD(RefLoop) {
     EvLog *self = Open(info);
     if (!self || self->refd_) return;
     self->refd_ = true;
     self->Ref();
+    gs_evlog_want_wake(self->l_, 1);
     uv_ref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
   }
 
@@ -201,6 +203,7 @@ class EvLog : public Nan::ObjectWrap {
     EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(info.Holder());
     if (!self->refd_) return;
     self->refd_ = false;
+    if (self->l_) gs_evlog_want_wake(self->l_, 0);
     if (self->waker_) uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
     self->Unref();
   }

@@ -37,6 +37,8 @@ struct gs_evlog {
 	/* the syncer sleeps until somebody wants a sync: only then is a
 	 * writer's signal needed (it re-checks everything before it sleeps) */
 	int waiting;
+	/* JavaScript waits for durability: wake it after each sync (else only on failure) */
+	int want_wake;
 	struct waiter *head, *tail;
 	struct gs_evlog_stats st;
 };
@@ -154,9 +156,10 @@ static void *syncer(void *arg)
 			ready = take_ready(l, 0);
 		}
 		int err = l->failed;
+		int wake = l->want_wake || err;
 		pthread_mutex_unlock(&l->mu);
 		run_waiters(ready, err);
-		if (l->wake)
+		if (l->wake && wake)
 			l->wake(l->ctx);
 		pthread_mutex_lock(&l->mu);
 	}
@@ -248,6 +251,13 @@ uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_
 	}
 	pthread_mutex_unlock(&l->mu);
 	return ticket;
+}
+
+void gs_evlog_want_wake(struct gs_evlog *l, int on)
+{
+	pthread_mutex_lock(&l->mu);
+	l->want_wake = on;
+	pthread_mutex_unlock(&l->mu);
 }
 
 void gs_evlog_request(struct gs_evlog *l)

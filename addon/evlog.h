@@ -41,8 +41,8 @@ struct gs_evlog_stats {
 };
 
 /* Start the syncer for fd (open O_APPEND; not owned: the caller closes it
- * after gs_evlog_close). wake(ctx) is called from the syncer thread after
- * each fdatasync and on failure. delay_us: hold a requested sync this long
+ * after gs_evlog_close). wake(ctx) is called from the syncer thread on
+ * failure, and after each fdatasync while gs_evlog_want_wake is on. delay_us: hold a requested sync this long
  * for company (0 for the fault log; counters use a window). */
 struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx,
 			       struct gs_err *err);
@@ -53,6 +53,9 @@ struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx
  * with err set (the log is failed from then on). */
 uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_t n_lines, int want_sync,
 			struct gs_err *err);
+
+/* Whether wake() is wanted after each fdatasync (somebody in JS waits). */
+void gs_evlog_want_wake(struct gs_evlog *l, int on);
 
 /* Ask for a sync covering everything written so far. */
 void gs_evlog_request(struct gs_evlog *l);

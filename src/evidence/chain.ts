@@ -316,7 +316,9 @@ export class ChainedLog {
       else this.waiters.splice(this.waiters.findIndex((x) => x.ticket > ticket), 0, w);
       if (!this.refd) {
         this.refd = true;
-        n.ref();
+        n.ref(); // from here on the syncer wakes us after each fdatasync
+        // one may have ended between the check above and ref(): look again
+        this.onDurable();
       }
       if (request) n.request();
     });

@@ -84,9 +84,10 @@ export class Resolver extends EventEmitter {
   /**
    * Resolve up to the resolution line being written; `ticket` is that line's
    * ticket in the fault log, `durable` settles once it is on stable storage
-   * (stats and the 'resolved' event follow it). Nobody may see the
-   * resolution before `durable`: the socket server hands the ticket to the
-   * addon, which sends the answer right after the covering fdatasync.
+   * (absent with deferSync). No answer may leave before then: the socket
+   * server hands the ticket to the addon, which sends the answer right after
+   * the covering fdatasync. The 'resolved' event (live output) is emitted
+   * as the line is written.
    * deferSync: the caller asks for that fdatasync itself (log.requestSync()),
    * once every request that arrived together has its line written.
    */
@@ -94,7 +95,7 @@ export class Resolver extends EventEmitter {
     fault: Fault,
     ctx: FaultContext,
     opts: { deferSync?: boolean } = {},
-  ): Promise<{ resolution: Resolution; ticket: number; durable: Promise<void> }> {
+  ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void> }> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
     // write-ahead: the fault line is in the file before anything is decided;
@@ -125,13 +126,14 @@ export class Resolver extends EventEmitter {
       },
       !opts.deferSync,
     );
-    // counted as the line is written (a summary taken right after the
-    // answer must include it); announced once it is durable
+    // counted and announced as the line is written (a summary taken right
+    // after the answer must include it; the live output needs no wake-up of
+    // its own per fdatasync); the answer itself waits for durability
     const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
     this.stats[key]++;
-    const durable = this.faults.whenDurable(ticket, !opts.deferSync).then(() => {
-      this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
-    });
+    this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
+    // socket requests (deferSync) are answered by the addon once durable: no JS waiter
+    const durable = opts.deferSync ? undefined : this.faults.whenDurable(ticket);
     return { resolution: r, ticket, durable };
   }
 
