@@ -233,7 +233,6 @@ class RServer : public Nan::ObjectWrap {
     Nan::SetPrototypeMethod(tpl, "take", Take);
     Nan::SetPrototypeMethod(tpl, "answer", Answer);
     Nan::SetPrototypeMethod(tpl, "drop", Drop);
-    Nan::SetPrototypeMethod(tpl, "stats", Stats);
     Nan::SetPrototypeMethod(tpl, "latency", Latency);
     Nan::SetPrototypeMethod(tpl, "stop", Stop);
     Nan::Set(target, Nan::New("RServer").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
@@ -355,20 +354,6 @@ class RServer : public Nan::ObjectWrap {
     if (!self) return;
     if (info.Length() < 1 || !info[0]->IsNumber()) return Nan::ThrowTypeError("drop(id: number)");
     gs_rsrv_drop(self->s_, static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust()));
-  }
-
-  static NAN_METHOD(Stats) {
-    RServer *self = Open(info);
-    if (!self) return;
-    struct gs_rsrv_stats st;
-    gs_rsrv_stats(self->s_, &st);
-    v8::Local<v8::Object> o = Nan::New<v8::Object>();
-    Set(o, "accepted", Num(static_cast<double>(st.accepted)));
-    Set(o, "handed", Num(static_cast<double>(st.handed)));
-    Set(o, "answered", Num(static_cast<double>(st.answered)));
-    Set(o, "refusedAtAccept", Num(static_cast<double>(st.refused_at_accept)));
-    Set(o, "open", Num(static_cast<double>(st.open)));
-    info.GetReturnValue().Set(o);
   }
 
   // latency(reset?) -> {count, p50, p90, p99, p999, max} in us, accept -> answer sent

@@ -70,6 +70,14 @@ uint64_t gs_boot_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t gs_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Remove every pin we might have made; tolerate the ones that are gone. */
 static int gs_unpin_all(const char *pin_dir, int detach_links, struct gs_err *err)
 {

@@ -83,6 +83,8 @@ int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size
 int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *err);
 
 uint64_t gs_boot_ns(void);
+/* CLOCK_MONOTONIC in ns (deadlines and timings of the addon threads) */
+uint64_t gs_mono_ns(void);
 
 /* Ring-buffer fault events. fn is called once per gs_fault_event during
  * gs_events_consume(); poll gs_events_fd() for readiness. */

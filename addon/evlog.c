@@ -43,14 +43,6 @@ struct gs_evlog {
 	struct gs_evlog_stats st;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* detach the waiters whose ticket is durable (all of them when err) */
 static struct waiter *take_ready(struct gs_evlog *l, int all)
 {
@@ -112,7 +104,7 @@ static void *syncer(void *arg)
 		}
 		if (lazy && !l->stopping) {
 			uint64_t due = l->lazy_since + LAZY_SYNC_NS;
-			if (mono_ns() < due) {
+			if (gs_mono_ns() < due) {
 				l->waiting = 1;
 				cond_wait_until(l, due);
 				l->waiting = 0;
@@ -121,17 +113,17 @@ static void *syncer(void *arg)
 		}
 		if (want && l->delay_ns && !l->stopping) {
 			/* hold the sync for company; new requests do not cut it short */
-			uint64_t due = mono_ns() + l->delay_ns;
-			while (!l->stopping && !l->failed && mono_ns() < due)
+			uint64_t due = gs_mono_ns() + l->delay_ns;
+			while (!l->stopping && !l->failed && gs_mono_ns() < due)
 				cond_wait_until(l, due);
 		}
 		uint64_t target = l->written;
 		pthread_mutex_unlock(&l->mu);
 
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = gs_mono_ns();
 		int rc = fdatasync(l->fd);
 		int e = errno;
-		uint64_t dt = mono_ns() - t0;
+		uint64_t dt = gs_mono_ns() - t0;
 
 		pthread_mutex_lock(&l->mu);
 		struct waiter *ready;
@@ -152,7 +144,7 @@ static void *syncer(void *arg)
 			if (l->written == l->durable)
 				l->lazy_since = 0;
 			else if (l->requested <= l->durable)
-				l->lazy_since = mono_ns();
+				l->lazy_since = gs_mono_ns();
 			ready = take_ready(l, 0);
 		}
 		int err = l->failed;
@@ -245,7 +237,7 @@ uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_
 		if (l->waiting)
 			pthread_cond_signal(&l->cv);
 	} else if (!l->lazy_since) {
-		l->lazy_since = mono_ns();
+		l->lazy_since = gs_mono_ns();
 		if (l->waiting)
 			pthread_cond_signal(&l->cv);
 	}

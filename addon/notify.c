@@ -426,19 +426,6 @@ size_t gs_notifier_close(struct gs_notifier *n, int errnum)
 	return answered;
 }
 
-int gs_notifier_ready(struct gs_notifier *n, struct gs_err *err)
-{
-	struct pollfd p = { .fd = n->fd, .events = POLLIN };
-	int r;
-
-	do
-		r = poll(&p, 1, 0);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return gs_errf(err, errno, "poll", "seccomp listener fd %d", n->fd);
-	return ((p.revents & POLLIN) ? GS_READY_NOTIF : 0) | ((p.revents & (POLLHUP | POLLERR)) ? GS_READY_HANGUP : 0);
-}
-
 /* ---- inspect one paused call -------------------------------------------- */
 
 struct gs_call {

@@ -92,15 +92,11 @@ int gs_notifier_fd(const struct gs_notifier *n);
 /* 1 if SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is on (6.6+) */
 int gs_notifier_sync_wake_up(const struct gs_notifier *n);
 
-#define GS_READY_NOTIF 1  /* a notification is waiting */
-#define GS_READY_HANGUP 2 /* no task uses the filter any more */
-/* Non-blocking readiness: a mask of GS_READY_*, or -1 with err. */
-int gs_notifier_ready(struct gs_notifier *n, struct gs_err *err);
 
 /* Receive and handle one notification. Returns 1 when *f was filled (a
  * fault now pending: free f->fault), 0 when it was answered or was gone,
- * -1 on error (err filled). Never blocks after gs_notifier_ready() said
- * GS_READY_NOTIF. */
+ * -1 on error (err filled). Never blocks once poll() says the listener is
+ * readable. */
 int gs_notifier_step(struct gs_notifier *n, struct gs_fault_info *f, struct gs_err *err);
 
 /* Answer a pending fault: errnum 0 = CONTINUE, else the errno the caller

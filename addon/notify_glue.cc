@@ -11,6 +11,7 @@
 #include "notify.h"
 #include "fdpass.h"
 #include "rcli.h"
+#include "gensee/v2/fault.pb-c.h"
 #include <atomic>
 #include <mutex>
 #include <vector>
@@ -141,7 +142,12 @@ void ChanDone(gs_submit *req, void *arg) {
   int verdict;
   switch (req->status) {
     case GS_SUB_OK:
-      verdict = req->action == 1 || req->action == 2 ? 0 : req->action == 3 ? cfg.delegate : cfg.deny;
+      switch (req->action) {
+        case GENSEE__V2__ACTION__ACTION_CONTINUE_ALREADY_AUTHORIZED:
+        case GENSEE__V2__ACTION__ACTION_RETRY_AFTER_LEASE: verdict = 0; break;  // CONTINUE: the hook re-checks
+        case GENSEE__V2__ACTION__ACTION_DELEGATE: verdict = cfg.delegate; break;
+        default: verdict = cfg.deny; break;
+      }
       break;
     case GS_SUB_TIMEOUT: verdict = cfg.timeout; break;
     default: verdict = cfg.deny; break;  // unauthenticated, or no resolver: fail closed

@@ -37,14 +37,6 @@ struct gs_rcli {
 
 static char TAG_EVENT;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void gs_submit_free(struct gs_submit *req)
 {
 	if (!req)
@@ -170,7 +162,7 @@ static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnu
 		vsnprintf(q->detail, sizeof(q->detail), fmt, ap);
 		va_end(ap);
 	}
-	q->elapsed_ns = mono_ns() - q->t0;
+	q->elapsed_ns = gs_mono_ns() - q->t0;
 	q->done(q, q->arg);
 }
 
@@ -341,7 +333,7 @@ static void do_connect(struct gs_rcli *c, struct gs_submit *q)
 	if (connect(q->fd, (struct sockaddr *)&sun, sizeof(sun))) {
 		if (errno == EINTR || errno == EAGAIN) {
 			/* backlog full: try again shortly (until the deadline) */
-			q->retry_at = mono_ns() + CONNECT_RETRY_NS;
+			q->retry_at = gs_mono_ns() + CONNECT_RETRY_NS;
 			return;
 		}
 		finish(c, q, GS_SUB_ERROR, errno, "connect %s: %s", q->path, strerror(errno));
@@ -372,7 +364,7 @@ static void do_connect(struct gs_rcli *c, struct gs_submit *q)
 
 static void expire(struct gs_rcli *c)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = gs_mono_ns();
 	struct gs_submit *q, *next;
 
 	while ((q = c->head) && q->deadline <= now)
@@ -386,7 +378,7 @@ static void expire(struct gs_rcli *c)
 
 static int next_timeout_ms(struct gs_rcli *c)
 {
-	uint64_t now = mono_ns(), best = UINT64_MAX;
+	uint64_t now = gs_mono_ns(), best = UINT64_MAX;
 
 	if (c->head)
 		best = c->head->deadline;
@@ -492,7 +484,7 @@ void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *q)
 	q->fd = -1;
 	q->in_epoll = 0;
 	q->state = S_CONNECT;
-	q->t0 = mono_ns();
+	q->t0 = gs_mono_ns();
 	q->deadline = q->t0 + (uint64_t)q->timeout_ms * 1000000ULL;
 	q->path[sizeof(q->path) - 1] = 0;
 	q->fault_id[sizeof(q->fault_id) - 1] = 0;

@@ -67,7 +67,6 @@ struct gs_rsrv {
 	int stopping;
 	int stopped;
 	unsigned refs; /* answers waiting on a log */
-	struct gs_rsrv_stats st;
 	uint64_t lat[GS_LAT_BUCKETS];
 };
 
@@ -76,18 +75,12 @@ static char TAG_LISTEN, TAG_EVENT;
 
 static uint64_t mono_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+	return gs_mono_ns() / 1000ULL;
 }
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000ULL + (uint64_t)ts.tv_nsec / 1000000ULL;
+	return gs_mono_ns() / 1000000ULL;
 }
 
 static void list_del(struct gs_rsrv *s, struct conn *c)
@@ -140,7 +133,6 @@ static void conn_close(struct gs_rsrv *s, struct conn *c)
 	list_del(s, c);
 	if (c->in_epoll)
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	__atomic_fetch_sub(&s->st.open, 1, __ATOMIC_RELAXED);
 	conn_free(c);
 }
 
@@ -203,7 +195,6 @@ static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt,
 	else
 		s->rq_head = r;
 	s->rq_tail = r;
-	s->st.handed++;
 	pthread_mutex_unlock(&s->mu);
 	if (wake)
 		s->ready(s->ctx);
@@ -229,22 +220,17 @@ static void on_accept(struct gs_rsrv *s)
 		c->fd = fd;
 		c->t_accept = mono_us();
 		c->id = ++s->next_id;
-		__atomic_fetch_add(&s->st.accepted, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&s->st.open, 1, __ATOMIC_RELAXED);
 		socklen_t sl = sizeof(c->cred);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &sl)) {
-			__atomic_fetch_add(&s->st.refused_at_accept, 1, __ATOMIC_RELAXED);
 			hand(s, c, GS_RQ_PEER_REFUSED, "SO_PEERCRED failed: %s", strerror(errno));
 			continue;
 		}
 		c->has_cred = 1;
 		if (c->cred.uid != 0 && c->cred.uid != s->owner_uid) {
-			__atomic_fetch_add(&s->st.refused_at_accept, 1, __ATOMIC_RELAXED);
 			hand(s, c, GS_RQ_PEER_REFUSED, "uid %u is neither root nor the operation owner", c->cred.uid);
 			continue;
 		}
 		if (pid_in_cgroup(s, c->cred.pid)) {
-			__atomic_fetch_add(&s->st.refused_at_accept, 1, __ATOMIC_RELAXED);
 			hand(s, c, GS_RQ_PEER_REFUSED, "pid %d is inside the operation's cgroup", c->cred.pid);
 			continue;
 		}
@@ -568,7 +554,6 @@ static void send_answer(void *arg, int err)
 			off += (size_t)n;
 		}
 		shutdown(c->fd, SHUT_WR);
-		__atomic_fetch_add(&s->st.answered, 1, __ATOMIC_RELAXED);
 		uint64_t b = (mono_us() - c->t_accept) / GS_LAT_BUCKET_US;
 		__atomic_fetch_add(&s->lat[b < GS_LAT_BUCKETS ? b : GS_LAT_BUCKETS - 1], 1, __ATOMIC_RELAXED);
 	}
@@ -581,8 +566,7 @@ static void send_answer(void *arg, int err)
 	int unread = !err && (!c->complete || recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0);
 	pthread_mutex_lock(&s->mu);
 	if (err || !unread || s->stopped || s->stopping) {
-		__atomic_fetch_sub(&s->st.open, 1, __ATOMIC_RELAXED);
-		conn_free(c);
+			conn_free(c);
 	} else {
 		c->hnext = s->drain_q;
 		s->drain_q = c;
@@ -641,16 +625,8 @@ int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id)
 		errno = ENOENT;
 		return -1;
 	}
-	__atomic_fetch_sub(&s->st.open, 1, __ATOMIC_RELAXED);
 	conn_free(c);
 	return 0;
-}
-
-void gs_rsrv_stats(struct gs_rsrv *s, struct gs_rsrv_stats *out)
-{
-	pthread_mutex_lock(&s->mu);
-	*out = s->st;
-	pthread_mutex_unlock(&s->mu);
 }
 
 void gs_rsrv_latency(struct gs_rsrv *s, uint64_t *out, int reset)

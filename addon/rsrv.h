@@ -88,12 +88,8 @@ int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id);
 #define GS_LAT_BUCKETS 5000
 #define GS_LAT_BUCKET_US 10
 
-struct gs_rsrv_stats {
-	uint64_t accepted, handed, answered, refused_at_accept, open;
-};
 /* Copy the latency histogram (GS_LAT_BUCKETS counts) and, with reset, start a new one. */
 void gs_rsrv_latency(struct gs_rsrv *s, uint64_t *out, int reset);
-void gs_rsrv_stats(struct gs_rsrv *s, struct gs_rsrv_stats *out);
 
 /* Stop the thread and close every connection. Answers already waiting on
  * the log are still sent when their ticket becomes durable; the last of

@@ -107,9 +107,18 @@ export function cgroupOfPid(pid: number): string | null {
   return (loadAddon().procCgroup as (pid: number) => string | null)(pid);
 }
 
+const relCache = new Map<string, string>();
+
 /** cgroupPath (absolute, under the mount) as /proc/PID/cgroup names it: "/gensee/op". */
 export function cgroupRelPath(cgroupPath: string): string {
-  return '/' + path.relative(findCgroup2Mount(), cgroupPath);
+  // on every fault's subject check: computed once per path
+  let rel = relCache.get(cgroupPath);
+  if (rel === undefined) {
+    rel = '/' + path.relative(findCgroup2Mount(), cgroupPath);
+    if (relCache.size > 1024) relCache.clear();
+    relCache.set(cgroupPath, rel);
+  }
+  return rel;
 }
 
 /** Is `have` (a /proc/PID/cgroup path) `want` or below it? */

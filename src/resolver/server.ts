@@ -44,7 +44,6 @@ interface NativeRServer {
   take(): NativeRequest[];
   answer(id: number, frame: Buffer, log: unknown, ticket: number, request?: boolean): void;
   drop(id: number): void;
-  stats(): { accepted: number; handed: number; answered: number; refusedAtAccept: number; open: number };
   latency(reset?: boolean): AnswerLatency;
   stop(): void;
 }
@@ -84,11 +83,6 @@ export class SupervisorServer {
       throw e;
     }
     this.listenFd = fd;
-  }
-
-  /** connections accepted / answered so far (for status and benchmarks) */
-  stats(): ReturnType<NativeRServer['stats']> | null {
-    return this.native?.stats() ?? null;
   }
 
   /** accept → answer sent for the requests answered so far (reset: start counting again) */
