@@ -60,6 +60,13 @@ $(PROBE): $(PROBE_SRC) $(BPF_HDR)
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(PROBE_SRC) -luring -lpthread
 
+# the bench's baseline for the resolver: the socket exchange + fdatasync alone
+FLOOR := obj/gs-floor
+$(FLOOR): bench/floor.c
+	@mkdir -p obj
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
+
 LAUNCHER := obj/gensee-exec
 LAUNCHER_SRC := $(wildcard addon/launcher/*.c addon/launcher/*.h)
 $(LAUNCHER): $(LAUNCHER_SRC) $(SETUP_STAMP)
@@ -73,7 +80,7 @@ $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	$(Q)if [ -d src/gen ]; then mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/ 2>/dev/null || true; fi
 	@touch $@
 
-build: $(ADDON) $(PROBE) $(LAUNCHER) $(TSC_STAMP)
+build: $(ADDON) $(PROBE) $(FLOOR) $(LAUNCHER) $(TSC_STAMP)
 
 typecheck: $(SETUP_STAMP)
 	$(Q)$(TSC) --noEmit -p tsconfig.json

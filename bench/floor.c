@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// gs-floor: the floor under the resolver's numbers, measured on the same
+// machine in the same `make bench` run. It performs the supervisor socket's
+// exchange with nothing else in it: per request a client connects to a Unix
+// stream socket, sends a 4-byte length and a ~150-byte body, and reads a
+// ~120-byte answer; the server appends two evidence-sized lines (~620 bytes,
+// a fault and its resolution) to a file in DIR and fdatasyncs it before it
+// answers — group commit, as gensee does: everything that arrived together
+// shares one fdatasync. No decoding, no policy, no kernel lease, no MAC.
+//
+// What gensee adds on top of this is its own cost; what this costs is the
+// disk and the socket round trip, which no resolver can go under while the
+// resolution must be durable before the answer.
+//
+//   gs-floor DIR CLIENTS TOTAL
+// prints one JSON line: {"clients","n","fps","p50_ns","p99_ns","syncs"}
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BODY 150
+#define ANSWER 120
+#define LINE 310
+#define MAX_BATCH 256
+
+static struct sockaddr_un addr;
+static int per_client;
+static uint64_t *lat;
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = read(fd, (char *)buf + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "gs-floor: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void *client_main(void *arg)
+{
+	uint64_t *mine = lat + (size_t)(uintptr_t)arg * (size_t)per_client;
+	uint8_t frame[4 + BODY], answer[ANSWER];
+
+	memset(frame, 'f', sizeof(frame));
+	frame[0] = 0, frame[1] = 0, frame[2] = 0, frame[3] = BODY;
+	for (int i = 0; i < per_client; i++) {
+		uint64_t t0 = now_ns();
+		int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s < 0 || connect(s, (struct sockaddr *)&addr, sizeof(addr)))
+			die("connect");
+		if (write(s, frame, sizeof(frame)) != (ssize_t)sizeof(frame))
+			die("send");
+		if (read_full(s, answer, sizeof(answer)))
+			die("answer");
+		close(s);
+		mine[i] = now_ns() - t0;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: gs-floor DIR CLIENTS TOTAL\n");
+		return 2;
+	}
+	const char *dir = argv[1];
+	int clients = atoi(argv[2]);
+	int total = atoi(argv[3]);
+	if (clients < 1 || clients > 64 || total < clients) {
+		fprintf(stderr, "gs-floor: CLIENTS must be 1..64 and TOTAL >= CLIENTS\n");
+		return 2;
+	}
+	per_client = total / clients;
+	total = per_client * clients;
+
+	char logpath[4096];
+	addr.sun_family = AF_UNIX;
+	if (snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/floor.sock", dir) >= (int)sizeof(addr.sun_path) ||
+	    snprintf(logpath, sizeof(logpath), "%s/floor.jsonl", dir) >= (int)sizeof(logpath)) {
+		fprintf(stderr, "gs-floor: DIR too long\n");
+		return 2;
+	}
+	unlink(addr.sun_path);
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&addr, sizeof(addr)) || listen(l, 4096))
+		die("listen");
+	int log = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (log < 0)
+		die("open log");
+
+	lat = calloc((size_t)total, sizeof(*lat));
+	pthread_t *th = calloc((size_t)clients, sizeof(*th));
+	if (!lat || !th)
+		die("calloc");
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < clients; i++)
+		if (pthread_create(&th[i], NULL, client_main, (void *)(uintptr_t)i))
+			die("pthread_create");
+
+	/* the server: this thread; everything pending is one batch, one fdatasync */
+	char line[2 * LINE];
+	uint8_t answer[ANSWER];
+	int batch[MAX_BATCH];
+	long served = 0, syncs = 0;
+	memset(line, 'x', sizeof(line));
+	line[LINE - 1] = line[2 * LINE - 1] = '\n';
+	memset(answer, 'r', sizeof(answer));
+	while (served < total) {
+		int n = 0;
+		while (n < MAX_BATCH) {
+			int c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+			if (c < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno != EAGAIN)
+					die("accept");
+				if (n)
+					break;
+				/* idle: wait for the next client (no busy loop) */
+				fd_set rf;
+				FD_ZERO(&rf);
+				FD_SET(l, &rf);
+				if (select(l + 1, &rf, NULL, NULL, NULL) < 0 && errno != EINTR)
+					die("select");
+				continue;
+			}
+			uint8_t hdr[4], body[65536];
+			if (read_full(c, hdr, 4))
+				die("read header");
+			uint32_t len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+			if (len > sizeof(body) || read_full(c, body, len))
+				die("read body");
+			if (write(log, line, sizeof(line)) != (ssize_t)sizeof(line))
+				die("write log");
+			batch[n++] = c;
+		}
+		if (fdatasync(log))
+			die("fdatasync");
+		syncs++;
+		for (int i = 0; i < n; i++) {
+			if (write(batch[i], answer, sizeof(answer)) != (ssize_t)sizeof(answer))
+				die("answer");
+			close(batch[i]);
+		}
+		served += n;
+	}
+	for (int i = 0; i < clients; i++)
+		pthread_join(th[i], NULL);
+	double secs = (double)(now_ns() - t0) / 1e9;
+	qsort(lat, (size_t)total, sizeof(*lat), cmp_u64);
+	printf("{\"clients\":%d,\"n\":%d,\"fps\":%.0f,\"p50_ns\":%llu,\"p99_ns\":%llu,\"syncs\":%ld}\n", clients, total,
+	       total / secs, (unsigned long long)lat[total / 2], (unsigned long long)lat[(size_t)total * 99 / 100], syncs);
+	close(log);
+	close(l);
+	unlink(addr.sun_path);
+	unlink(logpath);
+	return 0;
+}
