@@ -11,6 +11,7 @@ import { execJson, median, print } from './util';
 
 const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const PROBE = path.join(PACKAGE_ROOT, 'obj', 'gs-probe');
+const FLOOR = path.join(PACKAGE_ROOT, 'obj', 'gs-floor');
 
 export async function benchPause(opts: { n: number; rounds: number; newDest: number }): Promise<void> {
   const srv = net.createServer((s) => {
@@ -40,6 +41,9 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
     // slow path: every call a new destination (ports with nothing listening: ECONNREFUSED after the lease)
     const plain = probeLine(await execJson(PROBE, ['--repeat', String(opts.newDest), 'bench-ports', 'tcp', '127.0.0.1', '20000']));
     const sl = await gensee(slow, ['--repeat', String(opts.newDest), 'bench-ports', 'tcp', '127.0.0.1', '20000']);
+    // what any answer costs before a resolver does anything: the socket
+    // exchange and the fdatasync of its evidence (bench/floor.c)
+    const [fl] = await execJson(FLOOR, [st, '1', String(opts.newDest)]);
     const us = (ns: number) => (ns / 1000).toFixed(1);
     print(
       `pause mode: TCP socket+connect+close (n=${opts.n} x ${opts.rounds} rounds, median)`,
@@ -55,7 +59,12 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
       [
         ['no gensee (new port, refused)', us(plain.p50_ns), us(plain.p99_ns), '', '', ''],
         ['gensee run, slow path', us(sl.p50_ns), us(sl.p99_ns), us(sl.p50_ns - plain.p50_ns), us(sl.p99_ns - plain.p99_ns), '<= 300 us p50, <= 2000 us p99'],
+        ['C floor: socket exchange + fdatasync only', us(fl.p50_ns), us(fl.p99_ns), '', '', ''],
       ],
+    );
+    process.stdout.write(
+      '  the slow path runs under one fresh `gensee run`: these are its resolver\'s first faults (V8 not yet warm);\n' +
+        '  the C floor is the part of every answer that no resolver can avoid while the resolution must be durable first\n',
     );
   } finally {
     await new Promise<void>((r) => srv.close(() => r()));
