@@ -9,7 +9,7 @@ const sections: Record<string, () => Promise<void>> = {
   dataplane: () => benchDataplane({ n: quick() ? 2000 : 10000, rounds: quick() ? 3 : 7 }),
   resolver: () => benchResolver({ n1: quick() ? 500 : 3000, n8: quick() ? 1000 : 8000, steadyWarm: quick() ? 1000 : 6000 }),
   counters: () => benchCounters({ leases: quick() ? 2000 : 10000, seconds: quick() ? 3 : 5 }),
-  pause: () => benchPause({ n: quick() ? 2000 : 10000, rounds: quick() ? 2 : 5, newDest: quick() ? 300 : 2000 }),
+  pause: () => benchPause({ n: quick() ? 2000 : 10000, rounds: quick() ? 2 : 5, newDest: quick() ? 300 : 2000, slowWarm: quick() ? 1000 : 10000 }),
 };
 
 function quick(): boolean {
