@@ -3,10 +3,10 @@
 // machine in the same `make bench` run. It performs the supervisor socket's
 // exchange with nothing else in it: per request a client connects to a Unix
 // stream socket, sends a 4-byte length and a ~150-byte body, and reads a
-// ~120-byte answer; the server appends two evidence-sized lines (~620 bytes,
-// a fault and its resolution) to a file in DIR and fdatasyncs it before it
-// answers — group commit, as gensee does: everything that arrived together
-// shares one fdatasync. No decoding, no policy, no kernel lease, no MAC.
+// ~120-byte answer; the server appends two evidence-sized lines (~920 bytes,
+// what faults.jsonl holds per fault: its fault and resolution lines) to a
+// file in DIR and fdatasyncs it before it answers — group commit, as gensee
+// does: everything that arrived together shares one fdatasync. No decoding, no policy, no kernel lease, no MAC.
 //
 // What gensee adds on top of this is its own cost; what this costs is the
 // disk and the socket round trip, which no resolver can go under while the
@@ -29,7 +29,7 @@
 
 #define BODY 150
 #define ANSWER 120
-#define LINE 310
+#define LINE 462
 #define MAX_BATCH 256
 
 static struct sockaddr_un addr;
