@@ -6,7 +6,8 @@
 // ~120-byte answer; the server appends two evidence-sized lines (~920 bytes,
 // what faults.jsonl holds per fault: its fault and resolution lines) to a
 // file in DIR and fdatasyncs it before it answers — group commit, as gensee
-// does: everything that arrived together shares one fdatasync. No decoding, no policy, no kernel lease, no MAC.
+// does: everything that arrived together shares one fdatasync. No decoding,
+// no policy, no kernel lease, no MAC.
 //
 // What gensee adds on top of this is its own cost; what this costs is the
 // disk and the socket round trip, which no resolver can go under while the
