@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'E_BAD_PROTOCOL'
   | 'E_BAD_DURATION'
   | 'E_BAD_COUNT'
+  | 'E_BAD_ANCHOR'
   | 'E_BAD_OP_ID'
   | 'E_UNKNOWN_OP'
   | 'E_OP_EXISTS'

@@ -1,24 +1,37 @@
-// gensee verify --op ID [--json]: prove nothing was removed or edited in the
-// evidence logs; every fault has its resolution. Non-zero exit on a problem.
+// gensee verify --op ID [--anchor [FILE:]LINE:HASH]... [--json]: prove
+// nothing was removed or edited in the evidence logs; every fault has its
+// resolution. Non-zero exit on a problem. The chain cannot show lines cut off
+// the end of a log: an anchor (a line and its hash, as an earlier verify
+// printed them, kept elsewhere) can.
 import { parse, requireOp, out } from './args';
 import { resolveStateDir, openOperation } from '../state/operation';
-import { verifyOperation } from '../evidence/verify';
+import { Anchor, LogFile, parseAnchor, verifyOperation } from '../evidence/verify';
+import { GenseeError } from '../errors';
 
-export const usage = 'usage: gensee verify --op ID [--json]';
+export const usage = 'usage: gensee verify --op ID [--anchor [FILE:]LINE:HASH]... [--json]';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
+  const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' }, anchor: { type: 'string', multiple: true } }, false);
   const op = requireOp(values.op);
+  const anchors: Partial<Record<LogFile, Anchor>> = {};
+  for (const spec of values.lists.anchor ?? []) {
+    const { file, anchor } = parseAnchor(spec);
+    if (anchors[file]) throw new GenseeError('E_BAD_ANCHOR', `two anchors for ${file}: give one a file`);
+    anchors[file] = anchor;
+  }
   const stateDir = resolveStateDir(values['state-dir']);
   await openOperation(stateDir, op); // unknown op → E_UNKNOWN_OP, exit 2
-  const rep = await verifyOperation(stateDir, op);
+  const rep = await verifyOperation(stateDir, op, anchors);
   if (values.flags.has('json')) {
     out(JSON.stringify(rep));
     return rep.ok ? 0 : 1;
   }
   for (const l of rep.logs) {
     const errors = l.problems.filter((p) => p.severity === 'error').length;
-    out(`${l.file}: ${l.lines} lines, ${errors === 0 ? 'ok' : `${errors} problem(s)`}; last hash ${l.last_hash.slice(0, 16)}…`);
+    // the last line and its hash, in the form --anchor takes back later
+    const last = l.lines ? `; last line ${l.file}:${l.lines}:${l.last_hash}` : '';
+    out(`${l.file}: ${l.lines} lines, ${errors === 0 ? 'ok' : `${errors} problem(s)`}${last}`);
+    if (l.anchor) out(`  anchor line ${l.anchor.line} ${l.anchor.ok ? 'holds' : 'FAILS'}`);
     for (const p of l.problems) out(`  ${l.file}:${p.line}: ${p.severity} ${p.kind}: ${p.detail}`);
   }
   for (const m of rep.missing) out(`${m}: not written yet`);

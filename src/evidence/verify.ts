@@ -46,6 +46,21 @@ export interface VerifyProblem {
 export interface VerifyOptions {
   /** require every {kind:"fault"} line to have a later {kind:"resolution"} with its fault_id */
   pairFaults?: boolean;
+  /**
+   * A line number and its SHA-256 as an earlier `gensee verify` printed them
+   * (its `last hash`), kept somewhere the log's writer cannot reach. The
+   * chain alone cannot show lines cut off the end of a log; against an
+   * anchor, a log that ends before the anchored line, or whose line there
+   * is not the anchored one, fails.
+   */
+  anchor?: Anchor;
+}
+
+export interface Anchor {
+  /** physical line number, from 1 */
+  line: number;
+  /** 64 lowercase hex */
+  hash: string;
 }
 
 export interface VerifyReport {
@@ -56,6 +71,8 @@ export interface VerifyReport {
   problems: VerifyProblem[];
   /** SHA-256 of the last line (64 zeros for an empty file): the value to anchor elsewhere */
   last_hash: string;
+  /** the anchor checked, when one was given */
+  anchor?: Anchor & { ok: boolean };
 }
 
 export const LOG_FILES = ['faults.jsonl', 'counters.jsonl', 'events.jsonl'] as const;
@@ -100,8 +117,13 @@ class Verifier {
   /** the previous line, when it was not a parseable record (may turn out to be a recorded torn line) */
   private heldBad: { line: number; detail: string } | null = null;
   private readonly openFaults = new Map<string, number[]>();
+  /** the hash of the anchored line, once read */
+  private anchorSeen: string | null = null;
 
-  constructor(private readonly pairFaults: boolean) {}
+  constructor(
+    private readonly pairFaults: boolean,
+    private readonly anchor: Anchor | undefined,
+  ) {}
 
   private add(line: number, kind: ProblemKind, detail: string, faultId?: string): void {
     const p: VerifyProblem = { line, kind, severity: severityOf(kind), detail };
@@ -117,6 +139,7 @@ class Verifier {
   line(b: Buffer, terminated: boolean): void {
     const i = ++this.lines;
     const hash = createHash('sha256').update(b).digest('hex');
+    if (this.anchor && i === this.anchor.line) this.anchorSeen = hash;
     if (!terminated) {
       this.releaseHeld();
       this.add(i, 'torn', `last line has no newline (${b.length} bytes): a write was cut off and not recorded`);
@@ -187,8 +210,20 @@ class Verifier {
     }
   }
 
-  finish(): { problems: VerifyProblem[]; last_hash: string } {
+  finish(): { problems: VerifyProblem[]; last_hash: string; anchor?: Anchor & { ok: boolean } } {
     this.releaseHeld();
+    let anchor: (Anchor & { ok: boolean }) | undefined;
+    if (this.anchor) {
+      const a = this.anchor;
+      anchor = { ...a, ok: this.anchorSeen === a.hash };
+      if (this.anchorSeen === null) {
+        this.add(a.line, 'removed', this.lines === 0
+          ? `the log is empty, but the anchor names line ${a.line} (${a.hash.slice(0, 16)}…): it was cut off the end`
+          : `the log ends at line ${this.lines}, but the anchor names line ${a.line} (${a.hash.slice(0, 16)}…): lines ${this.lines + 1}..${a.line} or more were cut off the end`);
+      } else if (this.anchorSeen !== a.hash) {
+        this.add(a.line, 'edited', `its SHA-256 is ${this.anchorSeen.slice(0, 16)}…, the anchor says ${a.hash.slice(0, 16)}…: the log was rewritten up to here`);
+      }
+    }
     for (const [id, lines] of this.openFaults) {
       for (const l of lines) this.add(l, 'unresolved_fault', `fault ${JSON.stringify(id)} has no resolution`, id);
     }
@@ -196,7 +231,7 @@ class Verifier {
       .map((p, k) => ({ p, k }))
       .sort((a, b) => a.p.line - b.p.line || a.k - b.k)
       .map((x) => x.p);
-    return { problems, last_hash: this.lines === 0 ? ZERO_HASH : this.expectedPrev };
+    return { problems, last_hash: this.lines === 0 ? ZERO_HASH : this.expectedPrev, ...(anchor ? { anchor } : {}) };
   }
 }
 
@@ -215,7 +250,7 @@ export async function verifyLog(file: string, opts: VerifyOptions = {}): Promise
     if (isErrno(e) && e.code === 'ELOOP') throw new GenseeError('E_SYMLINK', `refusing symlink at ${abs}`);
     throw e;
   }
-  const v = new Verifier(opts.pairFaults === true);
+  const v = new Verifier(opts.pairFaults === true, opts.anchor);
   try {
     if (!(await fh.stat()).isFile()) throw new GenseeError('E_NOT_FILE', `not a regular file: ${abs}`);
     const chunk = Buffer.alloc(1 << 20);
@@ -239,25 +274,61 @@ export async function verifyLog(file: string, opts: VerifyOptions = {}): Promise
   } finally {
     await fh.close();
   }
-  const { problems, last_hash } = v.finish();
-  return { ok: !problems.some((p) => p.severity === 'error'), path: abs, lines: v.lines, problems, last_hash };
+  const { problems, last_hash, anchor } = v.finish();
+  return { ok: !problems.some((p) => p.severity === 'error'), path: abs, lines: v.lines, problems, last_hash, ...(anchor ? { anchor } : {}) };
+}
+
+/**
+ * An anchor as given on the command line: [FILE:]LINE:HASH, FILE one of
+ * LOG_FILES (default faults.jsonl), LINE from 1, HASH the full 64-hex SHA-256
+ * that `gensee verify` printed for that line.
+ */
+export function parseAnchor(spec: string): { file: LogFile; anchor: Anchor } {
+  const parts = spec.split(':');
+  const file = parts.length === 3 ? parts.shift()! : 'faults.jsonl';
+  const bad = (why: string) =>
+    new GenseeError('E_BAD_ANCHOR', `bad anchor "${spec.slice(0, 120)}": ${why} (expected [FILE:]LINE:HASH, e.g. faults.jsonl:42:<64 hex>, as \`gensee verify\` prints it)`);
+  if (parts.length !== 2) throw bad('wrong number of ":"-separated parts');
+  if (!(LOG_FILES as readonly string[]).includes(file)) throw bad(`FILE must be one of ${LOG_FILES.join(', ')}`);
+  const [line, hash] = parts;
+  if (!/^[1-9][0-9]{0,14}$/.test(line)) throw bad('LINE must be a line number from 1');
+  if (!HEX64.test(hash)) throw bad('HASH must be 64 lowercase hex digits');
+  return { file: file as LogFile, anchor: { line: Number(line), hash } };
 }
 
 /**
  * Verify the logs of one operation that exist: faults.jsonl (with fault /
  * resolution pairing), counters.jsonl, events.jsonl.
  */
-export async function verifyOperation(stateDir: string, id: string): Promise<OperationVerifyReport> {
+export async function verifyOperation(
+  stateDir: string,
+  id: string,
+  anchors: Partial<Record<LogFile, Anchor>> = {},
+): Promise<OperationVerifyReport> {
   const dir = checkOpDir(stateDir, id);
   const logs: OperationVerifyReport['logs'] = [];
   const missing: LogFile[] = [];
   for (const file of LOG_FILES) {
+    const anchor = anchors[file];
     try {
-      const r = await verifyLog(path.join(dir, file), { pairFaults: file === 'faults.jsonl' });
+      const r = await verifyLog(path.join(dir, file), { pairFaults: file === 'faults.jsonl', anchor });
       logs.push({ file, ...r });
     } catch (e) {
-      if (isErrno(e) && e.code === 'ENOENT') missing.push(file);
-      else throw e;
+      if (!(isErrno(e) && e.code === 'ENOENT')) throw e;
+      if (!anchor) {
+        missing.push(file);
+        continue;
+      }
+      // an anchored log that is gone has lost every line up to its anchor
+      logs.push({
+        file,
+        ok: false,
+        path: path.join(dir, file),
+        lines: 0,
+        problems: [{ line: anchor.line, kind: 'removed', severity: 'error', detail: `the file is gone, but the anchor names its line ${anchor.line} (${anchor.hash.slice(0, 16)}…)` }],
+        last_hash: ZERO_HASH,
+        anchor: { ...anchor, ok: false },
+      });
     }
   }
   return { ok: logs.every((l) => l.ok), id, dir, logs, missing };

@@ -2,7 +2,7 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChainedLog, LogFields } from '../../src/evidence/chain';
-import { verifyLog, verifyOperation } from '../../src/evidence/verify';
+import { parseAnchor, verifyLog, verifyOperation } from '../../src/evidence/verify';
 import { createOperation, opDir } from '../../src/state/operation';
 
 async function writeLog(file: string, recs: LogFields[]): Promise<void> {
@@ -158,4 +158,50 @@ t.test('verifyOperation combines the logs that exist', async (t) => {
   await t.rejects(verifyOperation(state, 'nope'), { code: 'E_UNKNOWN_OP' });
   fs.symlinkSync(path.join(dir, 'events.jsonl'), path.join(dir, 'counters.jsonl'));
   await t.rejects(verifyOperation(state, 'demo'), { code: 'E_SYMLINK' });
+});
+
+t.test('an anchor catches lines cut off the end, and a rewritten anchored line', async (t) => {
+  const f = path.join(t.testdir({}), 'x.jsonl');
+  await writeLog(f, ten());
+  const intact = await verifyLog(f);
+  const anchor = { line: 10, hash: intact.last_hash };
+  t.match(await verifyLog(f, { anchor }), { ok: true, anchor: { line: 10, ok: true } });
+  t.match(await verifyLog(f, { anchor: { line: 4, hash: intact.last_hash } }), { ok: false, problems: [{ line: 4, kind: 'edited' }] });
+
+  const ls = fileLines(f);
+  putLines(f, ls.slice(0, 7));
+  t.match(await verifyLog(f), { ok: true }, 'without an anchor the cut end is invisible');
+  const r = await verifyLog(f, { anchor });
+  t.notOk(r.ok);
+  t.same(kinds(r), [[10, 'removed']]);
+  t.match(r.problems[0].detail, /ends at line 7, but the anchor names line 10/);
+  t.equal(r.anchor?.ok, false);
+
+  fs.writeFileSync(f, '');
+  t.match(await verifyLog(f, { anchor }), { ok: false, problems: [{ line: 10, kind: 'removed', detail: /the log is empty/ }] });
+});
+
+t.test('verifyOperation: an anchored log that is gone fails', async (t) => {
+  const state = t.testdir({});
+  await createOperation(state, { id: 'anch', owner_uid: 0, cgroup: '/sys/fs/cgroup/x', policy_hash: 'h' });
+  const hash = 'b'.repeat(64);
+  const r = await verifyOperation(state, 'anch', { 'faults.jsonl': { line: 3, hash } });
+  t.notOk(r.ok);
+  t.match(r.logs, [{ file: 'faults.jsonl', ok: false, problems: [{ line: 3, kind: 'removed', detail: /the file is gone/ }] }]);
+  t.same(r.missing, ['counters.jsonl', 'events.jsonl']);
+});
+
+t.test('parseAnchor: [FILE:]LINE:HASH, anything else refused by name', async (t) => {
+  const h = 'c'.repeat(64);
+  t.same(parseAnchor(`5:${h}`), { file: 'faults.jsonl', anchor: { line: 5, hash: h } });
+  t.same(parseAnchor(`counters.jsonl:9:${h}`), { file: 'counters.jsonl', anchor: { line: 9, hash: h } });
+  for (const [spec, why] of [
+    [`0:${h}`, /LINE must be a line number/],
+    [`x:5:${h}`, /FILE must be one of/],
+    [`5:${h.toUpperCase()}`, /HASH must be 64 lowercase hex/],
+    [h, /wrong number/],
+    [`a:b:c:d`, /wrong number/],
+  ] as const) {
+    t.throws(() => parseAnchor(spec), { code: 'E_BAD_ANCHOR', message: why }, spec.slice(0, 24));
+  }
 });

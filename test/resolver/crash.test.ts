@@ -32,8 +32,31 @@ t.test('gensee verify: intact, edited, removed, torn', async (t) => {
 
   const ok = await gensee(args);
   t.equal(ok.code, 0, `intact log verifies: ${ok.stdout}`);
+  const am = /faults\.jsonl: 12 lines, ok; last line (faults\.jsonl:12:[0-9a-f]{64})/.exec(ok.stdout);
+  t.ok(am, `verify prints the last line as an anchor: ${ok.stdout}`);
+  const anchor = am ? am[1] : 'faults.jsonl:12:' + '0'.repeat(64);
 
+  // the last fault and its resolution cut off the end: the chain alone
+  // cannot tell, the anchor kept from the intact log can
   const lines = intact.split('\n');
+  fs.writeFileSync(file, lines.slice(0, 10).join('\n') + '\n');
+  const cutNoAnchor = await gensee(args);
+  t.equal(cutNoAnchor.code, 0, 'two whole lines cut off the end pass the chain check (the known limit)');
+  const cutAnchored = await gensee([...args, '--anchor', anchor]);
+  t.equal(cutAnchored.code, 1, `cut off the end → non-zero exit against the anchor: ${cutAnchored.stdout}`);
+  t.match(cutAnchored.stdout, /faults\.jsonl:12: error removed: the log ends at line 10, but the anchor names line 12/, 'names what was cut');
+  t.match(cutAnchored.stdout, /anchor line 12 FAILS/);
+  fs.writeFileSync(file, intact);
+  const holds = await gensee([...args, '--anchor', anchor, '--anchor', 'counters.jsonl:1:' + 'a'.repeat(64)]);
+  t.match(holds.stdout, /anchor line 12 holds/, 'the anchor holds on the intact log');
+  t.match(holds.stdout, /counters\.jsonl:1: error edited: its SHA-256 is [0-9a-f]{16}…, the anchor says aaaaaaaaaaaaaaaa…/, 'a wrong hash for an anchored line is an edit');
+  t.equal(holds.code, 1);
+  for (const bad of ['12:' + 'A'.repeat(64), 'faults.jsonl:0:' + '0'.repeat(64), 'nope.jsonl:1:' + '0'.repeat(64), 'faults.jsonl:12', '12:abc']) {
+    const b = await gensee([...args, '--anchor', bad]);
+    t.equal(b.code, 2, `bad anchor ${bad.slice(0, 20)}… → exit 2`);
+    t.match(b.stderr, /E_BAD_ANCHOR/, 'with its code');
+  }
+
   const edited = [...lines];
   edited[4] = edited[4].replace('"port":8102', '"port":8199');
   t.not(edited[4], lines[4], 'edited line 5');
