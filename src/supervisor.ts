@@ -208,6 +208,19 @@ export class Supervisor {
   }
 
   /** What this operation did, for the summary `gensee run` and the OCI listener print. */
+  /**
+   * faults.jsonl's last line as `gensee verify --anchor` takes it
+   * (FILE:LINE:HASH), once everything written so far is durable; null while
+   * the log is empty. Kept elsewhere, it shows any later cut off the end.
+   */
+  async faultsAnchor(): Promise<string | null> {
+    const line = this.faults.seq;
+    const hash = this.faults.lastHash;
+    if (line === 0) return null;
+    await this.faults.flushNow();
+    return `faults.jsonl:${line}:${hash}`;
+  }
+
   summary(notifier: { fastPath: number; slowPath: number }): OperationSummary {
     const st = this.resolver.stats;
     return {

@@ -98,13 +98,14 @@ export async function run(argv: string[]): Promise<number> {
     // let the reject loop drain the last hook events
     await new Promise((r) => setTimeout(r, 50));
 
-    const summary = { op, exit: code, ...sup.summary(ns) };
+    const summary = { op, exit: code, ...sup.summary(ns), anchor: await sup.faultsAnchor() };
     const st = sup.resolver.stats;
     if (json) say(JSON.stringify({ event: 'summary', ...summary }));
     else {
       say(`gensee: ${op} exited ${code}: ${st.faults} faults, ${st.retry} leases installed, ${st.continue} already authorized, ${st.delegate} delegated, ${st.deny} denied, ${st.refused} refused; fast path ${ns.fastPath}, paused ${ns.slowPath}`);
       for (const d of summary.destinations) say(`  ${d.destination}  ${d.verdict}  ${d.count}`);
       say(`  evidence: ${sup.dir} (faults.jsonl; gensee verify --op ${op}${values['state-dir'] ? ` --state-dir ${stateDir}` : ''})`);
+      if (summary.anchor) say(`  anchor: ${summary.anchor} (keep it elsewhere: gensee verify --anchor shows any line cut off after it)`);
     }
   } finally {
     if (sup) await sup.stop({ close: true }).catch((e: Error) => process.stderr.write(`gensee: stop: ${e.message}\n`));

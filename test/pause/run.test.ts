@@ -3,6 +3,7 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { createHash } from 'node:crypto';
 import { spawn, ChildProcess } from 'node:child_process';
 import { requireKernel, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, sleep } from '../helpers/kernel';
 import { shortStateDir, faultLines } from '../helpers/supervisor';
@@ -59,6 +60,17 @@ t.test('200 concurrent paused connects from 20 threads are all answered, none lo
   t.equal(f1.length, 200, '200 fault lines');
   t.equal(f1.filter((f) => r1.has(f.fault_id)).length, 200, 'each with its resolution line');
   t.equal(srv.accepted(), 0, 'nothing reached the server');
+  // the summary's anchor names a real line of faults.jsonl, and verify holds it
+  const anchor = (s1 as unknown as { anchor: string }).anchor;
+  const am = /^faults\.jsonl:(\d+):([0-9a-f]{64})$/.exec(anchor);
+  t.ok(am, `summary carries an anchor: ${anchor}`);
+  if (am) {
+    const raw = fs.readFileSync(path.join(st, 'network-operations', op, 'faults.jsonl'), 'utf8').split('\n');
+    t.ok(Number(am[1]) >= 400, 'it covers at least the 200 faults and their resolutions');
+    t.equal(createHash('sha256').update(raw[Number(am[1]) - 1]).digest('hex'), am[2], 'its hash is that line\'s');
+    const v = await gensee(['verify', '--state-dir', st, '--op', op, '--anchor', anchor]);
+    t.equal(v.code, 0, `verify --anchor holds ${v.stderr}`);
+  }
 
   // lease: the same load under a lease rule — every call completes
   const op2 = uniqueName('gs-200l');
