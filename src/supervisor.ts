@@ -211,13 +211,18 @@ export class Supervisor {
   /**
    * faults.jsonl's last line as `gensee verify --anchor` takes it
    * (FILE:LINE:HASH), once everything written so far is durable; null while
-   * the log is empty. Kept elsewhere, it shows any later cut off the end.
+   * the log is empty or has failed. Kept elsewhere, it shows any later cut
+   * off the end.
    */
   async faultsAnchor(): Promise<string | null> {
     const line = this.faults.seq;
     const hash = this.faults.lastHash;
     if (line === 0) return null;
-    await this.faults.flushNow();
+    try {
+      await this.faults.flushNow();
+    } catch {
+      return null; // a log that failed has no line to vouch for; stop() reports the failure
+    }
     return `faults.jsonl:${line}:${hash}`;
   }
 

@@ -39,6 +39,8 @@ export interface SessionSummary extends OperationSummary {
   hooks: 'detached' | 'pinned';
   /** processes still in the cgroup when it ended (why the hooks stayed) */
   cgroup_pids: number[];
+  /** faults.jsonl's last line for `gensee verify --anchor` (null: nothing recorded) */
+  anchor: string | null;
 }
 
 interface Member {
@@ -225,6 +227,7 @@ export class OciSession {
   private async doFinish(why: SessionSummary['why']): Promise<SessionSummary> {
     await Promise.all([...this.members].map((m) => this.retire(m)));
     const counted = this.sup.summary(this.finished); // before stop: it reads the kernel counters
+    const anchor = await this.sup.faultsAnchor();
     let left = cgroupPids(this.cgroup);
     // the notify fd hangs up as the last filtered task exits, which can be a
     // moment before that task leaves cgroup.procs: give it that moment
@@ -248,6 +251,7 @@ export class OciSession {
       ...counted,
       hooks,
       cgroup_pids: left,
+      anchor,
     };
     const o = this.o;
     if (o.json) o.say(JSON.stringify({ event: 'stopped', ...summary }));
@@ -259,6 +263,7 @@ export class OciSession {
       );
       for (const d of summary.destinations) o.say(`  ${d.destination}  ${d.verdict}  ${d.count}`);
       o.say(`  evidence: ${this.sup.dir}`);
+      if (anchor) o.say(`  anchor: ${anchor} (keep it elsewhere: gensee verify --anchor shows any line cut off after it)`);
     }
     return summary;
   }

@@ -250,6 +250,7 @@ t.test('runc container: leased port after a pause, unleased refused, evidence in
   t.equal(attached.policy, path.join(policyDir, `${op}.json`), 'the policy from --policy-dir');
   const stopped = await l.waitEvent((e) => e.event === 'stopped' && e.op === op);
   t.match(stopped, { why: 'tasks_gone', faults: 2, leases_installed: 1, denied: 1, paused: 2, hooks: 'detached' }, `the operation ended with its container (${JSON.stringify(stopped)})`);
+  t.match(stopped, { anchor: /^faults\.jsonl:\d+:[0-9a-f]{64}$/ }, 'its summary carries the faults.jsonl anchor');
 
   // evidence
   const opDir = path.join(stateDir, 'network-operations', op);
