@@ -30,8 +30,10 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
     const base: number[] = [];
     const under: number[] = [];
     let op = 0;
-    const gensee = async (policy: string, probeArgs: string[]) =>
-      probeLine(await execJson(GENSEE, ['run', '--state-dir', st, '--op', `gs-bench-p-${process.pid}-${op++}`, '--policy', policy, '--json', '--', PROBE, ...probeArgs]));
+    /** every JSON line of `gensee run --json -- CMD…` (its events and the probes' results) */
+    const genseeRun = (policy: string, cmd: string[]) =>
+      execJson(GENSEE, ['run', '--state-dir', st, '--op', `gs-bench-p-${process.pid}-${op++}`, '--policy', policy, '--json', '--', ...cmd]);
+    const gensee = async (policy: string, probeArgs: string[]) => probeLine(await genseeRun(policy, [PROBE, ...probeArgs]));
     for (let r = 0; r < opts.rounds; r++) {
       base.push(probeLine(await execJson(PROBE, ['--repeat', String(opts.n), 'bench-connect', 'tcp', '127.0.0.1', String(port)])).ns_per_op);
       under.push((await gensee(fast, ['--repeat', String(opts.n), 'bench-connect', 'tcp', '127.0.0.1', String(port)])).ns_per_op);
@@ -43,8 +45,7 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
     const sl = await gensee(slow, ['--repeat', String(opts.newDest), 'bench-ports', 'tcp', '127.0.0.1', '20000']);
     // the same, warm: one `gensee run` whose resolver first serves opts.slowWarm
     // new destinations, then the measured ones (the second probe's line)
-    const warmRun = await execJson(GENSEE, [
-      'run', '--state-dir', st, '--op', `gs-bench-p-${process.pid}-${op++}`, '--policy', slow, '--json', '--',
+    const warmRun = await genseeRun(slow, [
       '/bin/sh', '-c', `"$0" --repeat ${opts.slowWarm} bench-ports tcp 127.0.0.1 20000 && "$0" --repeat ${opts.newDest} bench-ports tcp 127.0.0.1 ${20000 + opts.slowWarm}`, PROBE,
     ]);
     const slw = warmRun.filter((l) => 'ns_per_op' in l)[1];

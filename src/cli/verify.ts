@@ -16,7 +16,7 @@ export async function run(argv: string[]): Promise<number> {
   const anchors: Partial<Record<LogFile, Anchor>> = {};
   for (const spec of values.lists.anchor ?? []) {
     const { file, anchor } = parseAnchor(spec);
-    if (anchors[file]) throw new GenseeError('E_BAD_ANCHOR', `two anchors for ${file}: give one a file`);
+    if (anchors[file]) throw new GenseeError('E_BAD_ANCHOR', `two anchors for ${file}: one per log`);
     anchors[file] = anchor;
   }
   const stateDir = resolveStateDir(values['state-dir']);

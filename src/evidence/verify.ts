@@ -48,7 +48,8 @@ export interface VerifyOptions {
   pairFaults?: boolean;
   /**
    * A line number and its SHA-256 as an earlier `gensee verify` printed them
-   * (its `last hash`), kept somewhere the log's writer cannot reach. The
+   * (its `last line FILE:LINE:HASH`), kept somewhere the log's writer cannot
+   * reach. The
    * chain alone cannot show lines cut off the end of a log; against an
    * anchor, a log that ends before the anchored line, or whose line there
    * is not the anchored one, fails.
