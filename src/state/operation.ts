@@ -52,7 +52,44 @@ export interface ResolverIdentity {
   start_time_ticks: number;
 }
 
-export type OperationState = 'active' | 'closed';
+/**
+ * active: being served or failing closed; closed: ended on its own (the
+ * workload finished); stopped: ended by an operator (`gensee stop`), see
+ * `stopped`.
+ */
+export type OperationState = 'active' | 'closed' | 'stopped';
+export const OPERATION_STATES = ['active', 'closed', 'stopped'] as const;
+
+/**
+ * Who the workload's processes are on the host (DESIGN.md "The workload's
+ * view"): mapped root of a user namespace, an operator-given --user, or host
+ * uid 0 (--host-root). uid/gid are host ids. null when gensee did not start
+ * the workload (supervise, OCI).
+ */
+export interface WorkloadIdentity {
+  identity: 'userns' | 'user' | 'host_root';
+  uid: number;
+  gid: number;
+}
+export const WORKLOAD_IDENTITIES = ['userns', 'user', 'host_root'] as const;
+
+/** What `gensee stop` found when it stopped the operation. */
+export const STOP_FOUND = ['resolver_running', 'resolver_gone', 'no_resolver', 'closed'] as const;
+export type StopFound = (typeof STOP_FOUND)[number];
+export const STOP_BY = ['gensee_stop'] as const;
+
+/** The record of a stop: set together with state 'stopped', and only then. */
+export interface StopRecord {
+  at: string;
+  by: (typeof STOP_BY)[number];
+  /**
+   * resolver_running: a live resolver was stopped with it; resolver_gone: the
+   * recorded resolver had died (hooks failing closed, nobody serving);
+   * no_resolver: none was recorded (a supervisor that exited cleanly);
+   * closed: the operation had closed, its leftovers were removed.
+   */
+  found: StopFound;
+}
 
 /** operation.json, schema 1. Keys are written in this order. */
 export interface OperationRecord {
@@ -62,7 +99,11 @@ export interface OperationRecord {
   cgroup: string;
   policy_hash: string;
   resolver: ResolverIdentity | null;
+  /** absent in records written before it existed: read as null */
+  workload: WorkloadIdentity | null;
   state: OperationState;
+  /** absent in records written before it existed: read as null */
+  stopped: StopRecord | null;
   created_at: string;
   updated_at: string;
   /** exact peer addresses (isolated netns) that belong to this operation */
@@ -82,15 +123,17 @@ export interface OperationInit {
 export interface CreateOptions {
   /**
    * Reuse an existing operation (resolver restart): the new init values
-   * replace cgroup, policy_hash, resolver and peers, state becomes 'active',
-   * created_at and totals are kept, the key is kept. The owner must match.
+   * replace cgroup, policy_hash, resolver and peers, state becomes 'active'
+   * (a recorded stop is cleared), created_at and totals are kept, the key is
+   * kept, and so is workload unless the operation was stopped (a stop kills
+   * the processes it describes). The owner must match.
    */
   reopen?: boolean;
 }
 
 /** fields updateOperation may change; the rest are fixed at creation */
-export type OperationPatch = Partial<Pick<OperationRecord, 'cgroup' | 'policy_hash' | 'resolver' | 'state' | 'peers' | 'totals'>>;
-const PATCHABLE = ['cgroup', 'policy_hash', 'resolver', 'state', 'peers', 'totals'] as const;
+export type OperationPatch = Partial<Pick<OperationRecord, 'cgroup' | 'policy_hash' | 'resolver' | 'workload' | 'state' | 'stopped' | 'peers' | 'totals'>>;
+const PATCHABLE = ['cgroup', 'policy_hash', 'resolver', 'workload', 'state', 'stopped', 'peers', 'totals'] as const;
 
 /** --state-dir flag > $GENSEE_STATE_DIR > /var/lib/gensee, made absolute. */
 export function resolveStateDir(flag?: string): string {
@@ -125,6 +168,24 @@ function resolverIdentity(v: unknown, where: string): ResolverIdentity | null {
   return { pid: uint(o.pid, `${where}.pid`, 0x3fffffff), start_time_ticks: uint(o.start_time_ticks, `${where}.start_time_ticks`) };
 }
 
+const MAX_ID = 0xffffffff - 1;
+
+function workloadIdentity(v: unknown, where: string): WorkloadIdentity | null {
+  if (v === undefined || v === null) return null;
+  const o = obj(v, where, ['identity', 'uid', 'gid']);
+  return {
+    identity: oneOf(o.identity, `${where}.identity`, WORKLOAD_IDENTITIES),
+    uid: uint(o.uid, `${where}.uid`, MAX_ID),
+    gid: uint(o.gid, `${where}.gid`, MAX_ID),
+  };
+}
+
+function stopRecord(v: unknown, where: string): StopRecord | null {
+  if (v === undefined || v === null) return null;
+  const o = obj(v, where, ['at', 'by', 'found']);
+  return { at: isoTime(o.at, `${where}.at`), by: oneOf(o.by, `${where}.by`, STOP_BY), found: oneOf(o.found, `${where}.found`, STOP_FOUND) };
+}
+
 function peerList(v: unknown, where: string): string[] {
   return arr(v, where).map((p, i) => {
     if (typeof p !== 'string' || net.isIP(p) === 0) throw bad(`${where}[${i}]`, `not an IP address: ${JSON.stringify(p)}`);
@@ -134,9 +195,16 @@ function peerList(v: unknown, where: string): string[] {
 
 /** Validate a parsed operation.json and return it with keys in record order. */
 export function parseOperationRecord(v: unknown, where = OPERATION_FILE): OperationRecord {
-  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals']);
+  // workload and stopped came later: a record without them is read as null
+  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'stopped']);
   if (o.schema !== 1) throw bad(`${where}.schema`, `unsupported schema ${JSON.stringify(o.schema)}`);
   if (!isValidOpId(o.id)) throw bad(`${where}.id`, `bad operation id ${JSON.stringify(o.id)}`);
+  const state = oneOf(o.state, `${where}.state`, OPERATION_STATES);
+  const stopped = stopRecord(o.stopped, `${where}.stopped`);
+  // a stop is recorded with its state, in one write: one without the other is damage
+  if ((state === 'stopped') !== (stopped !== null)) {
+    throw bad(`${where}.stopped`, state === 'stopped' ? 'state is "stopped" but no stop is recorded' : `a stop is recorded but state is "${state}"`);
+  }
   return {
     schema: 1,
     id: o.id,
@@ -144,7 +212,9 @@ export function parseOperationRecord(v: unknown, where = OPERATION_FILE): Operat
     cgroup: str(o.cgroup, `${where}.cgroup`),
     policy_hash: str(o.policy_hash, `${where}.policy_hash`, 256),
     resolver: resolverIdentity(o.resolver, `${where}.resolver`),
-    state: oneOf(o.state, `${where}.state`, ['active', 'closed'] as const),
+    workload: workloadIdentity(o.workload, `${where}.workload`),
+    state,
+    stopped,
     created_at: isoTime(o.created_at, `${where}.created_at`),
     updated_at: isoTime(o.updated_at, `${where}.updated_at`),
     peers: peerList(o.peers, `${where}.peers`),
@@ -232,7 +302,9 @@ export async function createOperation(stateDir: string, init: OperationInit, opt
         cgroup: init.cgroup,
         policy_hash: init.policy_hash,
         resolver: init.resolver ?? null,
+        workload: null,
         state: 'active',
+        stopped: null,
         created_at: now,
         updated_at: now,
         peers: init.peers ?? [],
@@ -261,7 +333,7 @@ export async function createOperation(stateDir: string, init: OperationInit, opt
     // key before record: a record on disk always has its key
     await ensureKey(dir);
     if (existing) {
-      const rec: OperationRecord = { ...fresh, created_at: existing.created_at, totals: existing.totals };
+      const rec: OperationRecord = { ...fresh, created_at: existing.created_at, workload: existing.state === 'stopped' ? null : existing.workload, totals: existing.totals };
       await writeFileAtomic(file, recordText(rec));
       return rec;
     }

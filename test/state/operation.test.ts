@@ -71,14 +71,16 @@ t.test('createOperation: modes, record, key', async (t) => {
   t.equal(fs.readFileSync(path.join(dir, 'key')).length, 32);
 
   const onDisk = JSON.parse(fs.readFileSync(path.join(dir, 'operation.json'), 'utf8'));
-  t.same(Object.keys(onDisk), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals']);
+  t.same(Object.keys(onDisk), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals']);
   t.same(onDisk, rec);
   t.match(onDisk, {
     schema: 1,
     id: 'demo',
     owner_uid: 1000,
     resolver: { pid: 4242, start_time_ticks: 123456 },
+    workload: null,
     state: 'active',
+    stopped: null,
     peers: ['10.77.0.2', 'fd00::2'],
     totals: { allow: 0, deny: {}, lost_events: 0 },
   });
@@ -252,4 +254,72 @@ t.test('updateOperation: patches, immutables, concurrency', async (t) => {
   const closed = await closeOperation(state, 'demo');
   t.equal(closed.state, 'closed');
   t.equal((await closeOperation(state, 'demo')).state, 'closed', 'idempotent');
+});
+
+t.test('workload identity: patched, validated, kept on reopen', async (t) => {
+  const state = t.testdir({});
+  await createOperation(state, init());
+  const w = { identity: 'userns' as const, uid: 165536, gid: 165536 };
+  const rec = await updateOperation(state, 'demo', { workload: w });
+  t.same(rec.workload, w);
+  const file = path.join(opDir(state, 'demo'), 'operation.json');
+  t.same(JSON.parse(fs.readFileSync(file, 'utf8')).workload, { identity: 'userns', uid: 165536, gid: 165536 }, 'exactly identity, uid, gid on disk');
+  t.same((await openOperation(state, 'demo')).workload, w);
+  for (const bad of [
+    { identity: 'root', uid: 0, gid: 0 },
+    { identity: 'user', uid: -1, gid: 0 },
+    { identity: 'user', uid: 1, gid: 0xffffffff },
+    { identity: 'user', uid: 1 },
+    { identity: 'host_root', uid: 0, gid: 0, warned: true },
+    'userns',
+  ]) {
+    await t.rejects(updateOperation(state, 'demo', { workload: bad as never }), { code: 'E_USAGE' }, JSON.stringify(bad));
+  }
+  t.same((await openOperation(state, 'demo')).workload, w, 'refused patches changed nothing');
+  const host = await updateOperation(state, 'demo', { workload: { identity: 'host_root', uid: 0, gid: 0 } });
+  t.same(host.workload, { identity: 'host_root', uid: 0, gid: 0 });
+  const re = await createOperation(state, init(), { reopen: true });
+  t.same(re.workload, { identity: 'host_root', uid: 0, gid: 0 }, 'a resolver restart keeps the workload identity');
+  t.equal((await updateOperation(state, 'demo', { workload: null })).workload, null);
+});
+
+t.test('stop record: with state stopped, and only then', async (t) => {
+  const state = t.testdir({});
+  await createOperation(state, init());
+  await updateOperation(state, 'demo', { workload: { identity: 'user', uid: 65534, gid: 65534 } });
+  const at = new Date().toISOString();
+  await t.rejects(updateOperation(state, 'demo', { state: 'stopped' }), { code: 'E_USAGE', message: /no stop is recorded/ });
+  await t.rejects(updateOperation(state, 'demo', { stopped: { at, by: 'gensee_stop', found: 'resolver_gone' } }), { code: 'E_USAGE', message: /state is "active"/ });
+  await t.rejects(updateOperation(state, 'demo', { state: 'stopped', stopped: { at, by: 'kill', found: 'resolver_gone' } as never }), { code: 'E_USAGE', message: /by/ });
+  await t.rejects(updateOperation(state, 'demo', { state: 'stopped', stopped: { at: 'yesterday', by: 'gensee_stop', found: 'resolver_gone' } }), { code: 'E_USAGE', message: /at/ });
+  await t.rejects(updateOperation(state, 'demo', { state: 'stopped', stopped: { at, by: 'gensee_stop', found: 'x' } as never }), { code: 'E_USAGE', message: /found/ });
+  t.equal((await openOperation(state, 'demo')).state, 'active', 'nothing changed');
+
+  const stopped = await updateOperation(state, 'demo', { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: 'resolver_gone' } });
+  t.match(stopped, { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: 'resolver_gone' } });
+  t.same(await openOperation(state, 'demo'), stopped, 'read back');
+  await t.rejects(closeOperation(state, 'demo'), { code: 'E_USAGE', message: /a stop is recorded/ }, 'a stopped operation does not silently become closed');
+
+  const re = await createOperation(state, init(), { reopen: true });
+  t.match(re, { state: 'active', stopped: null, workload: null }, 'reopen clears the stop and the dead workload');
+});
+
+t.test('records written before workload and stopped existed still parse', async (t) => {
+  const state = t.testdir({});
+  const rec = await createOperation(state, init());
+  const file = path.join(opDir(state, 'demo'), 'operation.json');
+  const old = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  delete old.workload;
+  delete old.stopped;
+  fs.writeFileSync(file, JSON.stringify(old));
+  fs.chmodSync(file, 0o600);
+  t.same(await openOperation(state, 'demo'), rec, 'missing fields read as null');
+  const upd = await updateOperation(state, 'demo', { resolver: null });
+  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals'], 'rewritten in the new form');
+  t.equal(upd.workload, null);
+
+  // a damaged pairing on disk is refused, not repaired
+  fs.writeFileSync(file, JSON.stringify({ ...old, state: 'stopped' }));
+  fs.chmodSync(file, 0o600);
+  await t.rejects(openOperation(state, 'demo'), { code: 'E_STATE', message: /no stop is recorded/ });
 });
