@@ -92,6 +92,15 @@ NAN_METHOD(PeerCred) {
   info.GetReturnValue().Set(o);
 }
 
+// the admission rule of every gensee socket (peercred.h): null when admitted
+NAN_METHOD(PeerRefusal) {
+  if (info.Length() < 2 || !info[0]->IsInt32() || !info[1]->IsInt32()) return Nan::ThrowTypeError("fd and pid must be integers");
+  char why[160] = "";
+  if (gs_peer_in_our_namespaces(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<int32_t>(info[1]).FromJust(), why, sizeof(why)))
+    return info.GetReturnValue().SetNull();
+  info.GetReturnValue().Set(Nan::New(why).ToLocalChecked());
+}
+
 // ---- DataPlane: an operation's maps opened from their pins ------------
 
 class DataPlane : public Nan::ObjectWrap {
@@ -339,6 +348,7 @@ NAN_MODULE_INIT(InitAll) {
   Nan::SetMethod(target, "linksPresent", LinksPresent);
   Nan::SetMethod(target, "bootNs", BootNs);
   Nan::SetMethod(target, "peerCred", PeerCred);
+  Nan::SetMethod(target, "peerRefusal", PeerRefusal);
   v8::Local<v8::Object> abi = Nan::New<v8::Object>();
   Nan::Set(abi, Nan::New("version").ToLocalChecked(), Nan::New<v8::Number>(GS_ABI_VERSION));
   Nan::Set(abi, Nan::New("leaseKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_lease_key)));
@@ -348,6 +358,9 @@ NAN_MODULE_INIT(InitAll) {
   Nan::Set(abi, Nan::New("leaseValueUsesLeftOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_lease_value, uses_left)));
   Nan::Set(abi, Nan::New("counterKeyAddrOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_counter_key, addr)));
   Nan::Set(abi, Nan::New("faultEventAddrOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_fault_event, addr)));
+  Nan::Set(abi, Nan::New("faultRlKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_fault_rl_key)));
+  Nan::Set(abi, Nan::New("faultRlWindowNs").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(GS_FAULT_RL_WINDOW_NS)));
+  Nan::Set(abi, Nan::New("eventsBytes").ToLocalChecked(), Nan::New<v8::Number>(GS_EVENTS_BYTES));
   Nan::Set(target, Nan::New("abi").ToLocalChecked(), abi);
   DataPlane::Init(target);
   InitNotify(target);

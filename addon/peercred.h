@@ -12,6 +12,14 @@ struct gs_peer {
 };
 /* SO_PEERCRED of a connected AF_UNIX socket */
 int gs_peercred(int fd, struct gs_peer *out, struct gs_err *err);
+/*
+ * The admission rule every gensee socket shares with SO_PEERCRED's uid: the
+ * peer (pid from SO_PEERCRED on fd) is in gensee's own user AND mount
+ * namespaces. A workload never is: gensee-exec gives it a mount namespace of
+ * its own whatever uid it runs as, so neither it nor anything it leaves
+ * behind is admitted. 1: admitted; 0: refused, why says why.
+ */
+int gs_peer_in_our_namespaces(int fd, int pid, char *why, size_t n);
 #ifdef __cplusplus
 }
 #endif

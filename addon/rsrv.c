@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "peercred.h"
 #include "subject.h"
 #include "rsrv.h"
 
@@ -232,6 +233,11 @@ static void on_accept(struct gs_rsrv *s)
 		}
 		if (pid_in_cgroup(s, c->cred.pid)) {
 			hand(s, c, GS_RQ_PEER_REFUSED, "pid %d is inside the operation's cgroup", c->cred.pid);
+			continue;
+		}
+		char why[160];
+		if (!gs_peer_in_our_namespaces(fd, c->cred.pid, why, sizeof(why))) {
+			hand(s, c, GS_RQ_PEER_REFUSED, "%s", why);
 			continue;
 		}
 		c->state = C_READ;

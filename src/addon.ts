@@ -36,6 +36,8 @@ export interface Addon {
   linksPresent(pinDir: string): boolean;
   bootNs(): bigint;
   peerCred(fd: number): { pid: number; uid: number; gid: number };
+  /** gensee's socket admission rule (addon/peercred.h): null when the peer shares our user and mount namespaces, else why not */
+  peerRefusal(fd: number, pid: number): string | null;
   DataPlane: new (pinDir: string) => NativeDataPlane;
   [more: string]: unknown;
 }

@@ -1,28 +1,62 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * gensee-exec: places CMD in the operation's boundary before its first
- * instruction, and leaves it nothing it could use to step out.
+ * instruction, and leaves it nothing it could use to step out, or to reach
+ * gensee's own objects.
  *
- *   gensee-exec --cgroup DIR [--user USER] [--notify-fd N] [--ro PATH]... -- CMD ARGS...
+ *   gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root]
+ *               [--notify-fd N] [--ro PATH]... [--hide PATH]... -- CMD ARGS...
  *
+ * Identity (one of; the default is --map-root 65534:65534):
+ *   --map-root UID:GID  CMD runs in a new user namespace whose uid/gid 0 are
+ *                       the unprivileged host UID/GID: root in its own view,
+ *                       nobody on the host (no host file, process, BPF object
+ *                       or cgroup file is its own);
+ *   --user USER         CMD runs as host USER (name or UID[:GID]);
+ *   --host-root         CMD keeps host uid 0 (still without capabilities).
+ *
+ * Three processes. The *outer* one (the pid our parent spawned) joins the
+ * cgroup and builds the namespaces; the *init* (pid 1 of a new pid
+ * namespace) finishes the workload's view, becomes the workload's identity,
+ * hands the seccomp listener over and stays as a reaper; CMD is pid 2.
  * In this order (each step needs the privilege the next one gives up):
  *   1. join DIR (write our pid to DIR/cgroup.procs), so every socket CMD
  *      ever creates is made inside the cgroup the eBPF hooks are attached to;
- *   2. new mount namespace (MS_SLAVE|MS_REC on /), and read-only, recursively:
- *      every cgroup/cgroup2 and bpf mount (found in /proc/self/mountinfo),
- *      /sys, /proc/sys, /proc/sysrq-trigger and every --ro PATH. A uid-0
- *      process with no capabilities still passes DAC checks on root-owned
- *      files: without this it could write its pid into a parent cgroup.procs,
- *      or a sysctl, or sysrq;
- *   3. drop the capability bounding set, lock the securebits, clear ambient;
- *   4. optionally switch to USER (setgroups, setgid, setuid);
- *   5. clear inheritable/permitted/effective; PR_SET_NO_NEW_PRIVS;
- *   6. with --notify-fd: install a seccomp filter that returns USER_NOTIF for
+ *   2. unshare the mount, cgroup and pid namespaces: the cgroup namespace is
+ *      rooted at DIR, so no cgroup outside the operation has a name CMD can
+ *      resolve, and the kernel refuses migrations outside it
+ *      (CLONE_INTO_CGROUP included) whatever fd CMD holds;
+ *   3. the workload's mounts (MS_SLAVE|MS_REC on /, so nothing propagates
+ *      out): every bpf mount detached (BPF_OBJ_GET checks only file modes,
+ *      so a pin that can be named can be opened), every cgroup v1 and v2
+ *      mount detached and one fresh read-only cgroup2 mounted at the cgroup2
+ *      mount point (its root is DIR), every --hide PATH (the state
+ *      directory) covered by an empty read-only tmpfs, and /sys, every --ro
+ *      PATH read-only; then checked against /proc/self/mountinfo;
+ *   4. fork the init: pid 1 of the new pid namespace. When it exits, the
+ *      kernel kills every process left in the namespace, so nothing CMD
+ *      starts outlives it; the outer process forwards signals and exits
+ *      with CMD's status (128+N for a signal), and the init kills the
+ *      namespace if the outer process dies;
+ *   5. (init) a fresh /proc for the new pid namespace (no host process is
+ *      visible, the supervisor least of all), /proc/sys and
+ *      /proc/sysrq-trigger read-only;
+ *   6. (init) the identity: for --map-root, drop supplementary groups,
+ *      unshare the user namespace and let the outer process (still root on
+ *      the host) write setgroups=deny, uid_map "0 UID 1", gid_map "0 GID 1";
+ *      then become 0:0 inside. The mount, cgroup and pid namespaces belong to
+ *      the host's user namespace, so nothing CMD does inside its own can
+ *      change them;
+ *   7. drop the capability bounding set, lock the securebits, clear ambient;
+ *      for --user, switch uid (setgroups, setgid, setuid); clear
+ *      inheritable/permitted/effective; PR_SET_NO_NEW_PRIVS;
+ *   8. with --notify-fd: install a seccomp filter that returns USER_NOTIF for
  *      connect, sendto (unless the destination argument is NULL), sendmsg and
  *      sendmmsg and allows everything else; pass the listener fd over the
  *      unix socket N with SCM_RIGHTS and wait for a 1-byte ack (0x01);
- *   7. close every fd but 0, 1, 2 (an inherited socket made outside the
- *      cgroup would escape the hooks) and execvp CMD.
+ *   9. fork CMD, which closes every fd but 0, 1, 2 (an inherited socket made
+ *      outside the cgroup would escape the hooks) and execs; the init reaps
+ *      and forwards signals until CMD exits.
  * Children and threads of CMD inherit all of it. Without --notify-fd there is
  * no pause: CMD runs in reject mode (the hooks deny unleased destinations).
  *
@@ -60,6 +94,10 @@
 #include <sys/capability.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -76,6 +114,12 @@
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
@@ -87,12 +131,24 @@
 /* lowest fd number the notify socket is moved to before the filter names it */
 #define NOTIFY_FD_FLOOR 1000
 
+enum ident_mode {
+	ID_MAP_ROOT, /* a user namespace: 0 inside is map_uid:map_gid on the host */
+	ID_USER,     /* host uid USER */
+	ID_HOST_ROOT,
+};
+
 struct opts {
 	const char *cgroup;
+	enum ident_mode mode;
+	int nmodes;
 	const char *user;
+	uid_t map_uid;
+	gid_t map_gid;
 	int notify_fd;
 	const char *ro[MAX_RO];
 	int nro;
+	const char *hide[MAX_RO];
+	int nhide;
 	char **argv;
 };
 
@@ -114,8 +170,8 @@ static void usage(const char *msg) __attribute__((noreturn));
 
 static void usage(const char *msg)
 {
-	fprintf(stderr, "gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--user USER] [--notify-fd N] "
-			"[--ro PATH]... -- CMD ARGS...\n", msg);
+	fprintf(stderr, "gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root] "
+			"[--notify-fd N] [--ro PATH]... [--hide PATH]... -- CMD ARGS...\n", msg);
 	exit(EXIT_FAILED);
 }
 
@@ -132,6 +188,26 @@ static int parse_int(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+/* "UID:GID", both unprivileged: 0 would map the workload's root to the host's */
+static int parse_map(const char *s, uid_t *uid, gid_t *gid)
+{
+	char buf[64], *colon;
+	long u, g;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (!colon)
+		return -1;
+	*colon = 0;
+	if (parse_int(buf, 1, 0x7ffffffe, &u) || parse_int(colon + 1, 1, 0x7ffffffe, &g))
+		return -1;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return 0;
+}
+
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	int i;
@@ -139,6 +215,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->notify_fd = -1;
+	o->mode = ID_MAP_ROOT;
+	o->map_uid = 65534;
+	o->map_gid = 65534;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -146,20 +225,37 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			i++;
 			break;
 		}
+		if (!strcmp(a, "--host-root")) {
+			o->mode = ID_HOST_ROOT;
+			o->nmodes++;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage("missing value or CMD");
 		if (!strcmp(a, "--cgroup")) {
 			o->cgroup = argv[++i];
 		} else if (!strcmp(a, "--user")) {
 			o->user = argv[++i];
+			o->mode = ID_USER;
+			o->nmodes++;
+		} else if (!strcmp(a, "--map-root")) {
+			if (parse_map(argv[++i], &o->map_uid, &o->map_gid))
+				usage("--map-root must be UID:GID, both between 1 and 2147483646");
+			o->mode = ID_MAP_ROOT;
+			o->nmodes++;
 		} else if (!strcmp(a, "--notify-fd")) {
 			if (parse_int(argv[++i], 3, 0x7fffffff, &v))
 				usage("--notify-fd must be an fd number >= 3");
 			o->notify_fd = (int)v;
-		} else if (!strcmp(a, "--ro")) {
-			if (o->nro == MAX_RO)
-				usage("too many --ro paths");
-			o->ro[o->nro++] = argv[++i];
+		} else if (!strcmp(a, "--ro") || !strcmp(a, "--hide")) {
+			int hide = a[2] == 'h';
+
+			if ((hide ? o->nhide : o->nro) == MAX_RO)
+				usage(hide ? "too many --hide paths" : "too many --ro paths");
+			if (hide)
+				o->hide[o->nhide++] = argv[++i];
+			else
+				o->ro[o->nro++] = argv[++i];
 		} else {
 			fprintf(stderr, "gensee-exec: unknown option %s\n", a);
 			usage("bad usage");
@@ -167,6 +263,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (!o->cgroup)
 		usage("--cgroup DIR is required");
+	if (o->nmodes > 1)
+		usage("--map-root, --user and --host-root exclude each other");
 	if (i >= argc)
 		usage("missing -- CMD");
 	o->argv = argv + i;
@@ -213,7 +311,7 @@ static void join_cgroup(const char *dir)
 		fail(errno ? errno : ESRCH, "cgroup: pid %d not in %s after joining", (int)getpid(), path);
 }
 
-/* ---- 2. mount namespace ------------------------------------------------- */
+/* ---- 2-3. namespaces and mounts ----------------------------------------- */
 
 struct strv {
 	char **v;
@@ -256,13 +354,17 @@ static void unescape_octal(char *s)
 	*w = 0;
 }
 
-/* Mount points of every cgroup, cgroup2 and bpf filesystem. */
-static void kernel_control_mounts(struct strv *out)
+struct control_mounts {
+	struct strv bpf, cgroup1, cgroup2;
+};
+
+/* Mount points of every bpf, cgroup and cgroup2 filesystem, as
+ * /proc/self/mountinfo lists them (field 5; the type after " - "). */
+static void kernel_control_mounts(struct control_mounts *out)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
 	size_t cap = 0;
-	int cgroup2 = 0;
 
 	if (!f)
 		fail(errno, "mounts: open /proc/self/mountinfo");
@@ -281,16 +383,24 @@ static void kernel_control_mounts(struct strv *out)
 		}
 		if (!mnt || !fstype)
 			continue;
-		if (!strcmp(fstype, "cgroup2") || !strcmp(fstype, "cgroup") || !strcmp(fstype, "bpf")) {
-			unescape_octal(mnt);
-			strv_add(out, mnt);
-			cgroup2 |= !strcmp(fstype, "cgroup2");
-		}
+		unescape_octal(mnt);
+		if (!strcmp(fstype, "bpf"))
+			strv_add(&out->bpf, mnt);
+		else if (!strcmp(fstype, "cgroup"))
+			strv_add(&out->cgroup1, mnt);
+		else if (!strcmp(fstype, "cgroup2"))
+			strv_add(&out->cgroup2, mnt);
 	}
 	free(line);
 	fclose(f);
-	if (!cgroup2)
-		fail(ENOENT, "mounts: no cgroup2 mount in /proc/self/mountinfo");
+}
+
+static void strv_free(struct strv *s)
+{
+	for (int k = 0; k < s->n; k++)
+		free(s->v[k]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
 }
 
 static int is_mount_root(const char *path)
@@ -352,35 +462,111 @@ static void make_readonly(const char *path, int missing_ok)
 		fail(errno, "read-only %s: remount", path);
 }
 
+/* Detach every bpf/cgroup filesystem stacked on path (a mount point may
+ * carry more than one); stop at the first other filesystem. */
+static void detach_control_fs(const char *path)
+{
+	struct statfs sf;
+	int k;
+
+	for (k = 0; k < 16; k++) {
+		if (statfs(path, &sf)) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				return; /* under a mount detached before it */
+			fail(errno, "mounts: statfs %s", path);
+		}
+		if ((unsigned long)sf.f_type != BPF_FS_MAGIC && (unsigned long)sf.f_type != CGROUP_SUPER_MAGIC &&
+		    (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC)
+			return;
+		if (umount2(path, MNT_DETACH)) {
+			if (errno == EINVAL)
+				return; /* not a mount point: the filesystem is the parent's */
+			fail(errno, "mounts: detach %s", path);
+		}
+	}
+	fail(ELOOP, "mounts: %s: more than 16 stacked mounts", path);
+}
+
+/* an empty, read-only directory over path: what was there has no name here */
+static void hide_path(const char *path)
+{
+	char real[4096];
+
+	if (!realpath(path, real))
+		fail(errno, "hide %s", path);
+	if (mount("gensee-hidden", real, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0555,size=4k,nr_inodes=1"))
+		fail(errno, "hide %s: mount tmpfs", real);
+}
+
+/* Step 3's result, read back from the kernel: no bpffs, no cgroup v1, one
+ * cgroup2 whose root is our cgroup namespace's. */
+static void check_mounts(void)
+{
+	struct control_mounts m = { 0 };
+
+	kernel_control_mounts(&m);
+	if (m.bpf.n)
+		fail(EEXIST, "mounts: bpf filesystem still mounted at %s", m.bpf.v[0]);
+	if (m.cgroup1.n)
+		fail(EEXIST, "mounts: cgroup filesystem still mounted at %s", m.cgroup1.v[0]);
+	if (m.cgroup2.n != 1)
+		fail(ENOENT, "mounts: %d cgroup2 mounts after remounting, expected 1", m.cgroup2.n);
+	strv_free(&m.bpf);
+	strv_free(&m.cgroup1);
+	strv_free(&m.cgroup2);
+}
+
 static void private_mounts(const struct opts *o)
 {
-	static const char *const fixed[] = { "/sys", "/proc/sys", "/proc/sysrq-trigger" };
-	struct strv m = { 0 };
+	struct control_mounts m = { 0 };
 	char real[4096];
-	size_t i;
 	int k;
 
 	kernel_control_mounts(&m);
-	if (unshare(CLONE_NEWNS))
-		fail(errno, "unshare mount namespace");
+	if (!m.cgroup2.n)
+		fail(ENOENT, "mounts: no cgroup2 mount in /proc/self/mountinfo");
 	/* slave: host mounts still propagate in, ours never propagate out */
 	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL))
 		fail(errno, "mount / MS_SLAVE|MS_REC");
-	for (k = 0; k < m.n; k++)
-		make_readonly(m.v[k], 1);
-	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		make_readonly(fixed[i], 1);
+	/* hidden first: a state directory under /sys would be read-only below */
+	for (k = 0; k < o->nhide; k++)
+		hide_path(o->hide[k]);
+	for (k = 0; k < m.bpf.n; k++)
+		detach_control_fs(m.bpf.v[k]);
+	for (k = 0; k < m.cgroup1.n; k++)
+		detach_control_fs(m.cgroup1.v[k]);
+	for (k = 0; k < m.cgroup2.n; k++)
+		detach_control_fs(m.cgroup2.v[k]);
+	/* mounted from inside the cgroup namespace, its root is our cgroup */
+	if (mount("cgroup2", m.cgroup2.v[0], "cgroup2", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		fail(errno, "mounts: cgroup2 at %s", m.cgroup2.v[0]);
+	make_readonly("/sys", 1);
 	for (k = 0; k < o->nro; k++) {
 		if (!realpath(o->ro[k], real))
 			fail(errno, "read-only %s", o->ro[k]);
 		make_readonly(real, 0);
 	}
-	for (k = 0; k < m.n; k++)
-		free(m.v[k]);
-	free(m.v);
+	check_mounts();
+	strv_free(&m.bpf);
+	strv_free(&m.cgroup1);
+	strv_free(&m.cgroup2);
 }
 
-/* ---- 3-5. credentials --------------------------------------------------- */
+/* ---- 5. the init's /proc ------------------------------------------------ */
+
+static void private_proc(void)
+{
+	static const char *const fixed[] = { "/proc/sys", "/proc/sysrq-trigger" };
+	size_t i;
+
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		fail(errno, "mount /proc for the pid namespace");
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		make_readonly(fixed[i], 1);
+}
+
+/* ---- 6-7. identity and capabilities ------------------------------------ */
 
 struct ident {
 	uid_t uid;
@@ -482,7 +668,7 @@ static void drop_caps(int last)
 		fail(errno, "PR_SET_NO_NEW_PRIVS");
 }
 
-/* ---- 6. seccomp pause --------------------------------------------------- */
+/* ---- 8. seccomp pause --------------------------------------------------- */
 
 static int high_fd(int fd)
 {
@@ -572,7 +758,7 @@ static int install_filter(int notify_fd, int *killable)
 	return listener;
 }
 
-static void hand_over(int sock, int listener, int killable)
+static void hand_over(int sock, int listener, int killable, pid_t outer)
 {
 	char data[128];
 	union {
@@ -589,7 +775,7 @@ static void hand_over(int sock, int listener, int killable)
 	memset(&mh, 0, sizeof(mh));
 	iov.iov_base = data;
 	iov.iov_len = (size_t)snprintf(data, sizeof(data), "{\"gensee_exec\":1,\"pid\":%d,\"wait_killable\":%s}",
-				       (int)getpid(), killable ? "true" : "false");
+				       (int)outer, killable ? "true" : "false");
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	mh.msg_control = c.buf;
@@ -615,7 +801,174 @@ static void hand_over(int sock, int listener, int killable)
 		fail(ECANCELED, "notify: supervisor refused (ack byte 0x%02x)", ack);
 }
 
-/* ---- 7. exec ------------------------------------------------------------ */
+/* ---- 4. outer process and init: sync, signals, exit status ------------- */
+
+#define SYNC_UNSHARED 'U' /* init -> outer: my user namespace exists, map it */
+#define SYNC_MAPPED 'M'   /* outer -> init: mapped */
+
+/* signals the outer process and the init pass on to CMD */
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH };
+
+static void block_signals(sigset_t *set)
+{
+	size_t i;
+
+	sigemptyset(set);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(set, forwarded[i]);
+	sigaddset(set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, set, NULL))
+		fail(errno, "sigprocmask");
+}
+
+static void sync_send(int fd, char c, const char *what)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		fail(n < 0 ? errno : EPIPE, "%s", what);
+}
+
+static void sync_recv(int fd, char want, const char *what)
+{
+	ssize_t n;
+	char c = 0;
+
+	do
+		n = read(fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		fail(errno, "%s", what);
+	if (n == 0 || c != want)
+		fail(ECONNRESET, "%s: the other gensee-exec process is gone", what);
+}
+
+/* CMD's status as a shell reports it */
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_FAILED;
+}
+
+static void write_proc(int procfd, pid_t pid, const char *file, const char *text)
+{
+	char path[64];
+	size_t len = strlen(text);
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
+	fd = openat(procfd, path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail(errno, "user namespace: open /proc/%s", path);
+	if (write(fd, text, len) != (ssize_t)len)
+		fail(errno, "user namespace: write /proc/%s", path);
+	close(fd);
+}
+
+/* 6, the outer half: only a process with CAP_SETUID on the host may map
+ * the init's root to a uid other than its own */
+static void map_identity(int procfd, pid_t init, const struct opts *o)
+{
+	char line[64];
+
+	write_proc(procfd, init, "setgroups", "deny");
+	snprintf(line, sizeof(line), "0 %u 1\n", (unsigned)o->map_uid);
+	write_proc(procfd, init, "uid_map", line);
+	snprintf(line, sizeof(line), "0 %u 1\n", (unsigned)o->map_gid);
+	write_proc(procfd, init, "gid_map", line);
+}
+
+/* Nothing left to do as root but pass signals on to an init that is no
+ * longer our uid: CAP_KILL is the one capability kept. */
+static void outer_keep_kill(void)
+{
+	cap_t c = cap_init();
+	cap_value_t kill_cap = CAP_KILL;
+
+	if (!c || cap_set_flag(c, CAP_PERMITTED, 1, &kill_cap, CAP_SET) ||
+	    cap_set_flag(c, CAP_EFFECTIVE, 1, &kill_cap, CAP_SET) || cap_set_proc(c))
+		fail(errno, "capabilities: keep only CAP_KILL");
+	cap_free(c);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		fail(errno, "PR_SET_NO_NEW_PRIVS");
+}
+
+/* The outer process waits: signals go to the init, the init's status is ours. */
+static void __attribute__((noreturn)) outer_wait(pid_t init, const sigset_t *set)
+{
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(set, &si), status;
+		pid_t r;
+
+		if (sig < 0) {
+			if (errno == EINTR)
+				continue;
+			fail(errno, "sigwaitinfo");
+		}
+		if (sig != SIGCHLD) {
+			kill(init, sig);
+			continue;
+		}
+		r = waitpid(init, &status, WNOHANG);
+		if (r == init) {
+			if (WIFSIGNALED(status)) { /* die the same way, so our parent sees it */
+				signal(WTERMSIG(status), SIG_DFL);
+				sigprocmask(SIG_UNBLOCK, set, NULL);
+				raise(WTERMSIG(status));
+			}
+			exit(exit_code(status));
+		}
+	}
+}
+
+/* 9, the init half: reap everything, pass signals on to CMD, leave with
+ * CMD's status. Leaving kills the whole pid namespace; so does the outer
+ * process going away (EOF on the sync socket). */
+static void __attribute__((noreturn)) init_wait(pid_t cmd, const sigset_t *set, int sync_fd)
+{
+	int sfd = signalfd(-1, set, SFD_CLOEXEC);
+
+	if (sfd < 0)
+		fail(errno, "signalfd");
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN }, { .fd = sync_fd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+		int status;
+		pid_t r;
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fail(errno, "poll");
+		}
+		if (pf[1].revents) {
+			char c;
+
+			if (read(sync_fd, &c, 1) <= 0)
+				_exit(EXIT_FAILED); /* the outer process died: so does everything here */
+		}
+		if (!(pf[0].revents & POLLIN))
+			continue;
+		if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			kill(cmd, (int)si.ssi_signo);
+			continue;
+		}
+		while ((r = waitpid(-1, &status, WNOHANG)) > 0)
+			if (r == cmd)
+				_exit(exit_code(status));
+	}
+}
+
+/* ---- 9. exec ------------------------------------------------------------ */
 
 static void close_inherited(void)
 {
@@ -627,14 +980,96 @@ static void close_inherited(void)
 		close(fd);
 }
 
+/* execvp, except that a PATH directory the workload may not search (root's
+ * own, say: it is nobody on the host) counts as "not there", so a command
+ * found nowhere is ENOENT (127), as a shell reports it. Returns errno. */
+static int exec_search(char **argv)
+{
+	const char *name = argv[0], *p = getenv("PATH");
+	char path[4096];
+	int found_err = 0;
+
+	if (strchr(name, '/')) {
+		execv(name, argv);
+		return errno;
+	}
+	if (!p || !*p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	while (*p) {
+		const char *end = strchrnul(p, ':');
+		int len = (int)(end - p);
+		struct stat st;
+
+		if ((size_t)snprintf(path, sizeof(path), "%.*s%s%s", len, p, len ? "/" : "", name) < sizeof(path)) {
+			execv(path, argv);
+			if (errno != ENOENT && errno != ENOTDIR && !(errno == EACCES && stat(path, &st)))
+				found_err = errno; /* there, but not runnable: say why unless found later */
+		}
+		p = *end ? end + 1 : end;
+	}
+	return found_err ? found_err : ENOENT;
+}
+
+static void __attribute__((noreturn)) exec_cmd(char **argv, const sigset_t *set)
+{
+	int e;
+
+	close_inherited();
+	if (sigprocmask(SIG_UNBLOCK, set, NULL))
+		fail(errno, "sigprocmask");
+	e = exec_search(argv);
+	fprintf(stderr, "gensee-exec: exec %s: %s\n", argv[0], strerror(e));
+	_exit(e == ENOENT ? EXIT_NOTFOUND : EXIT_FAILED);
+}
+
+/* ---- the init (pid 1): steps 5-9 ---------------------------------------- */
+
+static void __attribute__((noreturn)) run_init(const struct opts *o, const struct ident *id, int last, int sock,
+					       int sync_fd, pid_t outer, const sigset_t *set)
+{
+	int listener, killable = 0;
+	pid_t cmd;
+
+	private_proc();
+	if (o->mode == ID_MAP_ROOT) {
+		/* host root's groups would follow us in, unmapped but still honoured */
+		if (setgroups(0, NULL))
+			fail(errno, "user namespace: setgroups");
+		if (unshare(CLONE_NEWUSER))
+			fail(errno, "unshare user namespace");
+		sync_send(sync_fd, SYNC_UNSHARED, "user namespace: ask for the map");
+		sync_recv(sync_fd, SYNC_MAPPED, "user namespace: wait for the map");
+		if (setresgid(0, 0, 0) || setresuid(0, 0, 0))
+			fail(errno, "user namespace: become 0:0");
+	}
+	drop_bounding(last);
+	if (o->mode == ID_USER)
+		switch_user(id);
+	drop_caps(last);
+	if (sock >= 0) {
+		listener = install_filter(sock, &killable);
+		hand_over(sock, listener, killable, outer);
+		close(listener);
+		close(sock);
+	}
+	cmd = fork();
+	if (cmd < 0)
+		fail(errno, "fork CMD");
+	if (cmd == 0)
+		exec_cmd(o->argv, set);
+	init_wait(cmd, set, sync_fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 	struct ident id;
-	int last, sock = -1, listener = -1, killable = 0;
+	int last, sock = -1, procfd, sv[2];
+	pid_t outer = getpid(), parent = getppid(), init;
+	sigset_t set;
 
 	parse_opts(argc, argv, &o);
-	if (o.user)
+	if (o.mode == ID_USER)
 		lookup_user(o.user, &id);
 	if (o.notify_fd >= 0) {
 		if (fcntl(o.notify_fd, F_GETFD) < 0)
@@ -642,23 +1077,40 @@ int main(int argc, char **argv)
 		sock = high_fd(o.notify_fd);
 	}
 	last = last_cap();
+	/* the supervisor that started us gone: so are we, and with us the init */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		fail(errno, "PR_SET_PDEATHSIG");
+	if (getppid() != parent)
+		fail(ESRCH, "parent exited before we started");
 
 	join_cgroup(o.cgroup);
+	if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWPID))
+		fail(errno, "unshare mount, cgroup and pid namespaces");
 	private_mounts(&o);
-	drop_bounding(last);
-	if (o.user)
-		switch_user(&id);
-	drop_caps(last);
-	if (sock >= 0) {
-		listener = install_filter(sock, &killable);
-		hand_over(sock, listener, killable);
-	}
-	close_inherited();
-	execvp(o.argv[0], o.argv);
-	{
-		int e = errno;
+	procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC); /* the host's, before the init mounts its own */
+	if (procfd < 0)
+		fail(errno, "open /proc");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		fail(errno, "socketpair");
+	block_signals(&set);
 
-		fprintf(stderr, "gensee-exec: exec %s: %s\n", o.argv[0], strerror(e));
-		return e == ENOENT ? EXIT_NOTFOUND : EXIT_FAILED;
+	init = fork();
+	if (init < 0)
+		fail(errno, "fork the pid namespace's init");
+	if (init == 0) {
+		close(sv[0]);
+		close(procfd);
+		run_init(&o, &id, last, sock, sv[1], outer, &set);
 	}
+	close(sv[1]);
+	if (sock >= 0)
+		close(sock);
+	if (o.mode == ID_MAP_ROOT) {
+		sync_recv(sv[0], SYNC_UNSHARED, "user namespace: wait for the init");
+		map_identity(procfd, init, &o);
+		sync_send(sv[0], SYNC_MAPPED, "user namespace: release the init");
+	}
+	close(procfd);
+	outer_keep_kill();
+	outer_wait(init, &set);
 }

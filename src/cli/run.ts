@@ -1,4 +1,4 @@
-// gensee run [--op ID] [--policy FILE] [--json] [--user USER] -- CMD ARGS…
+// gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] -- CMD ARGS…
 // The main job: create an operation (cgroup, hooks, resolver, seccomp pause),
 // run CMD inside it from its first instruction, print faults and resolutions
 // as they happen, leave the evidence. Exit code is CMD's.
@@ -7,17 +7,18 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse, liveOut, requireOp } from './args';
 import { GenseeError } from '../errors';
-import { findCgroup2Mount, removeCgroup, cgroupPids } from '../cgroup';
+import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgroup';
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
 import { parsePolicy, policyHash } from '../protocol/json';
-import { resolveStateDir, readKey } from '../state/operation';
-import { launchUnderBoundary } from '../pause/launch';
+import { resolveStateDir, readKey, updateOperation, WorkloadIdentity } from '../state/operation';
+import { PACKAGE_ROOT } from '../addon';
+import { launchUnderBoundary, workloadIdFor, WorkloadIdentityOption } from '../pause/launch';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER] [--nft] [--keep-hooks] -- CMD ARGS…';
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
@@ -34,12 +35,16 @@ export async function run(argv: string[]): Promise<number> {
     op: { type: 'string' },
     policy: { type: 'string' },
     user: { type: 'string' },
+    'host-root': { type: 'boolean' },
     json: { type: 'boolean' },
     nft: { type: 'boolean' },
     'keep-hooks': { type: 'boolean' },
   }, false);
   if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)', 1);
   const op = values.op !== undefined ? requireOp(values.op) : `run-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const hostRoot = values.flags.has('host-root');
+  if (hostRoot && values.user !== undefined) throw new GenseeError('E_USAGE', `--user and --host-root exclude each other: ${usage}`);
+  const identity: WorkloadIdentityOption = hostRoot ? { kind: 'host_root' } : values.user !== undefined ? { kind: 'user', user: values.user } : { kind: 'userns', ...workloadIdFor(op) };
   const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
   const json = values.flags.has('json');
   const stateDir = resolveStateDir(values['state-dir']);
@@ -60,6 +65,7 @@ export async function run(argv: string[]): Promise<number> {
   let adapter: PauseAdapter | null = null;
   const outcomes: PauseOutcome[] = [];
   let code = 1;
+  let cgroupKilled = false;
   try {
     sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
@@ -68,7 +74,19 @@ export async function run(argv: string[]): Promise<number> {
     if (!json) say(`gensee: operation ${op}: cgroup ${cgroup}, evidence ${sup.dir}`);
     else say(JSON.stringify({ event: 'start', op, cgroup, evidence: sup.dir, argv: cmd }));
 
-    const launched = await launchUnderBoundary({ cgroupPath: cgroup, pinDir: pinDirFor(op), argv: cmd, user: values.user, operationId: op });
+    if (hostRoot) process.stderr.write(`gensee: warning: --host-root: ${op}'s workload runs as host uid 0; it cannot gain capabilities, but every root-owned file it can reach is its own (recorded in operation.json)\n`);
+    const launched = await launchUnderBoundary({
+      cgroupPath: cgroup,
+      pinDir: pinDirFor(op),
+      argv: cmd,
+      identity,
+      operationId: op,
+      // the evidence, the key and the sockets have no name in the workload's view
+      hide: [stateDir],
+      // gensee's own code is not the workload's to change, whatever uid it runs as
+      readOnly: ['dist', 'bin', 'obj', 'build', 'node_modules'].map((d) => path.join(PACKAGE_ROOT, d)).filter((d) => fs.existsSync(d)),
+    });
+    await updateOperation(stateDir, op, { workload: await recordedIdentity(identity, launched.pid) });
     const notifier = launched.notifier!;
     adapter = new PauseAdapter({
       notifier,
@@ -92,6 +110,13 @@ export async function run(argv: string[]): Promise<number> {
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
     code = ex.code ?? 128 + (ex.signal ? (require('node:os').constants.signals[ex.signal] as number) : 0);
+    // kill, then detach: whatever CMD left behind dies while the listener
+    // and the hooks are still there (gensee-exec's pid namespace already
+    // took it down with CMD; this holds even if it did not)
+    cgroupKilled = await killCgroupAndWait(cgroup).then(
+      () => true,
+      (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
+    );
     await adapter.idle();
     const ns = notifier.stats();
     notifier.close();
@@ -108,18 +133,23 @@ export async function run(argv: string[]): Promise<number> {
       if (summary.anchor) say(`  anchor: ${summary.anchor} (keep it elsewhere: gensee verify --anchor shows any line cut off after it)`);
     }
   } finally {
+    // a launch that failed half-way, or an exception: the cgroup is killed
+    // before anything is removed, whatever the path here
+    if (!cgroupKilled) {
+      cgroupKilled = await killCgroupAndWait(cgroup).then(
+        () => true,
+        (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
+      );
+    }
     if (sup) await sup.stop({ close: true }).catch((e: Error) => process.stderr.write(`gensee: stop: ${e.message}\n`));
-    if (!values.flags.has('keep-hooks')) {
+    if (!values.flags.has('keep-hooks') && cgroupKilled) {
       try {
         detachHooks(op);
       } catch (e) {
         process.stderr.write(`gensee: detach: ${(e as Error).message}\n`);
       }
-      // anything CMD left behind in its cgroup is CMD's: end it, then remove the cgroup
       try {
-        if (cgroupPids(cgroup).length) fs.writeFileSync(path.join(cgroup, 'cgroup.kill'), '1');
-        for (let i = 0; i < 100 && cgroupPids(cgroup).length; i++) await new Promise((r) => setTimeout(r, 10));
-        removeCgroup(cgroup);
+        removeEmptyCgroup(cgroup);
         // the shared parent goes when the last run leaves it (EBUSY while another runs)
         try {
           fs.rmdirSync(parent);
@@ -132,4 +162,32 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   return code;
+}
+
+/** operation.json's record of who the workload is on the host, read back from the running launcher where it can be. */
+async function recordedIdentity(id: WorkloadIdentityOption, launcherPid: number): Promise<WorkloadIdentity> {
+  if (id.kind === 'userns') return { identity: 'userns', uid: id.uid, gid: id.gid };
+  if (id.kind === 'host_root') return { identity: 'host_root', uid: 0, gid: 0 };
+  // --user: the name was resolved by gensee-exec; its init (our launcher's child) holds the result
+  return { identity: 'user', ...userIds(id.user, launcherPid) };
+}
+
+function userIds(user: string, launcherPid: number): { uid: number; gid: number } {
+  try {
+    const kids = fs.readFileSync(`/proc/${launcherPid}/task/${launcherPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    for (const k of kids) {
+      const st = fs.readFileSync(`/proc/${k}/status`, 'utf8');
+      const uid = /^Uid:\s+\d+\s+(\d+)/m.exec(st);
+      const gid = /^Gid:\s+\d+\s+(\d+)/m.exec(st);
+      if (uid && gid) return { uid: Number(uid[1]), gid: Number(gid[1]) };
+    }
+  } catch {
+    /* gone already: fall back to the user database */
+  }
+  const m = /^(\d+)(?::(\d+))?$/.exec(user);
+  if (m) return { uid: Number(m[1]), gid: Number(m[2] ?? m[1]) };
+  const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[0] === user);
+  if (!line) throw new GenseeError('E_USAGE', `unknown user ${user}`);
+  const f = line.split(':');
+  return { uid: Number(f[2]), gid: Number(f[3]) };
 }

@@ -138,6 +138,8 @@ export class ControlServer {
     }
     if (peer.uid !== 0 && peer.uid !== this.o.ownerUid) return fail('unauthenticated_peer', `uid ${peer.uid} is neither root nor the operation owner`);
     if (pidInCgroupTree(peer.pid, this.o.cgroup)) return fail('unauthenticated_peer', `pid ${peer.pid} is inside the operation's cgroup`);
+    const refusal = loadAddon().peerRefusal(fdOf(sock), peer.pid);
+    if (refusal !== null) return fail('unauthenticated_peer', refusal);
     const who = peer;
     let frame;
     try {

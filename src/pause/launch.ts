@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn, ChildProcess, StdioNull, StdioPipe } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { PACKAGE_ROOT } from '../addon';
 import { GenseeError } from '../errors';
 import { Notifier, PausedCall, leasesPinPath, pauseAddon } from './notifier';
@@ -21,13 +22,17 @@ export interface LaunchOptions {
   /** the operation's pin dir (holds gs_leases_v1) */
   pinDir: string;
   argv: string[];
-  /** switch to this user (name or UID[:GID]) after setting up */
+  /** who CMD is on the host (default: root in a user namespace mapped to an unprivileged uid) */
+  identity?: WorkloadIdentityOption;
+  /** shorthand for identity {kind: 'user', user} */
   user?: string;
   env?: NodeJS.ProcessEnv;
   /** CMD's stdin, stdout, stderr (default inherit) */
   stdio?: [StdioEntry, StdioEntry, StdioEntry];
   /** extra paths made read-only for CMD */
   readOnly?: string[];
+  /** paths CMD must not see at all (covered by an empty read-only directory), e.g. the state directory */
+  hide?: string[];
   /** copied into each fault */
   operationId?: string;
   /** paused calls without a lease; may also be set later with setFaultHandler() */
@@ -53,6 +58,29 @@ export interface Launched {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * Who the workload is on the host:
+ * - userns: root inside a user namespace, the unprivileged host uid:gid outside;
+ * - user: a host user (name or UID[:GID]), no user namespace;
+ * - host_root: host uid 0 (no capabilities, but every root-owned file is its own).
+ */
+export type WorkloadIdentityOption =
+  | { kind: 'userns'; uid: number; gid: number }
+  | { kind: 'user'; user: string }
+  | { kind: 'host_root' };
+
+/** the first host uid (and gid) of the range operations' user namespaces map to */
+export const WORKLOAD_UID_BASE = 1_600_000_000;
+/** how many uids the range holds; an operation's is picked by a hash of its id */
+export const WORKLOAD_UID_RANGE = 1_000_000;
+
+/** The unprivileged host uid/gid an operation's workload root maps to: stable per id. */
+export function workloadIdFor(key: string): { uid: number; gid: number } {
+  const h = createHash('sha256').update(key).digest().readUInt32BE(0);
+  const id = WORKLOAD_UID_BASE + (h % WORKLOAD_UID_RANGE);
+  return { uid: id, gid: id };
+}
+
 /** gensee-exec's path; the error lists what was tried. */
 export function launcherPath(): string {
   const tried = [process.env.GENSEE_EXEC, path.join(PACKAGE_ROOT, 'obj', 'gensee-exec')].filter((x): x is string => !!x);
@@ -67,11 +95,22 @@ export function launcherPath(): string {
   throw new GenseeError('E_ADDON_MISSING', `launcher gensee-exec not built; run 'make build'. Tried:\n  ${tried.join('\n  ')}`, 1);
 }
 
+/** The identity LaunchOptions ask for (the default: a user namespace keyed by the operation or cgroup). */
+export function identityOf(o: LaunchOptions): WorkloadIdentityOption {
+  if (o.identity) return o.identity;
+  if (o.user !== undefined) return { kind: 'user', user: o.user };
+  return { kind: 'userns', ...workloadIdFor(o.operationId ?? o.cgroupPath) };
+}
+
 export function launcherArgs(o: LaunchOptions, notifyFd: number | null): string[] {
   const args = ['--cgroup', o.cgroupPath];
-  if (o.user !== undefined) args.push('--user', o.user);
+  const id = identityOf(o);
+  if (id.kind === 'userns') args.push('--map-root', `${id.uid}:${id.gid}`);
+  else if (id.kind === 'user') args.push('--user', id.user);
+  else args.push('--host-root');
   if (notifyFd !== null) args.push('--notify-fd', String(notifyFd));
   for (const p of o.readOnly ?? []) args.push('--ro', p);
+  for (const p of o.hide ?? []) args.push('--hide', p);
   return [...args, '--', ...o.argv];
 }
 
