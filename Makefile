@@ -110,3 +110,13 @@ bench: build
 
 clean:
 	$(Q)rm -rf obj dist build .tap
+
+# the adversarial suite's attack programs (test/adversarial/*.c), run as the
+# workload by test/adversarial/*.test.ts; flood.c is built by its own rule
+ADV_SRC  := $(filter-out test/adversarial/flood.c,$(wildcard test/adversarial/*.c))
+ADV_BINS := $(patsubst test/adversarial/%.c,obj/adv/%,$(ADV_SRC))
+obj/adv/%: test/adversarial/%.c $(BPF_HDR)
+	@mkdir -p obj/adv
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -luring -lpthread
+build: $(ADV_BINS)
