@@ -39,6 +39,14 @@ struct {
 	__uint(max_entries, GS_EVENTS_BYTES);
 } gs_events_v1 SEC(".maps");
 
+/* rate limit of gs_events_v1, see GS_FAULT_RL_WINDOW_NS */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, GS_FAULT_RL_MAX);
+	__type(key, struct gs_fault_rl_key);
+	__type(value, __u64);
+} gs_fault_rl_v1 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, GS_STAT_MAX);
@@ -92,19 +100,57 @@ static __always_inline void gs_count(const struct gs_lease_key *lk, __u8 verdict
 		*v += 1;
 }
 
+/*
+ * Claim the key's window: true when this denial is the first for the key in
+ * GS_FAULT_RL_WINDOW_NS and so may emit. Concurrent denials on other CPUs
+ * race through BPF_NOEXIST (a new key) or a compare-and-swap of the
+ * timestamp (an old window), so exactly one of them wins a window.
+ */
+static __always_inline int gs_rl_claim(const struct gs_fault_rl_key *rk, __u64 now)
+{
+	__u64 *last, prev;
+
+	last = bpf_map_lookup_elem(&gs_fault_rl_v1, rk);
+	if (!last) {
+		if (bpf_map_update_elem(&gs_fault_rl_v1, rk, &now, BPF_NOEXIST) == 0)
+			return 1;
+		last = bpf_map_lookup_elem(&gs_fault_rl_v1, rk);
+		if (!last)
+			return 1; /* evicted at once: an extra event, never a lost one */
+	}
+	prev = *last;
+	if (now - prev < GS_FAULT_RL_WINDOW_NS)
+		return 0;
+	return __sync_val_compare_and_swap(last, prev, now) == prev;
+}
+
 static __always_inline void gs_emit(const struct gs_lease_key *lk, __u8 reason, __u8 hook)
 {
+	struct gs_fault_rl_key rk = {};
 	struct gs_fault_event *e;
-	__u64 id;
+	__u64 id, now;
+
+	rk.cgroup_id = bpf_get_current_cgroup_id();
+	rk.family = lk->family;
+	rk.protocol = lk->protocol;
+	rk.port = lk->port;
+	rk.reason = reason;
+	rk.hook = hook;
+	__builtin_memcpy(rk.addr, lk->addr, sizeof(rk.addr));
+	now = bpf_ktime_get_boot_ns();
+	if (!gs_rl_claim(&rk, now))
+		return; /* the window's event is on the ring; gs_count counted this one */
 
 	e = bpf_ringbuf_reserve(&gs_events_v1, sizeof(*e), 0);
 	if (!e) {
 		gs_stat_inc(GS_STAT_LOST_EVENTS);
+		/* give the window back: the next denial tries the ring again */
+		bpf_map_delete_elem(&gs_fault_rl_v1, &rk);
 		return;
 	}
 	id = bpf_get_current_pid_tgid();
-	e->cgroup_id = bpf_get_current_cgroup_id();
-	e->boot_ns = bpf_ktime_get_boot_ns();
+	e->cgroup_id = rk.cgroup_id;
+	e->boot_ns = now;
 	e->tgid = id >> 32;
 	e->pid = (__u32)id;
 	e->family = lk->family;

@@ -100,6 +100,22 @@ struct gs_fault_event {
 	__u8 addr[16];
 };
 
+/* key of gs_fault_rl_v1 (LRU hash, value __u64 = CLOCK_BOOTTIME of the
+ * last event emitted for the key): what a fault event says about where and
+ * how, without who or when. Two denials with the same key inside
+ * GS_FAULT_RL_WINDOW_NS put one event on the ring; the counters count both.
+ * Kernel-only today; here so its layout is checked like the others. */
+struct gs_fault_rl_key {
+	__u64 cgroup_id;
+	__u8 family;
+	__u8 protocol;
+	__u16 port;
+	__u8 reason;   /* enum gs_verdict */
+	__u8 hook;     /* enum gs_hook */
+	__u8 _pad[2];
+	__u8 addr[16];
+};
+
 #ifdef __cplusplus
 #define _Static_assert static_assert
 #endif
@@ -108,20 +124,53 @@ struct gs_fault_event {
 #define GS_ABI_LEASE_VALUE_SIZE 32
 #define GS_ABI_COUNTER_KEY_SIZE 32
 #define GS_ABI_FAULT_EVENT_SIZE 48
+#define GS_ABI_FAULT_RL_KEY_SIZE 32
 
 _Static_assert(sizeof(struct gs_lease_key) == GS_ABI_LEASE_KEY_SIZE, "gs_lease_key layout");
 _Static_assert(sizeof(struct gs_lease_value) == GS_ABI_LEASE_VALUE_SIZE, "gs_lease_value layout");
 _Static_assert(sizeof(struct gs_counter_key) == GS_ABI_COUNTER_KEY_SIZE, "gs_counter_key layout");
 _Static_assert(sizeof(struct gs_fault_event) == GS_ABI_FAULT_EVENT_SIZE, "gs_fault_event layout");
+_Static_assert(sizeof(struct gs_fault_rl_key) == GS_ABI_FAULT_RL_KEY_SIZE, "gs_fault_rl_key layout");
 
 /* map and program names (pins use the same names) */
 #define GS_MAP_LEASES "gs_leases_v1"
 #define GS_MAP_COUNTERS "gs_counters_v1"
 #define GS_MAP_EVENTS "gs_events_v1"
 #define GS_MAP_STATS "gs_stats_v1"
+#define GS_MAP_FAULT_RL "gs_fault_rl_v1" /* not pinned: it lives as long as the programs */
 
 #define GS_LEASES_MAX 65536
 #define GS_COUNTERS_MAX 65536
-#define GS_EVENTS_BYTES (256 * 1024)
+
+/*
+ * The ring must carry one event per distinct destination for a whole burst
+ * even when its consumer (the supervisor's event loop, busy writing the
+ * faults it already has) drains nothing meanwhile: the rate limit bounds the
+ * ring's load by distinct destinations per window, not by attempts. Each
+ * record costs its 8-byte ringbuf header plus the event, rounded to 8:
+ * 56 bytes. 1 MiB (a power of two, as BPF_MAP_TYPE_RINGBUF requires) holds
+ * 18,724 of them: 10,000 distinct destinations inside one window with 87%
+ * headroom. What still does not fit is counted (GS_STAT_LOST_EVENTS).
+ */
+#define GS_RINGBUF_HDR_BYTES 8
+#define GS_EVENT_RECORD_BYTES ((GS_RINGBUF_HDR_BYTES + GS_ABI_FAULT_EVENT_SIZE + 7) / 8 * 8)
+#define GS_EVENTS_BYTES (1024 * 1024)
+_Static_assert(GS_EVENTS_BYTES / GS_EVENT_RECORD_BYTES >= 10000 * 3 / 2,
+	       "gs_events_v1 holds a 10,000-destination burst with 50% headroom");
+
+/*
+ * One ring event per rate-limit key per second. Why 1 s: it is the counter
+ * sampling period (counters.jsonl already says each second how often each
+ * destination was denied), it bounds the ring's load to distinct
+ * destinations per second whatever the attempt rate, and it is short enough
+ * that a reject-mode retry whose first event was muted (another process of
+ * the operation hit the same destination just before) meets a fresh fault
+ * within a second.
+ */
+#define GS_FAULT_RL_WINDOW_NS 1000000000ull
+/* Distinct keys remembered. Only an extra event, never a lost one, follows
+ * an eviction, so this needs to cover what the ring carries per window
+ * (18,724), not every destination ever seen. */
+#define GS_FAULT_RL_MAX 32768
 
 #endif

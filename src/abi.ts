@@ -7,6 +7,12 @@ export const LEASE_KEY_SIZE = 24;
 export const LEASE_VALUE_SIZE = 32;
 export const COUNTER_KEY_SIZE = 32;
 export const FAULT_EVENT_SIZE = 48;
+/** key of the hook's per-destination fault rate limit (kernel-only map) */
+export const FAULT_RL_KEY_SIZE = 32;
+/** at most one ring event per destination (and cgroup, hook, reason) per window */
+export const FAULT_RL_WINDOW_NS = 1_000_000_000;
+/** size of the gs_events_v1 ring buffer */
+export const EVENTS_BYTES = 1024 * 1024;
 export const LEASE_LIMITED = 1;
 
 export const VERDICTS = ['allow', 'no_lease', 'expired', 'exhausted'] as const;

@@ -6,7 +6,8 @@ import * as abi from '../src/abi';
 import { parseAddress, parseDestination } from '../src/addr';
 
 t.test('sizes and offsets match the C header', async (t) => {
-  const a = loadAddon().abi;
+  // the rate-limit and ring sizing constants are reported too (not yet in AddonAbi's type)
+  const a = loadAddon().abi as ReturnType<typeof loadAddon>['abi'] & { faultRlKeySize: number; faultRlWindowNs: number; eventsBytes: number };
   t.equal(a.version, abi.ABI_VERSION);
   t.equal(a.leaseKeySize, abi.LEASE_KEY_SIZE);
   t.equal(a.leaseValueSize, abi.LEASE_VALUE_SIZE);
@@ -15,6 +16,9 @@ t.test('sizes and offsets match the C header', async (t) => {
   t.equal(a.leaseValueUsesLeftOffset, 16);
   t.equal(a.counterKeyAddrOffset, 16);
   t.equal(a.faultEventAddrOffset, 32);
+  t.equal(a.faultRlKeySize, abi.FAULT_RL_KEY_SIZE);
+  t.equal(a.faultRlWindowNs, abi.FAULT_RL_WINDOW_NS);
+  t.equal(a.eventsBytes, abi.EVENTS_BYTES);
 });
 
 t.test('lease key/value round trip', async (t) => {

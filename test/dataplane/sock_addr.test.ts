@@ -76,10 +76,12 @@ t.test('sock_addr hooks', async (t) => {
       t.same(r.results.map((x) => x.result), c.expect, 'call outcomes');
 
       t.same(countsFor(dp, dest), c.counts, 'counters per verdict equal the calls made');
-      const denied = c.expect.filter((x) => x !== 'ok').length;
+      // a case's calls go to one destination within the hook's rate-limit
+      // window: its denials put one event on the ring; the counters count each
+      const denied = c.expect.some((x) => x !== 'ok') ? 1 : 0;
       if (denied > 0) await waitFor(() => events.length >= denied, 3000).catch(() => undefined);
       await sleep(20); // any extra (wrong) event would arrive by now
-      t.equal(events.length, denied, 'one ring-buffer event per denied call');
+      t.equal(events.length, denied, 'one ring-buffer event per denied destination');
       for (const e of events) {
         t.equal(e.tgid, r.pid, 'event tgid is the calling process');
         t.match(e.tuple, { family: dest.family, protocol: dest.protocol, address: dest.address, port: dest.port }, 'event tuple');
@@ -120,9 +122,10 @@ t.test('counters equal the calls made, per destination and reason', async (t) =>
   t.same(countsFor(dp, tu), { no_lease: 17 });
   const gens = dp.readCounters().filter((r) => r.verdict === 'allow').map((r) => [r.tuple.port, Number(r.generation)]);
   t.same(gens.sort(), [[a.port, 1], [b.port, 2]].sort(), 'allow counters carry the lease generation');
-  await waitFor(() => events.length >= 17).catch(() => undefined);
+  await waitFor(() => events.length >= 1).catch(() => undefined);
   await sleep(20);
-  t.equal(events.length, 17, 'exactly one event per denied connect');
+  // 17 denials of one destination inside the rate-limit window: counted 17 times, one event
+  t.equal(events.length, 1, 'exactly one event for the denied destination');
   t.ok(events.every((e) => e.tgid === ru.pid && e.tuple.port === unleased), 'events name the denied process and tuple');
   t.equal(dp.stats().lostEvents, 0n, 'no lost events');
   executed++;
