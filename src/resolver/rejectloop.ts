@@ -2,6 +2,12 @@
 // the ring buffer. Each event becomes a CapabilityFault (source cgroup_hook)
 // resolved like any other, so a workload that retries after EPERM succeeds
 // on its retry when policy allows.
+//
+// An event the ring had no room for is counted by the kernel (lostEvents);
+// every increase becomes a {kind:"records_lost"} line in faults.jsonl with
+// the count, so the fault log itself says it is incomplete and by how much.
+// A loss leaves the ring full, so the drain that follows it sees it; stop()
+// looks once more for the last ones.
 import type { DataPlane } from '../dataplane';
 import type { FaultEvent } from '../abi';
 import type { Fault } from '../protocol/types';
@@ -43,11 +49,59 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
     const q = p.catch((e: Error) => onError(e)).finally(() => inflight.delete(q));
     inflight.add(q);
   };
-  dp.onEvents((evs) => evs.forEach(handle), onError, { ref: false });
+  const recordLost = lostRecorder(dp, resolver, onError);
+  dp.onEvents(
+    (evs) => {
+      evs.forEach(handle);
+      recordLost();
+    },
+    onError,
+    { ref: false },
+  );
   return {
-    stop: () => dp.stopEvents(),
+    stop: () => {
+      dp.stopEvents();
+      recordLost();
+    },
     idle: async () => {
       while (inflight.size) await Promise.all([...inflight]);
     },
+  };
+}
+
+/**
+ * Returns a check that writes one records_lost line per increase of the
+ * kernel's lost-event count. The count is kept since attach and outlives a
+ * resolver: one found at start (a resolver before this one may have recorded
+ * part of it; events lost while none ran were recorded by nobody) is written
+ * at once, as the total it is.
+ */
+function lostRecorder(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void): () => void {
+  const write = (count: bigint, total: bigint, detail: string) => {
+    try {
+      const ticket = resolver.log.appendTicket(
+        { kind: 'records_lost', control: 'ebpf/gs_events_v1', count: Number(count), total: Number(total), detail, via: 'cgroup_hook' },
+        true,
+      );
+      resolver.log.whenDurable(ticket).catch(onError);
+    } catch (e) {
+      onError(e as Error);
+    }
+  };
+  const read = (): bigint | null => {
+    try {
+      return dp.stats().lostEvents;
+    } catch (e) {
+      onError(e as Error);
+      return null;
+    }
+  };
+  let seen = read() ?? 0n;
+  if (seen > 0n) write(seen, seen, `the kernel had dropped ${seen} hook fault events (ring buffer full) since the hooks were attached, before this resolver started; the counters count every denial`);
+  return () => {
+    const now = read();
+    if (now === null || now <= seen) return;
+    write(now - seen, now, `${now - seen} hook fault events dropped: ring buffer gs_events_v1 was full; the counters count every denial`);
+    seen = now;
   };
 }
