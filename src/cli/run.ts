@@ -173,16 +173,15 @@ async function recordedIdentity(id: WorkloadIdentityOption, launcherPid: number)
 }
 
 function userIds(user: string, launcherPid: number): { uid: number; gid: number } {
+  // gensee-exec resolved the name; its init (the launcher's child) holds the result
   try {
-    const kids = fs.readFileSync(`/proc/${launcherPid}/task/${launcherPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    for (const k of kids) {
-      const st = fs.readFileSync(`/proc/${k}/status`, 'utf8');
-      const uid = /^Uid:\s+\d+\s+(\d+)/m.exec(st);
-      const gid = /^Gid:\s+\d+\s+(\d+)/m.exec(st);
-      if (uid && gid) return { uid: Number(uid[1]), gid: Number(gid[1]) };
-    }
+    const init = fs.readFileSync(`/proc/${launcherPid}/task/${launcherPid}/children`, 'utf8').trim().split(/\s+/)[0];
+    const st = fs.readFileSync(`/proc/${init}/status`, 'utf8');
+    const uid = /^Uid:\s+\d+\s+(\d+)/m.exec(st);
+    const gid = /^Gid:\s+\d+\s+(\d+)/m.exec(st);
+    if (uid && gid) return { uid: Number(uid[1]), gid: Number(gid[1]) };
   } catch {
-    /* gone already: fall back to the user database */
+    /* gone already: the user database says the same */
   }
   const m = /^(\d+)(?::(\d+))?$/.exec(user);
   if (m) return { uid: Number(m[1]), gid: Number(m[2] ?? m[1]) };

@@ -56,6 +56,24 @@ export interface Launched {
   setFaultHandler(h: (f: PausedCall) => void): void;
   /** resolves when CMD exits */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** CMD's host pid (pid is gensee-exec's; CMD is its grandchild, pid 2 of its pid namespace); null before it starts or once it is gone */
+  cmdPid(): number | null;
+}
+
+function childrenOf(pid: number): number[] {
+  return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** gensee-exec's outer process → its init (pid 1 of the workload's pid namespace) → CMD */
+function cmdPidOf(outer: number): number | null {
+  try {
+    const [init] = childrenOf(outer);
+    if (!init) return null;
+    const [cmd] = childrenOf(init);
+    return cmd ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -182,7 +200,7 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
       child.once('spawn', () => resolve());
       child.once('error', reject);
     });
-    return { child, pid: child.pid!, notifier: null, waitKillable: false, setFaultHandler, exited: exitOf(child) };
+    return { child, pid: child.pid!, notifier: null, waitKillable: false, setFaultHandler, exited: exitOf(child), cmdPid: () => cmdPidOf(child.pid!) };
   }
 
   const [mine, theirs] = addon.socketpair();
@@ -243,5 +261,5 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
   } finally {
     addon.closeFd(mine);
   }
-  return { child, pid: child.pid!, notifier, waitKillable: info.wait_killable === true, setFaultHandler, exited };
+  return { child, pid: child.pid!, notifier, waitKillable: info.wait_killable === true, setFaultHandler, exited, cmdPid: () => cmdPidOf(child.pid!) };
 }

@@ -23,6 +23,8 @@ interface Workload {
   faults: PausedCall[];
   /** start time of each fault's pid, read by the test while the call was paused */
   startTimes: (number | null)[];
+  /** CMD's host pid, read while each call was paused */
+  cmdPids: (number | null)[];
   out(): string;
   done: Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
@@ -33,6 +35,7 @@ type Tap = Parameters<typeof testOp>[0];
 async function workload(t: Tap, op: { op: string; cgroup: string }, argv: string[], onFault?: (f: PausedCall, w: Workload) => void): Promise<Workload> {
   const faults: PausedCall[] = [];
   const startTimes: (number | null)[] = [];
+  const cmdPids: (number | null)[] = [];
   let stdout = '';
   let stderr = '';
   // eslint-disable-next-line prefer-const
@@ -46,6 +49,7 @@ async function workload(t: Tap, op: { op: string; cgroup: string }, argv: string
     onFault: (f) => {
       faults.push(f);
       startTimes.push(readStartTimeTicks(f.pid));
+      cmdPids.push(w.l.cmdPid());
       onFault?.(f, w);
     },
   });
@@ -56,7 +60,7 @@ async function workload(t: Tap, op: { op: string; cgroup: string }, argv: string
   l.child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   l.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = Promise.all([l.exited, new Promise((r) => l.child.once('close', r))]).then(([e]) => ({ code: e.code, stdout, stderr }));
-  w = { l, faults, startTimes, out: () => stdout, done };
+  w = { l, faults, startTimes, cmdPids, out: () => stdout, done };
   return w;
 }
 
@@ -107,12 +111,13 @@ t.test('seccomp pause', async (t) => {
     const r = await w.done;
     t.equal(w.faults.length, 1, 'one fault');
     const f = w.faults[0];
-    t.match(f, { syscall: 'connect', family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: srv.port, pid: w.l.pid, tgid: w.l.pid });
+    t.match(f, { syscall: 'connect', family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: srv.port, pid: w.cmdPids[0], tgid: w.cmdPids[0] });
+    t.not(w.cmdPids[0], w.l.pid, "CMD is gensee-exec's grandchild, not the launcher itself");
     t.equal(typeof f.id, 'bigint');
     t.equal(f.startTimeTicks, BigInt(w.startTimes[0] ?? -1), 'startTimeTicks is field 22 of /proc/PID/stat');
     t.ok(f.observedAtBootNs > 0n && f.observedAtBootNs <= bootNs(), 'observed on CLOCK_BOOTTIME');
     t.equal(f.cgroupId, BigInt(fs.statSync(o.cgroup).ino), 'cgroup id of the operation cgroup');
-    t.equal(f.faultId, `sn-${w.l.pid}-1`);
+    t.equal(f.faultId, `sn-${w.cmdPids[0]}-1`);
     t.same(f.leaseKey, encodeLeaseKey(dest('tcp', '127.0.0.1', srv.port)), 'lease key as the hook keys it');
     const d = decodeFault(f.fault!);
     t.ok(d.ok, `fault protobuf decodes strictly ${d.ok ? '' : d.detail}`);
@@ -121,7 +126,7 @@ t.test('seccomp pause', async (t) => {
         schema: 2,
         operation_id: o.op,
         fault_id: f.faultId,
-        subject: { process: { pid: w.l.pid } },
+        subject: { process: { pid: w.cmdPids[0] } },
         effect: { network: { family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: srv.port } },
         source: 'seccomp_notify',
       });
@@ -187,6 +192,9 @@ t.test('seccomp pause', async (t) => {
     const sock = path.join(dir, 's');
     const srv = net.createServer((s) => s.end('hi'));
     await new Promise<void>((r) => srv.listen(sock, () => r()));
+    // the workload is an unprivileged uid on the host: let it reach the socket
+    fs.chmodSync(dir, 0o711);
+    fs.chmodSync(sock, 0o666);
     t.teardown(() => new Promise<void>((r) => srv.close(() => r())));
     const script = `require('net').connect(${JSON.stringify(sock)}).on('data', (d) => { console.log(String(d)); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(1) })`;
     const w = await workload(t, o, [process.execPath, '-e', script], (f, w) => w.l.notifier!.respond(f.id, EACCES));
