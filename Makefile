@@ -111,6 +111,15 @@ bench: build
 clean:
 	$(Q)rm -rf obj dist build .tap
 
+# test/adversarial/flood.test.ts's workload: an io_uring connect flood
+ADV_FLOOD_BIN := obj/adv/flood
+ADV_FLOOD_SRC := test/adversarial/flood.c
+$(ADV_FLOOD_BIN): $(ADV_FLOOD_SRC)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_FLOOD_SRC) -luring
+build: obj/adv/flood
+
 # the adversarial suite's attack programs (test/adversarial/*.c), run as the
 # workload by test/adversarial/*.test.ts; flood.c is built by its own rule
 ADV_SRC  := $(filter-out test/adversarial/flood.c,$(wildcard test/adversarial/*.c))
