@@ -13,6 +13,8 @@ export const DENY_REASONS = [
   'malformed_fault',
   'unauthenticated_peer',
   'timeout',
+  // a fault the resolver died with, closed by whoever took over (src/evidence/abandon.ts); never sent
+  'abandoned',
 ] as const;
 export type DenyReason = (typeof DENY_REASONS)[number];
 

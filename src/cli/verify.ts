@@ -30,7 +30,8 @@ export async function run(argv: string[]): Promise<number> {
     const errors = l.problems.filter((p) => p.severity === 'error').length;
     // the last line and its hash, in the form --anchor takes back later
     const last = l.lines ? `; last line ${l.file}:${l.lines}:${l.last_hash}` : '';
-    out(`${l.file}: ${l.lines} lines, ${errors === 0 ? 'ok' : `${errors} problem(s)`}${last}`);
+    const abandoned = l.abandoned ? `, ${l.abandoned} fault(s) abandoned by a resolver that died` : '';
+    out(`${l.file}: ${l.lines} lines, ${errors === 0 ? 'ok' : `${errors} problem(s)`}${abandoned}${last}`);
     if (l.anchor) out(`  anchor line ${l.anchor.line} ${l.anchor.ok ? 'holds' : 'FAILS'}`);
     for (const p of l.problems) out(`  ${l.file}:${p.line}: ${p.severity} ${p.kind}: ${p.detail}`);
   }

@@ -16,7 +16,8 @@
 //              crash that caused it is itself evidence an operator should see.
 //   unresolved_fault  (pairFaults) a {kind:"fault"} line with no later
 //              {kind:"resolution"} for its fault_id. {kind:"refusal"} lines
-//              stand alone.
+//              stand alone. A resolution with an `abandoned` field closes a
+//              fault a resolver died with (abandon.ts): counted, not a problem.
 // ok = no problem of severity 'error'.
 //
 // Limits, by construction of a chain without an external anchor: an edit to
@@ -74,6 +75,8 @@ export interface VerifyReport {
   last_hash: string;
   /** the anchor checked, when one was given */
   anchor?: Anchor & { ok: boolean };
+  /** faults closed as abandoned (a resolver died with them open; src/evidence/abandon.ts) */
+  abandoned: number;
 }
 
 export const LOG_FILES = ['faults.jsonl', 'counters.jsonl', 'events.jsonl'] as const;
@@ -118,6 +121,7 @@ class Verifier {
   /** the previous line, when it was not a parseable record (may turn out to be a recorded torn line) */
   private heldBad: { line: number; detail: string } | null = null;
   private readonly openFaults = new Map<string, number[]>();
+  abandoned = 0;
   /** the hash of the anchored line, once read */
   private anchorSeen: string | null = null;
 
@@ -202,6 +206,7 @@ class Verifier {
         if (l) l.push(i);
         else this.openFaults.set(rec.fault_id, [i]);
       } else if (rec.kind === 'resolution') {
+        if (typeof rec.abandoned === 'string') this.abandoned++;
         const l = this.openFaults.get(rec.fault_id);
         if (l) {
           l.shift();
@@ -276,7 +281,7 @@ export async function verifyLog(file: string, opts: VerifyOptions = {}): Promise
     await fh.close();
   }
   const { problems, last_hash, anchor } = v.finish();
-  return { ok: !problems.some((p) => p.severity === 'error'), path: abs, lines: v.lines, problems, last_hash, ...(anchor ? { anchor } : {}) };
+  return { ok: !problems.some((p) => p.severity === 'error'), path: abs, lines: v.lines, problems, last_hash, ...(anchor ? { anchor } : {}), abandoned: v.abandoned };
 }
 
 /**
@@ -329,6 +334,7 @@ export async function verifyOperation(
         problems: [{ line: anchor.line, kind: 'removed', severity: 'error', detail: `the file is gone, but the anchor names its line ${anchor.line} (${anchor.hash.slice(0, 16)}…)` }],
         last_hash: ZERO_HASH,
         anchor: { ...anchor, ok: false },
+        abandoned: 0,
       });
     }
   }

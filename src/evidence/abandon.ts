@@ -1,0 +1,37 @@
+// Faults a resolver died with. A fault line is written ahead of its decision;
+// a resolver killed before the resolution line leaves that fault open. It was
+// never answered (an answer waits for its durable resolution line), so
+// nothing was granted by it, but the log must say what became of it. Whoever
+// takes the operation over next — a restarted supervisor, `gensee stop`, the
+// next `gensee run` of the same operation — closes each open fault with a
+// resolution line through the same chain: deny, reason `abandoned`, and why.
+// `gensee verify` then passes and counts the abandoned faults.
+import { verifyLog } from './verify';
+import type { ChainedLog } from './chain';
+
+/** why a fault was abandoned, as the resolution line's `abandoned` field says */
+export type AbandonCause = 'resolver_died' | 'operation_stopped';
+
+/** Close every open fault of log with an `abandoned` resolution; returns their fault ids (in log order), durable. */
+export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause): Promise<string[]> {
+  await log.flushNow();
+  const rep = await verifyLog(log.path, { pairFaults: true });
+  const open = rep.problems.filter((p) => p.kind === 'unresolved_fault' && p.fault_id !== undefined).map((p) => p.fault_id!);
+  let ticket = -1;
+  for (const id of open) {
+    ticket = log.appendTicket(
+      {
+        kind: 'resolution',
+        fault_id: id,
+        resolution: { fault_id: id, action: 'deny', reason: 'abandoned' },
+        abandoned: cause,
+        detail: cause === 'resolver_died'
+          ? 'the resolver died between this fault line and its resolution; no answer was sent'
+          : 'the operation was stopped with this fault open; no answer was sent',
+      },
+      false,
+    );
+  }
+  if (ticket >= 0) await log.flushNow();
+  return open;
+}

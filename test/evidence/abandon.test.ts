@@ -1,0 +1,32 @@
+// A fault its resolver died with is closed as abandoned by whoever takes over,
+// through the same chain; verify then passes and counts it.
+import t from 'tap';
+import * as path from 'node:path';
+import { ChainedLog } from '../../src/evidence/chain';
+import { verifyLog } from '../../src/evidence/verify';
+import { closeOpenFaults } from '../../src/evidence/abandon';
+
+t.test('open faults are closed as abandoned; answered ones are left alone', async (t) => {
+  const f = path.join(t.testdir({}), 'faults.jsonl');
+  const log = await ChainedLog.open(f);
+  await log.append({ kind: 'fault', fault_id: 'a' });
+  await log.append({ kind: 'resolution', fault_id: 'a', resolution: { fault_id: 'a', action: 'deny', reason: 'policy_denied' } });
+  await log.append({ kind: 'fault', fault_id: 'b' });
+  await log.append({ kind: 'refusal', fault_id: '', reason: 'malformed_fault' });
+  await log.append({ kind: 'fault', fault_id: 'c' });
+  await log.close();
+
+  const before = await verifyLog(f, { pairFaults: true });
+  t.notOk(before.ok, 'two open faults fail verify');
+  t.same(before.problems.map((p) => p.fault_id), ['b', 'c']);
+
+  const again = await ChainedLog.open(f);
+  t.same(await closeOpenFaults(again, 'resolver_died'), ['b', 'c'], 'b and c closed, in log order');
+  t.same(await closeOpenFaults(again, 'resolver_died'), [], 'a second pass finds nothing open');
+  await again.close();
+
+  const after = await verifyLog(f, { pairFaults: true });
+  t.ok(after.ok, 'verify passes');
+  t.equal(after.abandoned, 2, 'and counts the abandoned faults');
+  t.equal(after.lines, 7, 'two resolution lines appended, nothing rewritten');
+});
