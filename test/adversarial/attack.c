@@ -1086,12 +1086,16 @@ static void kid_sockets(struct kid_res *r, void *arg)
 	r->a = 0;
 }
 
+/* unshare a user namespace and map our uid to its root. Mapping a parent's
+ * uid 0 needs CAP_SETFCAP there, so as (namespaced) root the map may be
+ * refused: the namespace's capabilities hold without it. Returns the
+ * unshare's errno; the map's result goes to info. */
 static int map_self_userns(void)
 {
 	char m[64];
 	uid_t u = getuid();
 	gid_t g = getgid();
-	int fd;
+	int fd, e = 0;
 
 	if (unshare(CLONE_NEWUSER) < 0)
 		return errno;
@@ -1104,8 +1108,10 @@ static int map_self_userns(void)
 	snprintf(m, sizeof(m), "0 %u 1", u);
 	fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, m, strlen(m)) < 0)
-		return fd < 0 ? errno : (close(fd), errno);
-	close(fd);
+		e = errno;
+	if (fd >= 0)
+		close(fd);
+	info("nested_uid_map", "%s", ename(e));
 	snprintf(m, sizeof(m), "0 %u 1", g);
 	fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
