@@ -1,6 +1,6 @@
 // cgroup v2 helpers: find the cgroup2 mount from /proc/self/mountinfo (the
 // hybrid layout puts it at /sys/fs/cgroup/unified; never hard-code), create,
-// move a pid in, remove.
+// move a pid in, kill everything in one, remove.
 import * as fs from 'node:fs';
 import { loadAddon } from './addon';
 import * as path from 'node:path';
@@ -93,6 +93,101 @@ export function removeCgroup(cgroupPath: string): void {
       /* exited meanwhile */
     }
   }
+  try {
+    fs.rmdirSync(cgroupPath);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+}
+
+/** How long a killed cgroup may take to empty: SIGKILL is not instant (exit work, a task in D state). */
+export const CGROUP_KILL_TIMEOUT_MS = 5000;
+const KILL_POLL_MS = 5;
+/** a process that entered after the kill is killed too, this often */
+const KILL_REPEAT_MS = 100;
+
+/** "populated" of cgroup.events: true while the cgroup or a descendant has a process; false once it is gone. */
+export function cgroupPopulated(cgroupPath: string): boolean {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(cgroupPath, 'cgroup.events'), 'utf8');
+  } catch (e) {
+    // a removed cgroup had no process (rmdir refuses a populated one)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
+  const m = /^populated ([01])$/m.exec(text);
+  if (!m) throw new GenseeError('E_KERNEL', `${cgroupPath}/cgroup.events has no "populated" line`, 1);
+  return m[1] === '1';
+}
+
+/**
+ * Kill every process in a cgroup and its descendants (cgroup.kill) and
+ * resolve once cgroup.events says "populated 0". This is the teardown rule
+ * of a boundary: hooks, pins and listeners come off only after it resolves,
+ * so no workload process ever runs without them. A cgroup that is gone is
+ * empty. The kill is repeated while the cgroup stays populated, so a process
+ * moved in after the first one dies too. Refuses the cgroup2 root and any
+ * cgroup holding the caller (E_NOT_CGROUP2); still populated after
+ * timeoutMs → E_KERNEL naming the pids left, and the caller must leave the
+ * boundary in place.
+ */
+export async function killCgroupAndWait(cgroupPath: string, timeoutMs: number = CGROUP_KILL_TIMEOUT_MS): Promise<void> {
+  const cg = path.resolve(cgroupPath);
+  if (!fs.existsSync(cg)) return;
+  if (!isCgroup2Dir(cg)) throw new GenseeError('E_NOT_CGROUP2', `${cg} is not a cgroup v2 directory: refusing to kill it`);
+  if (fs.realpathSync(cg) === fs.realpathSync(findCgroup2Mount())) throw new GenseeError('E_NOT_CGROUP2', `${cg} is the cgroup2 root: refusing to kill the whole host`);
+  if (pidInCgroupTree(process.pid, fs.realpathSync(cg))) throw new GenseeError('E_NOT_CGROUP2', `${cg} contains this process (pid ${process.pid}): refusing to kill it`);
+  const deadline = Date.now() + timeoutMs;
+  let lastKill = -Infinity;
+  while (cgroupPopulated(cg)) {
+    const now = Date.now();
+    if (now >= deadline) {
+      const left = cgroupPidsTree(cg);
+      throw new GenseeError('E_KERNEL', `${cg} still has processes ${timeoutMs} ms after cgroup.kill: pids ${left.slice(0, 16).join(' ') || '(none listed; a descendant is populated)'}${left.length > 16 ? ' …' : ''}`, 1);
+    }
+    if (now - lastKill >= KILL_REPEAT_MS) {
+      try {
+        fs.writeFileSync(path.join(cg, 'cgroup.kill'), '1');
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' && !fs.existsSync(cg)) return; // removed meanwhile: empty
+        if (code === 'ENOENT') throw new GenseeError('E_KERNEL', `${cg} has no cgroup.kill (Linux 5.14 or later is needed to kill a cgroup)`, 1);
+        throw e;
+      }
+      lastKill = now;
+    }
+    await new Promise((r) => setTimeout(r, KILL_POLL_MS));
+  }
+}
+
+/** Processes in a cgroup and its descendants. */
+function cgroupPidsTree(cgroupPath: string): number[] {
+  const pids = cgroupPids(cgroupPath);
+  try {
+    for (const e of fs.readdirSync(cgroupPath, { withFileTypes: true })) {
+      if (e.isDirectory()) pids.push(...cgroupPidsTree(path.join(cgroupPath, e.name)));
+    }
+  } catch {
+    /* gone */
+  }
+  return pids;
+}
+
+/**
+ * Remove an emptied cgroup and its descendants, children first. Unlike
+ * removeCgroup it never moves a process out: a populated cgroup fails with
+ * EBUSY and stays. Gone already → nothing to do.
+ */
+export function removeEmptyCgroup(cgroupPath: string): void {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(cgroupPath, { withFileTypes: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  for (const e of entries) if (e.isDirectory()) removeEmptyCgroup(path.join(cgroupPath, e.name));
   try {
     fs.rmdirSync(cgroupPath);
   } catch (e) {
