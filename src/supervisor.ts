@@ -2,7 +2,7 @@
 // backend, resolver, authenticated socket and reject-mode loop. Used by
 // `gensee supervise` and `gensee run`.
 import * as path from 'node:path';
-import { resolveCgroupPath } from './cgroup';
+import { resolveCgroupPath, killCgroupAndWait } from './cgroup';
 import { attachHooks, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
 import { pinDirFor } from './bpffs';
 import * as fs from 'node:fs';
@@ -13,6 +13,7 @@ import { readFileNoFollow } from './state/fsutil';
 import { createOperation, openOperation, opDir, readKey, updateOperation, OperationRecord } from './state/operation';
 import { readNetwork, writeNetwork, beginGeneration } from './state/network';
 import { ChainedLog } from './evidence/chain';
+import { closeOpenFaults } from './evidence/abandon';
 import { NetworkBackend } from './backends/network';
 import { CounterEvidence } from './counters/evidence';
 import { Resolver } from './resolver/resolver';
@@ -163,6 +164,16 @@ export class Supervisor {
       const dir = opDir(o.stateDir, o.op);
       // group commit without a window: a batch forms while the previous fdatasync runs
       const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'));
+      // a resolver that died left its open faults unanswered: say so, first
+      const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
+      if (existing) {
+        const abandoned = await closeOpenFaults(faults, 'resolver_died');
+        const removed = await network.removeUnanswered(abandoned.intents);
+        reconciled.removed.push(...removed);
+        if (abandoned.faults.length) {
+          onError(new Error(`${abandoned.faults.length} fault(s) left open by a resolver that died are closed as abandoned; ${removed.length} unanswered lease(s) removed`));
+        }
+      }
       const live = { active: true };
       const resolver = new Resolver({
         scope: { id: o.op, cgroup, peers: record.peers, active: () => live.active },
@@ -170,7 +181,6 @@ export class Supervisor {
         faults,
         network,
       });
-      const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
       resolver.on('backend_error', onError);
       evidence = await CounterEvidence.open({
         stateDir: o.stateDir,
@@ -242,15 +252,28 @@ export class Supervisor {
     };
   }
 
-  /** Stop serving. Hooks stay pinned and failing closed unless detachOnExit. */
+  /**
+   * Stop serving. Hooks stay pinned and failing closed unless detachOnExit:
+   * then the whole cgroup is killed and seen empty first, while it is still
+   * bounded and served, and the hooks come off last. If it does not empty,
+   * the hooks stay and stop() throws once the rest is stopped.
+   */
   async stop(opts: { close?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    let notEmptied: Error | null = null;
+    if (this.detachOnExit) {
+      try {
+        await killCgroupAndWait(this.record.cgroup);
+      } catch (e) {
+        notEmptied = e as Error;
+      }
+    }
     this.loop.stop();
     await this.server.close();
     await this.loop.idle();
     // final harvest; the nft table goes with the hooks (close or detach)
-    await this.evidence?.stop({ removeNft: !!opts.close || this.detachOnExit });
+    await this.evidence?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) });
     await this.resolver.network.flush();
     if (process.env.GENSEE_DEBUG) {
       const s = this.faults.syncStats;
@@ -264,6 +287,16 @@ export class Supervisor {
     } else {
       await updateOperation(this.stateDir, this.op, { resolver: null });
     }
-    if (this.detachOnExit) detachHooks(this.op);
+    if (this.detachOnExit) {
+      try {
+        // again, right before the hooks come off: a process moved in while
+        // the supervisor stopped dies too (an empty cgroup is not written)
+        if (!notEmptied) await killCgroupAndWait(this.record.cgroup);
+      } catch (e) {
+        notEmptied = e as Error;
+      }
+      if (notEmptied) throw new GenseeError('E_KERNEL', `hooks left pinned, failing closed: the cgroup did not empty: ${notEmptied.message}`, 1);
+      detachHooks(this.op);
+    }
   }
 }

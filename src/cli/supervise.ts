@@ -1,5 +1,8 @@
 // gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit]
 // Attach to an existing (container) cgroup and serve until SIGTERM/SIGINT.
+// On exit the hooks stay pinned, failing closed; with --detach-on-exit every
+// process in the cgroup is killed first (kill, then detach: nothing in it
+// ever runs without hooks).
 import { parse, requireOp, out, liveOut } from './args';
 import { GenseeError } from '../errors';
 import { Supervisor, loadPolicyFile } from '../supervisor';
@@ -62,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
       ? JSON.stringify({ event: 'stopped', op, answered: lat?.count ?? 0, answer_us: lat ? { p50: lat.p50, p90: lat.p90, p99: lat.p99, p999: lat.p999, max: lat.max } : null, hooks })
       : `gensee: stopped; ${lat?.count ?? 0} answered on the socket` +
           (lat && lat.count ? ` (accept → answer sent: p50 ${lat.p50} us, p99 ${lat.p99} us, max ${lat.max} us)` : '') +
-          `; hooks ${hooks}`,
+          (values.flags.has('detach-on-exit') ? '; cgroup killed and seen empty, then hooks detached' : `; hooks ${hooks}`),
   );
   return 0;
 }
