@@ -9,6 +9,7 @@ import * as supervise from './supervise';
 import * as runfault from './runfault';
 import * as runcmd from './run';
 import * as status from './status';
+import * as ls from './ls';
 import * as verify from './verify';
 import * as oci from './oci';
 
@@ -21,6 +22,7 @@ const commands: Record<string, Command> = {
   policy: policy.run,
   supervise: supervise.run,
   status: status.run,
+  ls: ls.run,
   verify: verify.run,
   'oci-listener': oci.run,
   run: (argv) => {
@@ -36,6 +38,7 @@ const usages: Record<string, string> = {
   policy: policy.usage,
   supervise: supervise.usage,
   status: status.usage,
+  ls: ls.usage,
   verify: verify.usage,
   'oci-listener': oci.usage,
   run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
@@ -60,7 +63,8 @@ const USAGE = `usage: gensee <command> [options]
   run -- CMD            run CMD inside a new operation: hooks, resolver, seccomp pause
   run fault             submit a fault (JSON) to a supervisor socket, print the resolution
   oci-listener          receive runc/crun seccomp fds (listenerPath), serve each container's cgroup
-  status                operation, generation, live leases, totals
+  status                operation, its condition (resolver_gone?), generation, live leases, totals
+  ls                    every operation: condition, resolver, hooks, workload identity
   verify                check the evidence hash chains and fault/resolution pairing
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
 

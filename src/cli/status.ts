@@ -1,7 +1,9 @@
-// gensee status --op ID [--json]: the operation, its generation, live leases
-// (from the kernel map when the hooks are pinned) and totals.
+// gensee status --op ID [--json]: the operation, its condition (is anyone
+// serving it?), its generation, live leases (from the kernel map when the
+// hooks are pinned) and totals.
+import * as fs from 'node:fs';
 import { parse, requireOp, out, table } from './args';
-import { resolveStateDir, openOperation } from '../state/operation';
+import { resolveStateDir, openOperation, OperationRecord, ResolverIdentity } from '../state/operation';
 import { readNetwork } from '../state/network';
 import { hooksAttached, DataPlane, bootNs } from '../dataplane';
 import { formatTuple } from '../addr';
@@ -9,6 +11,53 @@ import { leaseJson } from './lease';
 import { readStartTimeTicks } from '../resolver/subject';
 
 export const usage = 'usage: gensee status --op ID [--json]';
+
+/**
+ * What an operation is now, from its record and the process table:
+ * - active: its recorded resolver (pid + start time) is running;
+ * - resolver_gone: state active, but that resolver is no longer running
+ *   (killed, crashed): hooks fail closed, nobody serves, nothing ends it;
+ * - unserved: state active with no resolver recorded (a supervisor that
+ *   exited cleanly and left the hooks pinned, failing closed);
+ * - closed / stopped: as recorded.
+ */
+export type Condition = 'active' | 'resolver_gone' | 'unserved' | 'closed' | 'stopped';
+
+/** Is this very process (pid and start time) still running? A zombie has ended: it only waits to be reaped. */
+export function identityAlive(r: ResolverIdentity): boolean {
+  if (readStartTimeTicks(r.pid) !== r.start_time_ticks) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${r.pid}/stat`, 'utf8');
+    // the state follows the last ')': comm may hold spaces and parentheses
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Is the recorded resolver that very process, still running? */
+export function resolverAlive(rec: OperationRecord): boolean {
+  return rec.resolver !== null && identityAlive(rec.resolver);
+}
+
+export function operationCondition(rec: OperationRecord): Condition {
+  if (rec.state !== 'active') return rec.state;
+  if (rec.resolver === null) return 'unserved';
+  return resolverAlive(rec) ? 'active' : 'resolver_gone';
+}
+
+/** The command that ends an operation nobody serves (null for the others), --state-dir spelled out unless implied. */
+export function conditionHint(c: Condition, op: string, stateDir: string): string | null {
+  if (c !== 'resolver_gone' && c !== 'unserved') return null;
+  return `gensee stop --op ${op}${stateDir === resolveStateDir() ? '' : ` --state-dir ${stateDir}`}`;
+}
+
+/** One line saying why an operation needs its hint. */
+export function conditionWhy(c: Condition): string {
+  if (c === 'resolver_gone') return 'its resolver is gone: the hooks fail closed, and nobody serves or ends the operation';
+  if (c === 'unserved') return 'nobody serves it: the hooks fail closed (gensee supervise serves it again)';
+  return '';
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
@@ -26,15 +75,18 @@ export async function run(argv: string[]): Promise<number> {
       dp.close();
     }
   }
-  const resolverAlive =
-    rec.resolver !== null && readStartTimeTicks(rec.resolver.pid) === rec.resolver.start_time_ticks;
+  const alive = resolverAlive(rec);
+  const condition = operationCondition(rec);
+  const hint = conditionHint(condition, op, stateDir);
   if (values.flags.has('json')) {
-    out(JSON.stringify({ operation: rec, generation: net.generation, hooks_attached: attached, resolver_alive: resolverAlive, kernel_leases: leases.map(leaseJson), totals: rec.totals }));
+    out(JSON.stringify({ operation: rec, condition, hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, kernel_leases: leases.map(leaseJson), totals: rec.totals }));
     return 0;
   }
   const now = bootNs();
-  out(`operation ${rec.id}: ${rec.state}, owner uid ${rec.owner_uid}, cgroup ${rec.cgroup}`);
-  out(`policy ${rec.policy_hash.slice(0, 16)}…, generation ${net.generation}, hooks ${attached ? 'attached' : 'NOT attached'}, resolver ${rec.resolver ? `pid ${rec.resolver.pid} ${resolverAlive ? 'running' : 'gone'}` : 'none'}`);
+  out(`operation ${rec.id}: ${condition}${condition !== rec.state ? ` (recorded ${rec.state})` : ''}, owner uid ${rec.owner_uid}, cgroup ${rec.cgroup}`);
+  out(`policy ${rec.policy_hash.slice(0, 16)}…, generation ${net.generation}, hooks ${attached ? 'attached' : 'NOT attached'}, resolver ${rec.resolver ? `pid ${rec.resolver.pid} ${alive ? 'running' : 'gone'}` : 'none'}`);
+  if (rec.workload) out(`workload: ${rec.workload.identity}, host uid ${rec.workload.uid} gid ${rec.workload.gid}`);
+  if (rec.stopped) out(`stopped at ${rec.stopped.at} by ${rec.stopped.by} (found ${rec.stopped.found})`);
   out(`totals: allow ${rec.totals.allow}, deny ${JSON.stringify(rec.totals.deny)}, lost events ${rec.totals.lost_events}`);
   out(table([['LEASE', 'GEN', 'EXPIRES IN', 'USES LEFT'], ...leases.map((l) => [
     formatTuple(l.tuple),
@@ -42,5 +94,6 @@ export async function run(argv: string[]): Promise<number> {
     l.expiresBootNs === 0n ? 'never' : l.expiresBootNs <= now ? 'expired' : `${(Number(l.expiresBootNs - now) / 1e9).toFixed(1)}s`,
     l.usesLeft === null ? 'unlimited' : String(l.usesLeft),
   ])]));
+  if (hint) out(`${condition}: ${conditionWhy(condition)}; to end it: ${hint}`);
   return 0;
 }

@@ -1,0 +1,105 @@
+// gensee ls [--json]: every operation in the state directory, its condition
+// (an active one whose resolver is gone shows as resolver_gone, with the
+// command that ends it), its hooks and its workload identity.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse, out, table } from './args';
+import { GenseeError } from '../errors';
+import { resolveStateDir, openOperation, isValidOpId, OPERATIONS_DIR, OperationRecord } from '../state/operation';
+import { assertNoSymlinks } from '../state/fsutil';
+import { hooksAttached } from '../dataplane';
+import { Condition, operationCondition, conditionHint, resolverAlive } from './status';
+
+export const usage = 'usage: gensee ls [--json]';
+
+interface Row {
+  id: string;
+  /** the record could not be read: its error code and message, and nothing else is known */
+  error: { code: string; message: string } | null;
+  condition: Condition | null;
+  state: OperationRecord['state'] | null;
+  resolver: OperationRecord['resolver'];
+  resolver_alive: boolean;
+  hooks_attached: boolean | null;
+  workload: OperationRecord['workload'];
+  cgroup: string | null;
+  updated_at: string | null;
+  stopped: OperationRecord['stopped'];
+  hint: string | null;
+}
+
+function attached(op: string): boolean | null {
+  try {
+    return hooksAttached(op);
+  } catch {
+    return null; // cannot tell (not root, no bpffs)
+  }
+}
+
+async function row(stateDir: string, id: string): Promise<Row> {
+  let rec: OperationRecord;
+  try {
+    rec = await openOperation(stateDir, id);
+  } catch (e) {
+    const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
+    return { id, error: { code, message: (e as Error).message }, condition: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null };
+  }
+  const condition = operationCondition(rec);
+  return {
+    id,
+    error: null,
+    condition,
+    state: rec.state,
+    resolver: rec.resolver,
+    resolver_alive: resolverAlive(rec),
+    hooks_attached: attached(id),
+    workload: rec.workload,
+    cgroup: rec.cgroup,
+    updated_at: rec.updated_at,
+    stopped: rec.stopped,
+    hint: conditionHint(condition, id, stateDir),
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { json: { type: 'boolean' } }, false);
+  const stateDir = resolveStateDir(values['state-dir']);
+  const dir = path.join(stateDir, OPERATIONS_DIR);
+  let names: string[] = [];
+  try {
+    assertNoSymlinks(dir);
+    names = fs.readdirSync(dir);
+  } catch (e) {
+    // no operation was ever created here
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const rows: Row[] = [];
+  for (const name of names.filter(isValidOpId).sort()) rows.push(await row(stateDir, name));
+  if (values.flags.has('json')) {
+    out(JSON.stringify({ state_dir: stateDir, operations: rows }));
+    return 0;
+  }
+  if (rows.length === 0) {
+    out(`no operations in ${stateDir}`);
+    return 0;
+  }
+  const hooks = (h: boolean | null) => (h === null ? '?' : h ? 'attached' : '-');
+  out(table([
+    ['OP', 'CONDITION', 'RESOLVER', 'HOOKS', 'WORKLOAD', 'UPDATED', 'CGROUP'],
+    ...rows.map((r) =>
+      r.error
+        ? [r.id, 'unreadable', '-', hooks(r.hooks_attached), '-', '-', `${r.error.code}: ${r.error.message}`]
+        : [
+            r.id,
+            r.condition!,
+            r.resolver ? `${r.resolver.pid} ${r.resolver_alive ? 'running' : 'gone'}` : '-',
+            hooks(r.hooks_attached),
+            r.workload ? `${r.workload.identity} ${r.workload.uid}:${r.workload.gid}` : '-',
+            r.updated_at!,
+            r.cgroup!,
+          ],
+    ),
+  ]));
+  for (const r of rows) if (r.hint) out(`${r.id}: ${r.condition}; to end it: ${r.hint}`);
+  return 0;
+}
