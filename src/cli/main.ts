@@ -10,6 +10,7 @@ import * as runfault from './runfault';
 import * as runcmd from './run';
 import * as status from './status';
 import * as ls from './ls';
+import * as stop from './stop';
 import * as verify from './verify';
 import * as oci from './oci';
 
@@ -23,6 +24,7 @@ const commands: Record<string, Command> = {
   supervise: supervise.run,
   status: status.run,
   ls: ls.run,
+  stop: stop.run,
   verify: verify.run,
   'oci-listener': oci.run,
   run: (argv) => {
@@ -39,6 +41,7 @@ const usages: Record<string, string> = {
   supervise: supervise.usage,
   status: status.usage,
   ls: ls.usage,
+  stop: stop.usage,
   verify: verify.usage,
   'oci-listener': oci.usage,
   run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
@@ -65,6 +68,7 @@ const USAGE = `usage: gensee <command> [options]
   oci-listener          receive runc/crun seccomp fds (listenerPath), serve each container's cgroup
   status                operation, its condition (resolver_gone?), generation, live leases, totals
   ls                    every operation: condition, resolver, hooks, workload identity
+  stop                  end an operation: kill its cgroup, then remove hooks and pins, record the stop
   verify                check the evidence hash chains and fault/resolution pairing
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
 

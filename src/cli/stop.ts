@@ -1,0 +1,131 @@
+// gensee stop --op ID [--json]: end an operation for good, whatever became of
+// its resolver (killed, crashed, still serving). In order:
+//   1. read the record: unknown → E_UNKNOWN_OP; already stopped → say so, exit 0
+//   2. kill the operation's cgroup and see it empty (killCgroupAndWait): the
+//      workload dies while the hooks still bound it
+//   3. end the recorded resolver if that very process (pid and start time) is
+//      still alive: first give it a moment to let go on its own (a `gensee
+//      run` or OCI session ends when its workload does), then SIGTERM, then
+//      SIGKILL
+//   4. remove the cgroup directory: from here nothing can join it
+//   5. detach and unpin the hooks and maps; remove the nftables table
+//   6. record the stop in operation.json: state "stopped", stopped {at, by, found}
+// A step that fails leaves the later ones undone (hooks attached, failing
+// closed, nothing recorded) and exits non-zero; running stop again resumes.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse, requireOp, out } from './args';
+import { GenseeError } from '../errors';
+import { killCgroupAndWait, removeEmptyCgroup } from '../cgroup';
+import { detachHooks } from '../dataplane';
+import { pinDirFor } from '../bpffs';
+import { nftTableName, nftTableExists, nftRemoveTable } from '../backends/nft';
+import { resolveStateDir, openOperation, updateOperation, OperationRecord, ResolverIdentity, StopFound } from '../state/operation';
+import { operationCondition, identityAlive } from './status';
+
+export const usage = 'usage: gensee stop --op ID [--json]';
+
+/** how long a live resolver gets to let go of the operation by itself once its workload is dead */
+const LET_GO_MS = 2000;
+/** how long it gets after SIGTERM, then after SIGKILL */
+const TERM_MS = 5000;
+const KILL_MS = 2000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Step 1's verdict on the resolver, recorded in step 6. */
+function found(rec: OperationRecord): StopFound {
+  const c = operationCondition(rec);
+  if (c === 'closed') return 'closed';
+  if (c === 'active') return 'resolver_running';
+  if (c === 'resolver_gone') return 'resolver_gone';
+  return 'no_resolver';
+}
+
+/** Does the operation record still name r as its resolver? (A resolver that stops clears it.) */
+async function stillHeldBy(stateDir: string, op: string, r: ResolverIdentity): Promise<boolean> {
+  const rec = await openOperation(stateDir, op);
+  return rec.resolver !== null && rec.resolver.pid === r.pid && rec.resolver.start_time_ticks === r.start_time_ticks;
+}
+
+async function waitGone(r: ResolverIdentity, ms: number, holds: () => Promise<boolean> = async () => true): Promise<boolean> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (!identityAlive(r) || !(await holds())) return true;
+    if (Date.now() >= end) return false;
+    await sleep(20);
+  }
+}
+
+/** Step 3. Signals only the recorded process, re-checked (pid and start time) right before each signal. */
+async function endResolver(stateDir: string, op: string, r: ResolverIdentity): Promise<'let_go' | 'terminated' | 'killed' | 'gone'> {
+  if (!identityAlive(r)) return 'gone';
+  // a resolver that clears itself from the record has made its last write to
+  // it; an OCI listener goes on serving other containers and is left alone
+  if (await waitGone(r, LET_GO_MS, () => stillHeldBy(stateDir, op, r))) return 'let_go';
+  if (!identityAlive(r)) return 'gone';
+  process.kill(r.pid, 'SIGTERM');
+  if (await waitGone(r, TERM_MS)) return 'terminated';
+  if (identityAlive(r)) process.kill(r.pid, 'SIGKILL');
+  if (await waitGone(r, KILL_MS)) return 'killed';
+  throw new GenseeError('E_KERNEL', `resolver pid ${r.pid} of operation ${op} is still alive after SIGKILL; its cgroup is empty and its hooks still attached`, 1);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
+  const op = requireOp(values.op);
+  const json = values.flags.has('json');
+  const stateDir = resolveStateDir(values['state-dir']);
+
+  // 1. the record
+  const rec = await openOperation(stateDir, op);
+  if (rec.state === 'stopped') {
+    out(json ? JSON.stringify({ event: 'already_stopped', op, stopped: rec.stopped }) : `gensee: operation ${op} is already stopped (at ${rec.stopped!.at} by ${rec.stopped!.by}); nothing to do`);
+    return 0;
+  }
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee stop needs root (cgroup.kill, BPF pins)', 1);
+  if (!path.isAbsolute(rec.cgroup)) throw new GenseeError('E_STATE', `operation ${op}: cgroup ${JSON.stringify(rec.cgroup)} in operation.json is not an absolute path`, 1);
+  const why = found(rec);
+
+  // 2. kill, and see it empty
+  const hadCgroup = fs.existsSync(rec.cgroup);
+  await killCgroupAndWait(rec.cgroup);
+
+  // 3. the resolver
+  const resolver = rec.resolver ? await endResolver(stateDir, op, rec.resolver) : 'gone';
+
+  // 4. the cgroup directory; a process moved in since step 2 is killed first
+  try {
+    removeEmptyCgroup(rec.cgroup);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EBUSY') throw e;
+    await killCgroupAndWait(rec.cgroup);
+    removeEmptyCgroup(rec.cgroup);
+  }
+
+  // 5. hooks, pins, nftables
+  const hadPins = fs.existsSync(pinDirFor(op));
+  detachHooks(op);
+  let nft = false;
+  try {
+    const table = nftTableName(op);
+    if (await nftTableExists(table)) {
+      await nftRemoveTable(table);
+      nft = true;
+    }
+  } catch {
+    /* no nft on this host: there is no table either */
+  }
+
+  // 6. the record, in one atomic write
+  const at = new Date().toISOString();
+  await updateOperation(stateDir, op, { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: why } });
+
+  if (json) {
+    out(JSON.stringify({ event: 'stopped', op, found: why, cgroup: rec.cgroup, cgroup_removed: hadCgroup, resolver: rec.resolver ? { pid: rec.resolver.pid, ended: resolver } : null, hooks_detached: hadPins, nft_removed: nft, at }));
+  } else {
+    const res = !rec.resolver ? 'no resolver recorded' : resolver === 'gone' ? `resolver pid ${rec.resolver.pid} was already gone` : resolver === 'let_go' ? `resolver pid ${rec.resolver.pid} let go with its workload` : `resolver pid ${rec.resolver.pid} ${resolver}`;
+    out(`gensee: stopped operation ${op}: ${hadCgroup ? `cgroup ${rec.cgroup} killed and removed` : `cgroup ${rec.cgroup} was already gone`}; ${res}; ${hadPins ? 'hooks detached and unpinned' : 'no hooks were pinned'}${nft ? '; nftables table removed' : ''}; recorded in operation.json`);
+  }
+  return 0;
+}

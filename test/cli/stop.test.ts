@@ -1,0 +1,143 @@
+// `gensee stop`: a supervised operation whose supervisor was killed -9 shows
+// as resolver_gone in status and ls; stop kills its cgroup (the workload
+// dies), removes the cgroup, the hooks and the pins, records the stop, and
+// the evidence still verifies. A second stop says so; a live supervisor is
+// ended by pid and start time.
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawn, execFile, execFileSync } from 'node:child_process';
+import { requireKernel, testCgroup, uniqueName, GENSEE_BIN, waitFor, T } from '../helpers/kernel';
+import { shortStateDir, workload } from '../helpers/supervisor';
+import { pinDirFor } from '../../src/bpffs';
+import { detachHooks } from '../../src/dataplane';
+import { cgroupId } from '../../src/cgroup';
+
+const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
+
+function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => execFile(GENSEE_BIN, args, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })));
+}
+
+async function supervise(t: { teardown(f: () => unknown): void }, args: string[]) {
+  const c = spawn(GENSEE_BIN, ['supervise', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => c.once('exit', (code, signal) => r({ code, signal })));
+  t.teardown(() => {
+    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  });
+  let out = '';
+  c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  await waitFor(() => out.includes('supervising'), 10_000);
+  return { c, exited, out: () => out };
+}
+
+/** bpf links (any program) attached to the cgroup with this id */
+function linksOn(id: bigint): number {
+  const links = JSON.parse(execFileSync('bpftool', ['-j', 'link', 'show']).toString()) as { cgroup_id?: number }[];
+  return links.filter((l) => l.cgroup_id !== undefined && BigInt(l.cgroup_id) === id).length;
+}
+
+function record(st: string, op: string): Record<string, unknown> {
+  return JSON.parse(fs.readFileSync(path.join(st, 'network-operations', op, 'operation.json'), 'utf8')) as Record<string, unknown>;
+}
+
+function setup(t: T, prefix: string) {
+  const cg = testCgroup(t, prefix);
+  const op = uniqueName(prefix);
+  const st = shortStateDir(t);
+  t.teardown(() => {
+    try {
+      detachHooks(op);
+    } catch {
+      /* gone */
+    }
+  });
+  const pol = path.join(st, 'policy.json');
+  fs.writeFileSync(pol, JSON.stringify(DENY_ALL));
+  return { cg, op, st, args: ['--op', op, '--cgroup', cg, '--policy', pol, '--state-dir', st] };
+}
+
+t.test('supervisor killed -9: resolver_gone, then stop ends the operation', async (t) => {
+  if (!requireKernel(t)) return;
+  const { cg, op, st, args } = setup(t, 'gs-stop');
+  const sup = await supervise(t, args);
+  const w = await workload(t, cg);
+  const wExit = new Promise<NodeJS.Signals | null>((r) => w.child.once('exit', (_c, sig) => r(sig)));
+  const id = cgroupId(cg);
+  t.equal(linksOn(id), 4, 'four hooks on the cgroup');
+
+  sup.c.kill('SIGKILL');
+  t.equal((await sup.exited).signal, 'SIGKILL', 'supervisor killed -9');
+
+  const s = await gensee(['status', '--op', op, '--state-dir', st, '--json']);
+  t.equal(s.code, 0, s.stderr);
+  const status = JSON.parse(s.stdout) as { condition: string; hint: string; resolver_alive: boolean; hooks_attached: boolean; operation: { state: string } };
+  t.match(status, { condition: 'resolver_gone', resolver_alive: false, hooks_attached: true, operation: { state: 'active' } }, 'status --json: resolver_gone, hooks still attached');
+  t.equal(status.hint, `gensee stop --op ${op} --state-dir ${st}`, 'with the command that ends it');
+  const text = await gensee(['status', '--op', op, '--state-dir', st]);
+  t.match(text.stdout, new RegExp(`operation ${op}: resolver_gone \\(recorded active\\)`), 'status text: resolver_gone');
+  t.match(text.stdout, new RegExp(`to end it: gensee stop --op ${op} --state-dir ${st}`), 'status text: the hint');
+
+  const l = await gensee(['ls', '--state-dir', st, '--json']);
+  t.equal(l.code, 0, l.stderr);
+  const rows = (JSON.parse(l.stdout) as { operations: { id: string; condition: string; hint: string | null; hooks_attached: boolean }[] }).operations;
+  t.match(rows, [{ id: op, condition: 'resolver_gone', hooks_attached: true, hint: `gensee stop --op ${op} --state-dir ${st}` }], 'ls --json: resolver_gone');
+  const lt = await gensee(['ls', '--state-dir', st]);
+  t.match(lt.stdout, new RegExp(`${op}\\s+resolver_gone`), 'ls text: resolver_gone');
+
+  t.ok(fs.existsSync(cg) && fs.existsSync(pinDirFor(op)), 'before stop: cgroup and pins');
+  const stop = await gensee(['stop', '--op', op, '--state-dir', st, '--json']);
+  t.equal(stop.code, 0, stop.stderr);
+  t.match(JSON.parse(stop.stdout), { event: 'stopped', op, found: 'resolver_gone', cgroup_removed: true, hooks_detached: true }, 'stop --json');
+  t.equal(await wExit, 'SIGKILL', 'the workload process was killed');
+  t.notOk(fs.existsSync(cg), 'the cgroup is removed');
+  t.notOk(fs.existsSync(pinDirFor(op)), 'the pins are removed');
+  t.equal(linksOn(id), 0, 'no link is left on the cgroup');
+  const rec = record(st, op);
+  t.match(rec, { state: 'stopped', resolver: null, stopped: { by: 'gensee_stop', found: 'resolver_gone' } }, 'the stop is recorded');
+  t.ok(Date.parse((rec.stopped as { at: string }).at) > 0);
+
+  const v = await gensee(['verify', '--op', op, '--state-dir', st]);
+  t.equal(v.code, 0, `verify passes: ${v.stdout}${v.stderr}`);
+
+  const again = await gensee(['stop', '--op', op, '--state-dir', st]);
+  t.equal(again.code, 0, 'a second stop exits 0');
+  t.match(again.stdout, /already stopped/);
+  t.same(record(st, op), rec, 'and changes nothing');
+  const after = await gensee(['status', '--op', op, '--state-dir', st, '--json']);
+  t.match(JSON.parse(after.stdout), { condition: 'stopped', hint: null, hooks_attached: false });
+});
+
+t.test('stop ends a live supervisor (pid and start time) after the workload', async (t) => {
+  if (!requireKernel(t)) return;
+  const { cg, op, st, args } = setup(t, 'gs-stop2');
+  const sup = await supervise(t, args);
+  const w = await workload(t, cg);
+  const wExit = new Promise<NodeJS.Signals | null>((r) => w.child.once('exit', (_c, sig) => r(sig)));
+  const s = await gensee(['status', '--op', op, '--state-dir', st, '--json']);
+  t.match(JSON.parse(s.stdout), { condition: 'active', hint: null, resolver_alive: true });
+
+  const stop = await gensee(['stop', '--op', op, '--state-dir', st]);
+  t.equal(stop.code, 0, stop.stderr);
+  t.match(stop.stdout, new RegExp(`stopped operation ${op}: cgroup .* killed and removed; resolver pid ${sup.c.pid} terminated; hooks detached and unpinned`));
+  t.equal(await wExit, 'SIGKILL', 'the workload died');
+  t.same(await sup.exited, { code: 0, signal: null }, 'the supervisor stopped cleanly on SIGTERM');
+  t.match(record(st, op), { state: 'stopped', resolver: null, stopped: { found: 'resolver_running' } });
+  t.notOk(fs.existsSync(pinDirFor(op)));
+  t.notOk(fs.existsSync(cg));
+  const v = await gensee(['verify', '--op', op, '--state-dir', st]);
+  t.equal(v.code, 0, `verify passes: ${v.stdout}${v.stderr}`);
+});
+
+t.test('stop: bad input changes nothing', async (t) => {
+  const st = shortStateDir(t);
+  const unknown = await gensee(['stop', '--op', 'no-such-op', '--state-dir', st]);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /E_UNKNOWN_OP/);
+  for (const argv of [['stop'], ['stop', '--op', 'a b'], ['stop', '--op', 'x', 'extra'], ['stop', '--op', 'x', '--bogus']]) {
+    const r = await gensee([...argv, '--state-dir', st]);
+    t.equal(r.code, 2, argv.join(' '));
+    t.match(r.stderr, /^gensee: E_(USAGE|BAD_OP_ID): /, r.stderr.trim());
+  }
+  t.same(fs.readdirSync(st), [], 'nothing written');
+});
