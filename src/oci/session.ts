@@ -3,13 +3,14 @@
 // seccomp fd the runtime handed over (the container's init, and each
 // `runc exec` process that carries the same profile). When the last of them
 // reports that every task using its filter is gone, the session ends: the
-// evidence stays, the hooks are detached unless the cgroup still holds
-// processes (then they stay pinned, failing closed).
+// evidence stays, whatever is left in the cgroup is killed and seen gone,
+// and only then are the hooks detached. A listener shut down under a running
+// container kills nothing: its hooks stay pinned, failing closed.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { GenseeError } from '../errors';
-import { cgroupId, cgroupPids } from '../cgroup';
+import { cgroupId, cgroupPids, cgroupPopulated, killCgroupAndWait } from '../cgroup';
 import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
 import { Supervisor, LoadedPolicy, OperationSummary } from '../supervisor';
@@ -49,9 +50,6 @@ interface Member {
   containerId: string;
   pid: number;
 }
-
-/** how long an ended container's last task may take to leave cgroup.procs */
-const TASKS_GONE_GRACE_MS = 1000;
 
 const LINK_NAMES = ['link_connect4', 'link_connect6', 'link_sendmsg4', 'link_sendmsg6'];
 
@@ -216,8 +214,8 @@ export class OciSession {
 
   /**
    * End the operation: refuse what is paused, stop the supervisor (records
-   * and evidence stay), detach the hooks unless the cgroup still has
-   * processes. Idempotent.
+   * and evidence stay), and detach the hooks only once the cgroup is killed
+   * and seen empty. Idempotent.
    */
   finish(why: SessionSummary['why']): Promise<SessionSummary> {
     if (!this.ending) this.ending = this.doFinish(why);
@@ -225,24 +223,44 @@ export class OciSession {
   }
 
   private async doFinish(why: SessionSummary['why']): Promise<SessionSummary> {
+    // Kill, then detach. Once the container's tasks are gone, whatever is
+    // still in its cgroup (a process the filter never covered, the last task
+    // on its way out) is killed while still bounded and served. A listener
+    // shut down, or a session unused, under a running container kills
+    // nothing: it stays busy, its hooks pinned, failing closed.
+    const o = this.o;
+    let busy = why !== 'tasks_gone' && cgroupPopulated(this.cgroup);
+    let notEmptied: Error | null = null;
+    if (!busy) {
+      try {
+        await killCgroupAndWait(this.cgroup);
+      } catch (e) {
+        notEmptied = e as Error;
+        busy = true;
+      }
+    }
     await Promise.all([...this.members].map((m) => this.retire(m)));
     const counted = this.sup.summary(this.finished); // before stop: it reads the kernel counters
     const anchor = await this.sup.faultsAnchor();
-    let left = cgroupPids(this.cgroup);
-    // the notify fd hangs up as the last filtered task exits, which can be a
-    // moment before that task leaves cgroup.procs: give it that moment
-    for (let i = 0; why === 'tasks_gone' && left.length > 0 && i < TASKS_GONE_GRACE_MS / 10; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-      left = cgroupPids(this.cgroup);
-    }
-    const busy = left.length > 0;
-    // the operation is closed when its container is gone; a listener shut
-    // down under a running container leaves it open, hooks failing closed
+    let left = busy ? cgroupPids(this.cgroup) : [];
+    // the operation is closed when its container is gone; a busy cgroup
+    // leaves it open, hooks failing closed
     await this.sup.stop({ close: !busy });
     let hooks: SessionSummary['hooks'] = 'pinned';
     if (!busy) {
-      detachHooks(this.op);
-      hooks = 'detached';
+      try {
+        // again, right before the hooks come off: a process that entered
+        // the cgroup while the supervisor stopped dies too
+        await killCgroupAndWait(this.cgroup);
+        detachHooks(this.op);
+        hooks = 'detached';
+      } catch (e) {
+        notEmptied = e as Error;
+        left = cgroupPids(this.cgroup);
+      }
+    }
+    if (notEmptied) {
+      o.say(o.json ? JSON.stringify({ event: 'error', op: this.op, message: `hooks left pinned: ${notEmptied.message}` }) : `${this.op}: hooks left pinned, failing closed: ${notEmptied.message}`);
     }
     const summary: SessionSummary = {
       op: this.op,
@@ -253,7 +271,6 @@ export class OciSession {
       cgroup_pids: left,
       anchor,
     };
-    const o = this.o;
     if (o.json) o.say(JSON.stringify({ event: 'stopped', ...summary }));
     else {
       o.say(

@@ -381,3 +381,33 @@ t.test('runc exec into a served container joins its operation', async (t) => {
   const stopped = await l.waitEvent((e) => e.event === 'stopped' && e.op === op);
   t.match(stopped, { why: 'tasks_gone', faults: 1, leases_installed: 1, hooks: 'detached' }, 'ended with the container');
 });
+
+t.test('container gone: a process left in its cgroup is killed before the hooks come off', async (t) => {
+  if (!requireRunc(t)) return;
+  const root = tempRoot(t);
+  const stateDir = path.join(root, 'st');
+  const sock = path.join(root, 'oci.sock');
+  const op = uniqueName('gs-oci');
+  cleanupOp(t, op);
+  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir]);
+  const b = makeBundle(t, root, 'k', { listenerPath: sock, metadata: `op=${op}`, script: 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo init-done' });
+  const running = runcRun(b);
+  const attached = await l.waitEvent((e) => e.event === 'attached' && e.op === op);
+  // a host process the container's filter never covered, moved into its cgroup
+  const cg = attached.cgroup as string;
+  const left = spawn('sh', ['-c', `echo $$ > "${path.join(cg, 'cgroup.procs')}" && exec sleep 300`], { stdio: 'ignore' });
+  const leftExit = new Promise<NodeJS.Signals | null>((r) => left.once('exit', (_c, sig) => r(sig)));
+  t.teardown(() => {
+    if (left.exitCode === null && left.signalCode === null) left.kill('SIGKILL');
+  });
+  await waitFor(() => fs.readFileSync(path.join(cg, 'cgroup.procs'), 'utf8').split('\n').includes(String(left.pid)));
+
+  fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
+  t.match((await running).out, /init-done/);
+  const stopped = await l.waitEvent((e) => e.event === 'stopped' && e.op === op);
+  t.match(stopped, { why: 'tasks_gone', hooks: 'detached', cgroup_pids: [] }, 'ended with the container, nothing left in its cgroup');
+  t.equal(await leftExit, 'SIGKILL', 'the left-behind process was killed (cgroup.kill)');
+  t.notOk(fs.existsSync(pinDirFor(op)), 'then the hooks were detached');
+  const rec = JSON.parse(fs.readFileSync(path.join(stateDir, 'network-operations', op, 'operation.json'), 'utf8')) as { state: string };
+  t.equal(rec.state, 'closed', 'operation closed');
+});
