@@ -17,6 +17,26 @@ import {
 
 export type NetworkDecision = Omit<Resolution, 'fault_id'>;
 
+/** the lease a decision is about to install, as its intent line records it */
+export interface LeaseIntent {
+  generation: number;
+  family: Tuple['family'];
+  protocol: Tuple['protocol'];
+  address: string;
+  port: number;
+  ttl_s: number;
+  max_uses: number;
+}
+
+export interface ResolveOptions {
+  /**
+   * Make a durable record of the lease before it enters the kernel (the
+   * resolver's lease_intent line): a crash between the install and the
+   * resolution line then leaves a record saying what may be in the kernel.
+   */
+  intent?: (l: LeaseIntent) => Promise<void>;
+}
+
 /**
  * Set by the counter evidence (src/counters/evidence.ts); absent otherwise,
  * and then every kernel entry is tagged with the newest generation.
@@ -127,7 +147,7 @@ export class NetworkBackend {
     this.leaseMap = null;
   }
 
-  async resolve(e: NetworkEffect): Promise<NetworkDecision> {
+  async resolve(e: NetworkEffect, opts: ResolveOptions = {}): Promise<NetworkDecision> {
     const tuple: Tuple = { family: e.family, protocol: e.protocol, address: e.address, port: e.port };
     const now = bootNs();
     const grant = this.policy.grants.find((g) => matchesNetwork(g.network, e));
@@ -147,7 +167,9 @@ export class NetworkBackend {
 
     const rule = this.policy.leases.find((r) => matchesNetwork(r.network, e));
     if (rule) {
-      const l = this.dp.putLease({ tuple, generation: BigInt(this.hooks.generationFor?.('lease', tuple) ?? this.rec.generation), ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses }, key);
+      const generation = BigInt(this.hooks.generationFor?.('lease', tuple) ?? this.rec.generation);
+      await opts.intent?.({ generation: Number(generation), ...tuple, ttl_s: rule.ttl_s, max_uses: rule.max_uses });
+      const l = this.dp.putLease({ tuple, generation, ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses }, key);
       await this.remember(l, rule.max_uses);
       return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
     }
@@ -218,6 +240,24 @@ export class NetworkBackend {
     } finally {
       this.writing = null;
     }
+  }
+
+  /**
+   * Leases whose install a dead resolver never answered (an intent line with
+   * no resolution): out of the kernel and out of the record, whatever they
+   * replaced. Fail closed: the workload faults again. Returns what was removed.
+   */
+  async removeUnanswered(intents: readonly LeaseIntent[]): Promise<string[]> {
+    const removed: string[] = [];
+    for (const i of intents) {
+      const t: Tuple = { family: i.family, protocol: i.protocol, address: i.address, port: i.port };
+      const inKernel = this.dp.getLease(t) !== null;
+      if (inKernel) this.dp.removeLease(t);
+      if (inKernel || this.leases().has(leaseKey(t))) removed.push(leaseKey(t));
+      this.leases().delete(leaseKey(t));
+    }
+    if (removed.length) await this.persist();
+    return removed;
   }
 
   /** Leases in the kernel and in the record agree: unknown or expired removed, missing live ones re-installed. */

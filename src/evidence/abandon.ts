@@ -6,14 +6,27 @@
 // next `gensee run` of the same operation — closes each open fault with a
 // resolution line through the same chain: deny, reason `abandoned`, and why.
 // `gensee verify` then passes and counts the abandoned faults.
+import * as fs from 'node:fs';
+import * as readline from 'node:readline';
 import { verifyLog } from './verify';
 import type { ChainedLog } from './chain';
+import type { LeaseIntent } from '../backends/network';
 
 /** why a fault was abandoned, as the resolution line's `abandoned` field says */
 export type AbandonCause = 'resolver_died' | 'operation_stopped';
 
-/** Close every open fault of log with an `abandoned` resolution; returns their fault ids (in log order), durable. */
-export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause): Promise<string[]> {
+export interface Abandoned {
+  /** fault ids closed, in log order */
+  faults: string[];
+  /**
+   * lease_intent lines of those faults: leases that may be in the kernel
+   * with no resolution behind them. The caller removes them (fail closed).
+   */
+  intents: LeaseIntent[];
+}
+
+/** Close every open fault of log with an `abandoned` resolution (durable on return). */
+export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause): Promise<Abandoned> {
   await log.flushNow();
   const rep = await verifyLog(log.path, { pairFaults: true });
   const open = rep.problems.filter((p) => p.kind === 'unresolved_fault' && p.fault_id !== undefined).map((p) => p.fault_id!);
@@ -33,5 +46,20 @@ export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause): Pro
     );
   }
   if (ticket >= 0) await log.flushNow();
-  return open;
+  return { faults: open, intents: open.length ? await intentsOf(log.path, new Set(open)) : [] };
+}
+
+async function intentsOf(file: string, ids: Set<string>): Promise<LeaseIntent[]> {
+  const out: LeaseIntent[] = [];
+  const rl = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
+  for await (const line of rl) {
+    if (!line.includes('"lease_intent"')) continue;
+    try {
+      const v = JSON.parse(line) as { kind?: string; fault_id?: string; lease?: LeaseIntent };
+      if (v.kind === 'lease_intent' && v.fault_id !== undefined && ids.has(v.fault_id) && v.lease) out.push(v.lease);
+    } catch {
+      /* a torn or edited line: verify reports it */
+    }
+  }
+  return out;
 }

@@ -9,7 +9,7 @@ import { effectType } from '../protocol/types';
 import { faultToJson, resolutionToJson } from '../protocol/json';
 import { computeMac } from '../protocol/mac';
 import type { ChainedLog } from '../evidence/chain';
-import type { NetworkBackend } from '../backends/network';
+import type { NetworkBackend, LeaseIntent } from '../backends/network';
 import { checkSubject } from './subject';
 
 export interface PeerInfo {
@@ -145,12 +145,22 @@ export class Resolver extends EventEmitter {
     if (bad) return deny(bad);
     switch (effectType(f.effect)) {
       case 'network':
-        return this.network.resolve(f.effect.network!);
+        return this.network.resolve(f.effect.network!, { intent: (l) => this.intend(f.fault_id, l) });
       default:
         // No backend is connected for this effect type: never network
         // authority, never implicitly allowed.
         return deny('capability_fault_backend_unavailable');
     }
+  }
+
+  /**
+   * The lease_intent line: durable before the lease enters the kernel, so no
+   * kernel lease is ever without a record. A resolver that dies before the
+   * resolution line leaves the intent with an open fault; whoever takes over
+   * closes the fault as abandoned and removes the lease (src/evidence/abandon.ts).
+   */
+  private async intend(faultId: string, lease: LeaseIntent): Promise<void> {
+    await this.faults.whenDurable(this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, true));
   }
 
   /** Record something refused before it became a fault (bad frame, bad peer). */

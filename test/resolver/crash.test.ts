@@ -32,23 +32,24 @@ t.test('gensee verify: intact, edited, removed, torn', async (t) => {
 
   const ok = await gensee(args);
   t.equal(ok.code, 0, `intact log verifies: ${ok.stdout}`);
-  const am = /faults\.jsonl: 12 lines, ok; last line (faults\.jsonl:12:[0-9a-f]{64})/.exec(ok.stdout);
+  // three lines a leased fault: fault, lease_intent, resolution
+  const am = /faults\.jsonl: 18 lines, ok; last line (faults\.jsonl:18:[0-9a-f]{64})/.exec(ok.stdout);
   t.ok(am, `verify prints the last line as an anchor: ${ok.stdout}`);
-  const anchor = am ? am[1] : 'faults.jsonl:12:' + '0'.repeat(64);
+  const anchor = am ? am[1] : 'faults.jsonl:18:' + '0'.repeat(64);
 
   // the last fault and its resolution cut off the end: the chain alone
   // cannot tell, the anchor kept from the intact log can
   const lines = intact.split('\n');
-  fs.writeFileSync(file, lines.slice(0, 10).join('\n') + '\n');
+  fs.writeFileSync(file, lines.slice(0, 15).join('\n') + '\n');
   const cutNoAnchor = await gensee(args);
-  t.equal(cutNoAnchor.code, 0, 'two whole lines cut off the end pass the chain check (the known limit)');
+  t.equal(cutNoAnchor.code, 0, 'a whole fault cut off the end passes the chain check (the known limit)');
   const cutAnchored = await gensee([...args, '--anchor', anchor]);
   t.equal(cutAnchored.code, 1, `cut off the end → non-zero exit against the anchor: ${cutAnchored.stdout}`);
-  t.match(cutAnchored.stdout, /faults\.jsonl:12: error removed: the log ends at line 10, but the anchor names line 12/, 'names what was cut');
-  t.match(cutAnchored.stdout, /anchor line 12 FAILS/);
+  t.match(cutAnchored.stdout, /faults\.jsonl:18: error removed: the log ends at line 15, but the anchor names line 18/, 'names what was cut');
+  t.match(cutAnchored.stdout, /anchor line 18 FAILS/);
   fs.writeFileSync(file, intact);
   const holds = await gensee([...args, '--anchor', anchor, '--anchor', 'counters.jsonl:1:' + 'a'.repeat(64)]);
-  t.match(holds.stdout, /anchor line 12 holds/, 'the anchor holds on the intact log');
+  t.match(holds.stdout, /anchor line 18 holds/, 'the anchor holds on the intact log');
   t.match(holds.stdout, /counters\.jsonl:1: error edited: its SHA-256 is [0-9a-f]{16}…, the anchor says aaaaaaaaaaaaaaaa…/, 'a wrong hash for an anchored line is an edit');
   t.equal(holds.code, 1);
   for (const bad of ['12:' + 'A'.repeat(64), 'faults.jsonl:0:' + '0'.repeat(64), 'nope.jsonl:1:' + '0'.repeat(64), 'faults.jsonl:12', '12:abc']) {
@@ -58,12 +59,12 @@ t.test('gensee verify: intact, edited, removed, torn', async (t) => {
   }
 
   const edited = [...lines];
-  edited[4] = edited[4].replace('"port":8102', '"port":8199');
-  t.not(edited[4], lines[4], 'edited line 5');
+  edited[6] = edited[6].replace('"port":8102', '"port":8199');
+  t.not(edited[6], lines[6], 'edited line 7');
   fs.writeFileSync(file, edited.join('\n'));
   const e = await gensee(args);
   t.equal(e.code, 1, 'edited → non-zero exit');
-  t.match(e.stdout, /faults\.jsonl:5: error edited/, 'names the edited line');
+  t.match(e.stdout, /faults\.jsonl:7: error edited/, 'names the edited line');
 
   const removed = lines.filter((_, i) => i !== 6);
   fs.writeFileSync(file, removed.join('\n'));
@@ -71,17 +72,17 @@ t.test('gensee verify: intact, edited, removed, torn', async (t) => {
   t.equal(r.code, 1, 'removed → non-zero exit');
   t.match(r.stdout, /faults\.jsonl:7: error removed/, 'names where the line was removed');
 
-  fs.writeFileSync(file, intact + '{"seq":13,"at":"2026');
+  fs.writeFileSync(file, intact + '{"seq":19,"at":"2026');
   const tr = await gensee(args);
   t.equal(tr.code, 1, 'torn → non-zero exit');
-  t.match(tr.stdout, /faults\.jsonl:13: error torn/, 'names the torn last line');
+  t.match(tr.stdout, /faults\.jsonl:19: error torn/, 'names the torn last line');
 
   // a fault without its resolution (cut after a write-ahead fault line)
-  const cut = lines.slice(0, 11).join('\n') + '\n';
+  const cut = lines.slice(0, 16).join('\n') + '\n';
   fs.writeFileSync(file, cut);
   const u = await gensee(args);
   t.equal(u.code, 1, 'unresolved fault → non-zero exit');
-  t.match(u.stdout, /faults\.jsonl:11: error unresolved_fault/, 'names the fault left without a resolution');
+  t.match(u.stdout, /faults\.jsonl:16: error unresolved_fault/, 'names the fault left without a resolution');
   fs.writeFileSync(file, intact);
 });
 
