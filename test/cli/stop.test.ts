@@ -64,7 +64,7 @@ t.test('supervisor killed -9: resolver_gone, then stop ends the operation', asyn
   const w = await workload(t, cg);
   const wExit = new Promise<NodeJS.Signals | null>((r) => w.child.once('exit', (_c, sig) => r(sig)));
   const id = cgroupId(cg);
-  t.equal(linksOn(id), 4, 'four hooks on the cgroup');
+  t.ok(linksOn(id) >= 4, 'the hooks are on the cgroup (connect4/6, sendmsg4/6, …)');
 
   sup.c.kill('SIGKILL');
   t.equal((await sup.exited).signal, 'SIGKILL', 'supervisor killed -9');
