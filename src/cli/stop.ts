@@ -105,7 +105,12 @@ export async function run(argv: string[]): Promise<number> {
 
   // 5. hooks, pins, nftables
   const hadPins = fs.existsSync(pinDirFor(op));
-  detachHooks(op);
+  try {
+    detachHooks(op);
+  } catch (e) {
+    // a resolver that let go may be detaching the same pins right now
+    if (fs.existsSync(pinDirFor(op))) throw e;
+  }
   let nft = false;
   try {
     const table = nftTableName(op);
