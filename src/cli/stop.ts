@@ -7,9 +7,11 @@
 //      still alive: first give it a moment to let go on its own (a `gensee
 //      run` or OCI session ends when its workload does), then SIGTERM, then
 //      SIGKILL
-//   4. remove the cgroup directory: from here nothing can join it
-//   5. detach and unpin the hooks and maps; remove the nftables table
-//   6. record the stop in operation.json: state "stopped", stopped {at, by, found}
+//   4. close every fault the resolver left open (deny/abandoned, through the
+//      chain: src/evidence/abandon.ts), so verify passes and says how many
+//   5. remove the cgroup directory: from here nothing can join it
+//   6. detach and unpin the hooks and maps; remove the nftables table
+//   7. record the stop in operation.json: state "stopped", stopped {at, by, found}
 // A step that fails leaves the later ones undone (hooks attached, failing
 // closed, nothing recorded) and exits non-zero; running stop again resumes.
 import * as fs from 'node:fs';
@@ -20,7 +22,9 @@ import { killCgroupAndWait, removeEmptyCgroup } from '../cgroup';
 import { detachHooks } from '../dataplane';
 import { pinDirFor } from '../bpffs';
 import { nftTableName, nftTableExists, nftRemoveTable } from '../backends/nft';
-import { resolveStateDir, openOperation, updateOperation, OperationRecord, ResolverIdentity, StopFound } from '../state/operation';
+import { resolveStateDir, openOperation, updateOperation, opDir, OperationRecord, ResolverIdentity, StopFound } from '../state/operation';
+import { ChainedLog } from '../evidence/chain';
+import { closeOpenFaults } from '../evidence/abandon';
 import { operationCondition, identityAlive } from './status';
 
 export const usage = 'usage: gensee stop --op ID [--json]';
@@ -94,7 +98,19 @@ export async function run(argv: string[]): Promise<number> {
   // 3. the resolver
   const resolver = rec.resolver ? await endResolver(stateDir, op, rec.resolver) : 'gone';
 
-  // 4. the cgroup directory; a process moved in since step 2 is killed first
+  // 4. faults nobody will answer now; the maps go in step 6, with any lease an open fault's intent put there
+  let abandoned = 0;
+  const faultsFile = path.join(opDir(stateDir, op), 'faults.jsonl');
+  if (fs.existsSync(faultsFile)) {
+    const log = await ChainedLog.open(faultsFile);
+    try {
+      abandoned = (await closeOpenFaults(log, resolver === 'killed' || resolver === 'terminated' ? 'operation_stopped' : 'resolver_died')).faults.length;
+    } finally {
+      await log.close();
+    }
+  }
+
+  // 5. the cgroup directory; a process moved in since step 2 is killed first
   try {
     removeEmptyCgroup(rec.cgroup);
   } catch (e) {
@@ -103,7 +119,7 @@ export async function run(argv: string[]): Promise<number> {
     removeEmptyCgroup(rec.cgroup);
   }
 
-  // 5. hooks, pins, nftables
+  // 6. hooks, pins, nftables
   const hadPins = fs.existsSync(pinDirFor(op));
   try {
     detachHooks(op);
@@ -122,15 +138,15 @@ export async function run(argv: string[]): Promise<number> {
     /* no nft on this host: there is no table either */
   }
 
-  // 6. the record, in one atomic write
+  // 7. the record, in one atomic write
   const at = new Date().toISOString();
   await updateOperation(stateDir, op, { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: why } });
 
   if (json) {
-    out(JSON.stringify({ event: 'stopped', op, found: why, cgroup: rec.cgroup, cgroup_removed: hadCgroup, resolver: rec.resolver ? { pid: rec.resolver.pid, ended: resolver } : null, hooks_detached: hadPins, nft_removed: nft, at }));
+    out(JSON.stringify({ event: 'stopped', op, found: why, cgroup: rec.cgroup, cgroup_removed: hadCgroup, resolver: rec.resolver ? { pid: rec.resolver.pid, ended: resolver } : null, faults_abandoned: abandoned, hooks_detached: hadPins, nft_removed: nft, at }));
   } else {
     const res = !rec.resolver ? 'no resolver recorded' : resolver === 'gone' ? `resolver pid ${rec.resolver.pid} was already gone` : resolver === 'let_go' ? `resolver pid ${rec.resolver.pid} let go with its workload` : `resolver pid ${rec.resolver.pid} ${resolver}`;
-    out(`gensee: stopped operation ${op}: ${hadCgroup ? `cgroup ${rec.cgroup} killed and removed` : `cgroup ${rec.cgroup} was already gone`}; ${res}; ${hadPins ? 'hooks detached and unpinned' : 'no hooks were pinned'}${nft ? '; nftables table removed' : ''}; recorded in operation.json`);
+    out(`gensee: stopped operation ${op}: ${hadCgroup ? `cgroup ${rec.cgroup} killed and removed` : `cgroup ${rec.cgroup} was already gone`}; ${res}; ${abandoned ? `${abandoned} open fault(s) closed as abandoned; ` : ''}${hadPins ? 'hooks detached and unpinned' : 'no hooks were pinned'}${nft ? '; nftables table removed' : ''}; recorded in operation.json`);
   }
   return 0;
 }

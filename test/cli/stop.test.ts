@@ -12,6 +12,7 @@ import { shortStateDir, workload } from '../helpers/supervisor';
 import { pinDirFor } from '../../src/bpffs';
 import { detachHooks } from '../../src/dataplane';
 import { cgroupId } from '../../src/cgroup';
+import { ChainedLog } from '../../src/evidence/chain';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
@@ -86,9 +87,16 @@ t.test('supervisor killed -9: resolver_gone, then stop ends the operation', asyn
   t.match(lt.stdout, new RegExp(`${op}\\s+resolver_gone`), 'ls text: resolver_gone');
 
   t.ok(fs.existsSync(cg) && fs.existsSync(pinDirFor(op)), 'before stop: cgroup and pins');
+  // what a kill between a fault's intent and its resolution leaves behind
+  const log = await ChainedLog.open(path.join(st, 'network-operations', op, 'faults.jsonl'));
+  await log.append({ kind: 'fault', fault_id: 'gs-open-1', via: 'socket', peer: null, fault: {} });
+  await log.append({ kind: 'lease_intent', fault_id: 'gs-open-1', lease: { generation: 1, family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 9, ttl_s: 30, max_uses: 0 } });
+  await log.close();
+  const open = await gensee(['verify', '--op', op, '--state-dir', st]);
+  t.equal(open.code, 1, 'before stop, the open fault fails verify');
   const stop = await gensee(['stop', '--op', op, '--state-dir', st, '--json']);
   t.equal(stop.code, 0, stop.stderr);
-  t.match(JSON.parse(stop.stdout), { event: 'stopped', op, found: 'resolver_gone', cgroup_removed: true, hooks_detached: true }, 'stop --json');
+  t.match(JSON.parse(stop.stdout), { event: 'stopped', op, found: 'resolver_gone', cgroup_removed: true, hooks_detached: true, faults_abandoned: 1 }, 'stop --json: the open fault closed as abandoned');
   t.equal(await wExit, 'SIGKILL', 'the workload process was killed');
   t.notOk(fs.existsSync(cg), 'the cgroup is removed');
   t.notOk(fs.existsSync(pinDirFor(op)), 'the pins are removed');
@@ -99,6 +107,8 @@ t.test('supervisor killed -9: resolver_gone, then stop ends the operation', asyn
 
   const v = await gensee(['verify', '--op', op, '--state-dir', st]);
   t.equal(v.code, 0, `verify passes: ${v.stdout}${v.stderr}`);
+  t.match(v.stdout, /1 fault\(s\) abandoned by a resolver that died/, 'and says how many faults were abandoned');
+  t.match(fs.readFileSync(path.join(st, 'network-operations', op, 'faults.jsonl'), 'utf8'), /"fault_id":"gs-open-1","resolution":\{"fault_id":"gs-open-1","action":"deny","reason":"abandoned"\},"abandoned":"resolver_died"/, 'the resolution line names the cause');
 
   const again = await gensee(['stop', '--op', op, '--state-dir', st]);
   t.equal(again.code, 0, 'a second stop exits 0');
