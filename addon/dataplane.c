@@ -21,8 +21,10 @@
 #include "dataplane.h"
 #include "gensee.skel.h"
 
-static const char *const gs_link_names[4] = {
+/* Pinned links, one per program, in gs_dp_attach's order of programs. */
+static const char *const gs_link_names[GS_LINKS] = {
 	"link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6",
+	"link_udp_egress",
 };
 static const char *const gs_map_names[4] = {
 	GS_MAP_LEASES, GS_MAP_COUNTERS, GS_MAP_EVENTS, GS_MAP_STATS,
@@ -84,7 +86,7 @@ static int gs_unpin_all(const char *pin_dir, int detach_links, struct gs_err *er
 	char p[4352];
 	int i, fd;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < GS_LINKS; i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_link_names[i]);
 		if (detach_links) {
 			fd = bpf_obj_get(p);
@@ -121,8 +123,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 		 const struct gs_attach_opts *opts, struct gs_err *err)
 {
 	struct gensee_bpf *skel = NULL;
-	struct bpf_program *progs[4];
-	struct bpf_link *links[4] = {};
+	struct bpf_program *progs[GS_LINKS];
+	struct bpf_link *links[GS_LINKS] = {};
 	struct bpf_map *maps[4];
 	char p[4352];
 	int cg_fd = -1, i, rc = -1;
@@ -191,7 +193,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 	progs[1] = skel->progs.gs_connect6;
 	progs[2] = skel->progs.gs_sendmsg4;
 	progs[3] = skel->progs.gs_sendmsg6;
-	for (i = 0; i < 4; i++) {
+	progs[4] = skel->progs.gs_udp_egress;
+	for (i = 0; i < GS_LINKS; i++) {
 		links[i] = bpf_program__attach_cgroup(progs[i], cg_fd);
 		if (!links[i]) {
 			gs_errf(err, errno, "bpf_link_create", "program %s on cgroup %s",
@@ -208,7 +211,7 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 out:
 	/* Closing our link fds leaves the pinned links attached: the boundary
 	 * outlives this process by design. */
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < GS_LINKS; i++)
 		if (links[i])
 			bpf_link__destroy(links[i]);
 	gensee_bpf__destroy(skel);
@@ -223,7 +226,7 @@ int gs_dp_links_present(const char *pin_dir)
 	char p[4352];
 	int i, fd;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < GS_LINKS; i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_link_names[i]);
 		fd = bpf_obj_get(p);
 		if (fd < 0)
@@ -231,6 +234,11 @@ int gs_dp_links_present(const char *pin_dir)
 		close(fd);
 	}
 	return 1;
+}
+
+const char *gs_dp_link_name(int i)
+{
+	return i >= 0 && i < GS_LINKS ? gs_link_names[i] : NULL;
 }
 
 void gs_dp_close(struct gs_dp *dp)

@@ -49,6 +49,10 @@ struct gs_dp {
 	char pin_dir[4096];
 };
 
+/* Programs attached to an operation's cgroup, each held by a pinned link:
+ * cgroup/connect4|6, cgroup/sendmsg4|6 and cgroup_skb/egress (UDP). */
+#define GS_LINKS 5
+
 /* Load the programs, pin maps and links under pin_dir, attach to cgroup. */
 int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 		 const struct gs_attach_opts *opts, struct gs_err *err);
@@ -58,8 +62,10 @@ int gs_dp_detach(const char *pin_dir, struct gs_err *err);
 /* Open an attached operation's maps from its pins. */
 int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err);
 void gs_dp_close(struct gs_dp *dp);
-/* 1 if all four links are pinned and the programs attached */
+/* 1 if all GS_LINKS links are pinned and the programs attached */
 int gs_dp_links_present(const char *pin_dir);
+/* The pin name of link i (0 <= i < GS_LINKS) under an operation's pin dir. */
+const char *gs_dp_link_name(int i);
 
 int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k,
 		 const struct gs_lease_value *v, int only_new, struct gs_err *err);

@@ -346,6 +346,9 @@ NAN_MODULE_INIT(InitAll) {
   Nan::SetMethod(target, "attach", Attach);
   Nan::SetMethod(target, "detach", Detach);
   Nan::SetMethod(target, "linksPresent", LinksPresent);
+  v8::Local<v8::Array> links = Nan::New<v8::Array>(GS_LINKS);
+  for (int i = 0; i < GS_LINKS; i++) Nan::Set(links, i, Nan::New(gs_dp_link_name(i)).ToLocalChecked());
+  Nan::Set(target, Nan::New("linkNames").ToLocalChecked(), links);
   Nan::SetMethod(target, "bootNs", BootNs);
   Nan::SetMethod(target, "peerCred", PeerCred);
   Nan::SetMethod(target, "peerRefusal", PeerRefusal);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * gensee enforcement point: cgroup sock_addr hooks for connect4/6 and
- * sendmsg4/6. Each hook is a thin wrapper around gs_decide().
+ * sendmsg4/6, and a cgroup_skb egress check of UDP datagrams. The four
+ * hooks are thin wrappers around gs_decide(); the egress program shares its
+ * key builders and its one liveness rule (gs_lease_verdict).
  *
  * The hooks run on the kernel's own copy of the destination (after the
  * sockaddr was copied in), so a thread that rewrites the user buffer after a
@@ -10,6 +12,11 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <linux/in.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/in6.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "gensee_abi.h"
@@ -164,56 +171,76 @@ static __always_inline void gs_emit(const struct gs_lease_key *lk, __u8 reason, 
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* The lease key of an IPv4 destination (address in network byte order). */
+static __always_inline void gs_key_ip4(struct gs_lease_key *lk, __u8 protocol, __u16 port, __u32 addr)
+{
+	lk->family = GS_FAMILY_IPV4;
+	lk->protocol = protocol;
+	lk->port = port;
+	__builtin_memcpy(lk->addr, &addr, 4);
+}
+
+/* The lease key of an IPv6 destination given as four network-order words. */
+static __always_inline void gs_key_ip6(struct gs_lease_key *lk, __u8 protocol, __u16 port,
+				       __u32 w0, __u32 w1, __u32 w2, __u32 w3)
+{
+	/* ::ffff:a.b.c.d on an AF_INET6 socket reaches an IPv4 peer:
+	 * it must meet the IPv4 lease, never a separate v6 one. */
+	if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0xffff)) {
+		gs_key_ip4(lk, protocol, port, w3);
+		return;
+	}
+	lk->family = GS_FAMILY_IPV6;
+	lk->protocol = protocol;
+	lk->port = port;
+	__builtin_memcpy(lk->addr, &w0, 4);
+	__builtin_memcpy(lk->addr + 4, &w1, 4);
+	__builtin_memcpy(lk->addr + 8, &w2, 4);
+	__builtin_memcpy(lk->addr + 12, &w3, 4);
+}
+
+/*
+ * Whether a lease lets traffic through now: the one rule of it in the
+ * kernel, used by the sock_addr hooks and the egress check alike. A lease
+ * is live while it is in the map and before its CLOCK_BOOTTIME expiry
+ * (0 = never). Uses left are not part of it: a use is a connect or a
+ * sendmsg, spent by gs_decide, never a packet (so the datagram of the
+ * sendmsg that spent the last use still leaves).
+ */
+static __always_inline __u8 gs_lease_verdict(const struct gs_lease_value *lv)
+{
+	if (!lv)
+		return GS_DENY_NO_LEASE;
+	if (lv->expires_boot_ns && bpf_ktime_get_boot_ns() >= lv->expires_boot_ns)
+		return GS_DENY_EXPIRED;
+	return GS_ALLOW;
+}
+
 /* 1 = allow, 0 = reject (the kernel turns 0 into EPERM) */
 static __always_inline int gs_decide(struct bpf_sock_addr *ctx, __u8 hook)
 {
 	struct gs_lease_key lk = {};
 	struct gs_lease_value *lv;
+	__u8 protocol = (__u8)ctx->protocol;
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	__u8 verdict;
 
-	lk.protocol = (__u8)ctx->protocol;
-	lk.port = bpf_ntohs((__u16)ctx->user_port);
-
-	if (hook == GS_HOOK_CONNECT4 || hook == GS_HOOK_SENDMSG4) {
-		__u32 a = ctx->user_ip4;
-
-		lk.family = GS_FAMILY_IPV4;
-		__builtin_memcpy(lk.addr, &a, 4);
-	} else {
-		__u32 w0 = ctx->user_ip6[0], w1 = ctx->user_ip6[1];
-		__u32 w2 = ctx->user_ip6[2], w3 = ctx->user_ip6[3];
-
-		/* ::ffff:a.b.c.d on an AF_INET6 socket reaches an IPv4 peer:
-		 * it must meet the IPv4 lease, never a separate v6 one. */
-		if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0xffff)) {
-			lk.family = GS_FAMILY_IPV4;
-			__builtin_memcpy(lk.addr, &w3, 4);
-		} else {
-			lk.family = GS_FAMILY_IPV6;
-			__builtin_memcpy(lk.addr, &w0, 4);
-			__builtin_memcpy(lk.addr + 4, &w1, 4);
-			__builtin_memcpy(lk.addr + 8, &w2, 4);
-			__builtin_memcpy(lk.addr + 12, &w3, 4);
-		}
-	}
+	if (hook == GS_HOOK_CONNECT4 || hook == GS_HOOK_SENDMSG4)
+		gs_key_ip4(&lk, protocol, port, ctx->user_ip4);
+	else
+		gs_key_ip6(&lk, protocol, port, ctx->user_ip6[0], ctx->user_ip6[1],
+			   ctx->user_ip6[2], ctx->user_ip6[3]);
 
 	lv = bpf_map_lookup_elem(&gs_leases_v1, &lk);
-	if (!lv) {
-		verdict = GS_DENY_NO_LEASE;
-	} else if (lv->expires_boot_ns && bpf_ktime_get_boot_ns() >= lv->expires_boot_ns) {
-		verdict = GS_DENY_EXPIRED;
-	} else if (lv->flags & GS_LEASE_LIMITED) {
+	verdict = gs_lease_verdict(lv);
+	if (verdict == GS_ALLOW && lv && (lv->flags & GS_LEASE_LIMITED)) {
 		/* fetch-and-sub so concurrent callers can never overspend */
 		__s64 before = __sync_fetch_and_add(&lv->uses_left, -1);
 
-		if (before > 0) {
-			verdict = GS_ALLOW;
-		} else {
+		if (before <= 0) {
 			__sync_fetch_and_add(&lv->uses_left, 1);
 			verdict = GS_DENY_EXHAUSTED;
 		}
-	} else {
-		verdict = GS_ALLOW;
 	}
 
 	if (verdict == GS_ALLOW) {
@@ -238,3 +265,129 @@ int gs_sendmsg4(struct bpf_sock_addr *ctx) { return gs_decide(ctx, GS_HOOK_SENDM
 
 SEC("cgroup/sendmsg6")
 int gs_sendmsg6(struct bpf_sock_addr *ctx) { return gs_decide(ctx, GS_HOOK_SENDMSG6); }
+
+/*
+ * Per-packet check of UDP egress.
+ *
+ * A connected UDP socket met gs_decide once, at connect(); its later
+ * send()/write() carry no address, so cgroup/sendmsg4|6 never runs for
+ * them. This program sees every datagram the operation's sockets put on the
+ * wire (loopback included) and lets it go only while gs_lease_verdict()
+ * finds the destination's lease live: an expired or revoked lease stops a
+ * connected socket at its next datagram, and send() fails with EPERM.
+ *
+ * What it does not do, on purpose:
+ * - spend uses: a use is a connect or a sendmsg (gs_decide);
+ * - count allows: the allow counters count uses, the calls a lease
+ *   authorized, not packets;
+ * - put events on the ring: a stream of datagrams would be a stream of
+ *   faults; gs_count carries every drop, per destination and reason;
+ * - look at TCP or anything else not UDP: a TCP connection is authorized
+ *   once, at connect, and an established one is not cut when its lease ends.
+ *
+ * Fail closed: a UDP datagram whose port cannot be read (an IPv4 fragment
+ * after the first; IPv6 behind a fragment, AH, ESP or other header this
+ * does not walk, or behind more than GS_V6_EXT_MAX options/routing headers)
+ * is dropped and counted as no_lease to port 0 of its destination. Local
+ * UDP is fragmented after this hook, so only raw sockets make those.
+ */
+#define GS_V6_EXT_MAX 4
+
+enum gs_pkt {
+	GS_PKT_OTHER = 0, /* not UDP: allowed */
+	GS_PKT_UDP = 1,   /* lk holds the destination */
+	GS_PKT_OPAQUE = 2 /* maybe UDP, port unreadable: lk has port 0 */
+};
+
+static __always_inline int gs_udp4_dest(struct __sk_buff *skb, struct gs_lease_key *lk)
+{
+	struct iphdr ip;
+	struct udphdr uh;
+
+	if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)))
+		return GS_PKT_OTHER; /* shorter than an IPv4 header: not a datagram */
+	if (ip.protocol != IPPROTO_UDP)
+		return GS_PKT_OTHER;
+	gs_key_ip4(lk, IPPROTO_UDP, 0, ip.daddr);
+	if ((ip.frag_off & bpf_htons(0x1fff)) || ip.ihl < 5 ||
+	    bpf_skb_load_bytes(skb, ip.ihl * 4, &uh, sizeof(uh)))
+		return GS_PKT_OPAQUE;
+	lk->port = bpf_ntohs(uh.dest);
+	return GS_PKT_UDP;
+}
+
+static __always_inline int gs_udp6_dest(struct __sk_buff *skb, struct gs_lease_key *lk)
+{
+	struct ipv6hdr ip6;
+	struct udphdr uh;
+	__u32 w[4];
+	__u32 off = sizeof(ip6);
+	__u8 next;
+	int i;
+
+	if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)))
+		return GS_PKT_OTHER;
+	__builtin_memcpy(w, &ip6.daddr, sizeof(w));
+	gs_key_ip6(lk, IPPROTO_UDP, 0, w[0], w[1], w[2], w[3]);
+	next = ip6.nexthdr;
+	/* hop-by-hop, routing and destination options share one length
+	 * format (8-octet units after the first 8); walk a few of them */
+#pragma unroll
+	for (i = 0; i < GS_V6_EXT_MAX; i++) {
+		__u8 h[2];
+
+		if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING && next != IPPROTO_DSTOPTS)
+			break;
+		if (bpf_skb_load_bytes(skb, off, h, sizeof(h)))
+			return GS_PKT_OPAQUE;
+		next = h[0];
+		off += ((__u32)h[1] + 1) * 8;
+	}
+	switch (next) {
+	case IPPROTO_UDP:
+		if (bpf_skb_load_bytes(skb, off, &uh, sizeof(uh)))
+			return GS_PKT_OPAQUE;
+		lk->port = bpf_ntohs(uh.dest);
+		return GS_PKT_UDP;
+	case IPPROTO_HOPOPTS:  /* more than GS_V6_EXT_MAX headers */
+	case IPPROTO_ROUTING:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_AH:
+	case IPPROTO_ESP:
+	case IPPROTO_MH:
+	case 139: /* HIP */
+	case 140: /* shim6 */
+	case 253: /* experimentation (RFC 3692) */
+	case 254:
+		return GS_PKT_OPAQUE;
+	default:
+		return GS_PKT_OTHER;
+	}
+}
+
+SEC("cgroup_skb/egress")
+int gs_udp_egress(struct __sk_buff *skb)
+{
+	struct gs_lease_key lk = {};
+	__u8 verdict;
+	int kind;
+
+	if (skb->protocol == bpf_htons(ETH_P_IP))
+		kind = gs_udp4_dest(skb, &lk);
+	else if (skb->protocol == bpf_htons(ETH_P_IPV6))
+		kind = gs_udp6_dest(skb, &lk);
+	else
+		return 1;
+
+	if (kind == GS_PKT_OTHER)
+		return 1;
+	if (kind == GS_PKT_OPAQUE)
+		verdict = GS_DENY_NO_LEASE;
+	else
+		verdict = gs_lease_verdict(bpf_map_lookup_elem(&gs_leases_v1, &lk));
+	if (verdict == GS_ALLOW)
+		return 1;
+	gs_count(&lk, verdict, 0);
+	return 0;
+}

@@ -34,6 +34,8 @@ export interface Addon {
   attach(pinDir: string, cgroupPath: string, opts?: { emitEvents?: boolean; countAllows?: boolean }): void;
   detach(pinDir: string): void;
   linksPresent(pinDir: string): boolean;
+  /** pin names of the links an attached operation holds under its pin dir (addon/dataplane.c) */
+  linkNames: readonly string[];
   bootNs(): bigint;
   peerCred(fd: number): { pid: number; uid: number; gid: number };
   /** gensee's socket admission rule (addon/peercred.h): null when the peer shares our user and mount namespaces, else why not */

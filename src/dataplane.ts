@@ -82,6 +82,15 @@ export function detachHooks(op: string): boolean {
   return true;
 }
 
+/**
+ * The pinned links of an attached operation, one per program: the four
+ * sock_addr hooks and the UDP egress check. hooksAttached() is true only
+ * when every one of them is pinned.
+ */
+export function hookLinkNames(): readonly string[] {
+  return loadAddon().linkNames;
+}
+
 export function hooksAttached(op: string): boolean {
   return loadAddon().linksPresent(pinDirFor(op));
 }

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { requireKernel, testCgroup, probe, tcpServer, uniqueName, GENSEE_BIN } from '../helpers/kernel';
 import { pinDirFor } from '../../src/bpffs';
 import { removeCgroup } from '../../src/cgroup';
-import { detachHooks } from '../../src/dataplane';
+import { detachHooks, hookLinkNames } from '../../src/dataplane';
 
 function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -44,7 +44,7 @@ t.test('operator: attach, lease, connect, counters, detach', async (t) => {
 
   const a = await gensee(['hooks', 'attach', '--op', op, '--cgroup', cg]);
   t.equal(a.code, 0, `attach: ${a.stderr}`);
-  t.same((await bpftoolCgroup(cg)).sort(), ['gs_connect4', 'gs_connect6', 'gs_sendmsg4', 'gs_sendmsg6'], 'four programs on the cgroup');
+  t.same((await bpftoolCgroup(cg)).sort(), ['gs_connect4', 'gs_connect6', 'gs_sendmsg4', 'gs_sendmsg6', 'gs_udp_egress'], 'four sock_addr hooks and the UDP egress check on the cgroup');
 
   // The loader exited: the pinned boundary keeps denying.
   const before = await probe(['--cgroup', cg, 'connect', 'tcp', '127.0.0.1', String(ok.port)]);
@@ -129,5 +129,5 @@ t.test('bad input: clear one-line error, exit 2, nothing changed', async (t) => 
   }
   const ls = await gensee(['lease', 'ls', '--op', op, '--json']);
   t.same(JSON.parse(ls.stdout), [], 'no lease was installed by any bad command');
-  t.same((await bpftoolCgroup(cg)).length, 4, 'hooks still attached once');
+  t.same((await bpftoolCgroup(cg)).length, hookLinkNames().length, 'hooks still attached once');
 });
