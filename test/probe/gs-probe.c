@@ -14,6 +14,14 @@
  *   toctou-connect tcp ADDR PORTA,PORTB: one thread connects to PORTA in a
  *   loop while another keeps rewriting the same sockaddr buffer to PORTB and
  *   back; prints how many connects succeeded / were refused.
+ *
+ *   connected-send tcp|udp ADDR PORT: connect one socket, then send()
+ *   --repeat messages on it, --interval MS apart, without an address. Each
+ *   message is 32 bytes, "SEQ T0\n", T0 its CLOCK_BOOTTIME send time. Prints
+ *   the connect and then one line per send with t0/t1 (CLOCK_BOOTTIME ns
+ *   before and after the call); --summary: counts and ns per send instead.
+ *   --ipopts: IPv4 header options (NOPs) on the socket; --v6-dstopts: an
+ *   IPv6 destination options header (PadN) on every datagram.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -259,11 +267,75 @@ static int toctou(const char *addr, const char *ports, long repeat)
 	return 0;
 }
 
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int connected_send(const struct target *t, long repeat, long interval_ms, int summary,
+			  int ipopts, int v6_dstopts)
+{
+	/* 4 NOPs: the UDP header then starts at byte 24, not 20 */
+	static const unsigned char nops[4] = { 1, 1, 1, 1 };
+	/* next header (filled by the kernel), length 0 (8 bytes), PadN of 4 */
+	static const unsigned char dstopts[8] = { 0, 0, 1, 4, 0, 0, 0, 0 };
+	char msg[48]; /* 32 used: n < 10^10, t0 < 10^20 */
+	long n, ok = 0, eperm = 0, other = 0;
+	uint64_t start;
+	int fd = socket(t->family, t->type | SOCK_CLOEXEC, t->proto), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (ipopts && setsockopt(fd, IPPROTO_IP, IP_OPTIONS, nops, sizeof(nops)))
+		e = errno;
+	if (!e && v6_dstopts && setsockopt(fd, IPPROTO_IPV6, IPV6_DSTOPTS, dstopts, sizeof(dstopts)))
+		e = errno;
+	if (!e && connect(fd, (const struct sockaddr *)&t->ss, t->len))
+		e = errno;
+	printf("{\"call\":\"connect\",\"result\":\"%s\",\"errno\":%d}\n", errname(e), e);
+	fflush(stdout);
+	if (e) {
+		close(fd);
+		return 0;
+	}
+	start = now_ns();
+	for (n = 0; n < repeat; n++) {
+		uint64_t t0 = boot_ns(), t1;
+
+		snprintf(msg, sizeof(msg), "%010ld %020llu\n", n, (unsigned long long)t0);
+		e = send(fd, msg, 32, MSG_NOSIGNAL) < 0 ? errno : 0;
+		t1 = boot_ns();
+		if (e == 0)
+			ok++;
+		else if (e == EPERM)
+			eperm++;
+		else
+			other++;
+		if (!summary) {
+			printf("{\"call\":\"send\",\"seq\":%ld,\"result\":\"%s\",\"errno\":%d,\"t0\":\"%llu\",\"t1\":\"%llu\"}\n",
+			       n, errname(e), e, (unsigned long long)t0, (unsigned long long)t1);
+			fflush(stdout);
+		}
+		if (interval_ms > 0 && n + 1 < repeat) {
+			struct timespec ts = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (summary)
+		printf("{\"ok\":%ld,\"EPERM\":%ld,\"other\":%ld,\"ns_per_send\":%.1f}\n", ok, eperm, other,
+		       repeat > 0 ? (double)(now_ns() - start) / (double)repeat : 0.0);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cg = NULL, *op, *proto, *addr, *port;
 	long repeat = 1;
-	int summary = 0, v6sock = 0, until_ok = 0, i;
+	int summary = 0, v6sock = 0, until_ok = 0, ipopts = 0, v6_dstopts = 0, i;
 	long threads = 0;
 	long interval_ms = 0;
 	struct target t;
@@ -285,14 +357,18 @@ int main(int argc, char **argv)
 			threads = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--interval") && i + 1 < argc)
 			interval_ms = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--ipopts"))
+			ipopts = 1;
+		else if (!strcmp(argv[i], "--v6-dstopts"))
+			v6_dstopts = 1;
 		else {
 			fprintf(stderr, "gs-probe: unknown option %s\n", argv[i]);
 			return 2;
 		}
 	}
 	if (argc - i != 4) {
-		fprintf(stderr, "usage: gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] [--interval MS] [--until-ok] "
-				"connect|sendto|uring-connect|bench-connect tcp|udp ADDR PORT\n");
+		fprintf(stderr, "usage: gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] [--interval MS] [--until-ok] [--ipopts] [--v6-dstopts] "
+				"connect|sendto|uring-connect|bench-connect|connected-send tcp|udp ADDR PORT\n");
 		return 2;
 	}
 	op = argv[i];
@@ -315,6 +391,9 @@ int main(int argc, char **argv)
 	}
 	printf("{\"pid\":%d}\n", getpid());
 	fflush(stdout);
+
+	if (!strcmp(op, "connected-send"))
+		return connected_send(&t, repeat, interval_ms, summary, ipopts, v6_dstopts);
 
 	if (threads > 0) {
 		pthread_t *th = calloc((size_t)threads, sizeof(*th));
