@@ -129,3 +129,9 @@ obj/adv/%: test/adversarial/%.c $(BPF_HDR)
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -luring -lpthread
 build: $(ADV_BINS)
+
+# the crash trials at soak length (test/resolver/killtrials.test.ts);
+# make test runs them at their defaults: 100 supervise and 20 run trials
+.PHONY: soak
+soak: build
+	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_KILL_TRIALS=200 GENSEE_RUN_KILL_TRIALS=100 $(TAP) $(TAP_ARGS) dist/test/resolver/killtrials.test.js
