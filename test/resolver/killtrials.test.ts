@@ -33,7 +33,7 @@ import type { Fault, Resolution } from '../../src/protocol/types';
 
 const SUP_TRIALS = Number(process.env.GENSEE_KILL_TRIALS ?? 100);
 const RUN_TRIALS = Number(process.env.GENSEE_RUN_KILL_TRIALS ?? 20);
-const SUP_JOBS = 4;
+const SUP_JOBS = Number(process.env.GENSEE_KILL_JOBS ?? 4);
 const RUN_JOBS = 3;
 /** the fault clients' leased range: below the ephemeral ports, so no listener of this test is in it */
 const RANGE = { lo: 20000, hi: 29999 };
@@ -46,7 +46,7 @@ const ACCEPT_SLACK_NS = 150_000_000n;
 t.setTimeout(120_000 + SUP_TRIALS * 4_000 + RUN_TRIALS * 8_000);
 
 const tally = new Tally();
-const totals = { supAbandoned: 0, supRemoved: 0, supReinstalled: 0, supDropped: 0, answered: 0, hookFaults: 0, allowedConns: 0, deniedConns: 0, deniedBytes: 0, deadAllowed: 0, clientErrorsBeforeKill: 0, runAbandoned: 0, runAllowedConns: 0 };
+const totals = { supAbandoned: 0, supRemoved: 0, supReinstalled: 0, supDropped: 0, answered: 0, hookFaults: 0, allowedConns: 0, deniedConns: 0, deniedBytes: 0, deadAllowed: 0, clientErrorsBeforeKill: 0, compareRetries: 0, intentsAbandoned: 0, runAbandoned: 0, runAllowedConns: 0 };
 
 /** One assertion, also counted per check for the summary. */
 function check(tt: Test, name: string, ok: boolean, msg: string, extra: Record<string, unknown> = {}): boolean {
@@ -153,6 +153,13 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
     const tr = new Trial(op, path.join(cg2, op), fs.mkdtempSync('/tmp/gs-kt-'));
     live.add(tr);
     const where = `trial ${n} (${op})`;
+    const ph: string[] = [];
+    let last = Date.now();
+    const mark = (name: string) => {
+      const now = Date.now();
+      ph.push(`${name} ${now - last}`);
+      last = now;
+    };
     try {
       fs.mkdirSync(tr.cgroup);
       const allowed = await Listener.open();
@@ -163,6 +170,7 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
 
       // serve, then load: the workload starts only once the hooks are on
       const first = await supervise(args, tr.procs);
+      mark('up');
       const rec = await openOperation(tr.st, op);
       const key = await readKey(tr.st, op);
       const sock = path.join(tr.st, 'network-operations', op, 'supervisor.sock');
@@ -195,6 +203,7 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
       const ex = await first.proc.exited;
       check(t, 'killed', ex.signal === 'SIGKILL', `${where}: the supervisor died of SIGKILL after ${killAfter} ms`, { exit: ex });
 
+      mark('load+kill');
       // 2. dead: the pinned hooks still bound the workload
       const deadFrom = bootNs();
       await sleep(DEAD_MS);
@@ -217,8 +226,10 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
       await clients;
       totals.clientErrorsBeforeKill += errorsBeforeKill;
 
+      mark('dead');
       // 3. restart on the same op and cgroup
       const second = await supervise(args, tr.procs);
+      mark('restart');
       const rc = second.event.reconciled;
       let kr = await kernelAndRecord(op, tr.st);
       const kr0 = kr;
@@ -227,9 +238,12 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
         await sleep(50);
         kr = await kernelAndRecord(op, tr.st);
       }
+      if (kr !== kr0) totals.compareRetries++;
       check(t, 'kernel leases = network.json', JSON.stringify(kr.kernel) === JSON.stringify(kr.record), `${where}: ${kr.kernel.length} kernel leases, ${kr.record.length} in network.json`, { ...kr, first_read: kr0 });
 
+      mark('compare');
       const v = await gensee(['verify', '--op', op, '--state-dir', tr.st, '--json']);
+      mark('verify');
       const vj = verifyJson(v);
       const fl = vj.logs?.find((l) => l.file === 'faults.jsonl');
       check(t, 'verify ok after restart', v.code === 0 && vj.ok === true, `${where}: gensee verify exits ${v.code}`, { problems: vj.logs?.flatMap((l) => l.problems.map((p) => `${l.file}:${p.line} ${p.kind} ${p.detail ?? ''}`)), stderr: v.stderr });
@@ -243,6 +257,10 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
         const line = resolutions.get(id);
         if (!faultIds.has(id) || !line || line.resolution?.action !== r.action) missing.push(`${id} (${r.action}): fault line ${faultIds.has(id)}, resolution ${line?.resolution?.action ?? 'none'}`);
       }
+      const twice = new Map<string, number>();
+      for (const l of log) if (l.kind === 'resolution' && l.fault_id) twice.set(l.fault_id, (twice.get(l.fault_id) ?? 0) + 1);
+      const dup = [...twice].filter(([, c]) => c > 1).map(([id]) => id);
+      check(t, 'one resolution per fault', dup.length === 0, `${where}: ${dup.length} faults with more than one resolution line`, { dup: dup.slice(0, 10) });
       check(t, 'answered faults recorded', missing.length === 0, `${where}: ${answered.size} answers received, ${missing.length} without their fault and resolution lines`, { missing: missing.slice(0, 10) });
 
       // every kernel lease stands on a durable retry_after_lease resolution: exact tuple and expiry
@@ -260,6 +278,10 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
       const abandonedLines = log.filter((l) => l.kind === 'resolution' && typeof l.abandoned === 'string').length;
       const abandoned = fl?.abandoned ?? 0;
       check(t, 'verify counts the abandoned', abandoned === abandonedLines, `${where}: verify reports ${abandoned} abandoned, faults.jsonl has ${abandonedLines} abandoned resolutions`);
+      // leases whose install the kill interrupted: an intent line, and the fault closed as abandoned
+      const abandonedIds = new Set(log.filter((l) => l.kind === 'resolution' && typeof l.abandoned === 'string').map((l) => l.fault_id));
+      const intents = log.filter((l) => l.kind === 'lease_intent' && abandonedIds.has(l.fault_id)).length;
+      totals.intentsAbandoned += intents;
       const hookFaults = log.filter((l) => l.kind === 'fault' && (l.fault as { source?: string } | undefined)?.source === 'cgroup_hook').length;
       totals.supAbandoned += abandoned;
       totals.supRemoved += rc.removed.length;
@@ -267,32 +289,35 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
       totals.supDropped += rc.dropped.length;
       totals.answered += answered.size;
       totals.hookFaults += hookFaults;
-      perTrial.push(`${n}: kill@${killAfter}ms answered ${answered.size} hook-faults ${hookFaults} abandoned ${abandoned} reconcile -${rc.removed.length} +${rc.reinstalled.length} dropped ${rc.dropped.length}`);
+      const what = `kill@${killAfter}ms answered ${answered.size} hook-faults ${hookFaults} abandoned ${abandoned} (with a lease intent ${intents}) reconcile -${rc.removed.length} +${rc.reinstalled.length} dropped ${rc.dropped.length}`;
 
       // 4. SIGTERM, gensee stop; the op comes up again
       second.proc.kill('SIGTERM');
       const ex2 = await second.proc.exited;
+      mark('term');
       check(t, 'restarted supervisor stops on SIGTERM', ex2.code === 0, `${where}: exit ${ex2.code} ${ex2.signal ?? ''}`, { stderr: second.proc.stderr.slice(-2000) });
       const stop = await gensee(['stop', '--op', op, '--state-dir', tr.st]);
+      mark('stop');
       check(t, 'gensee stop', stop.code === 0 && !fs.existsSync(pinDirFor(op)) && !fs.existsSync(tr.cgroup), `${where}: exit ${stop.code}, pins ${fs.existsSync(pinDirFor(op)) ? 'left' : 'gone'}, cgroup ${fs.existsSync(tr.cgroup) ? 'left' : 'gone'}`, { out: stop.stdout + stop.stderr });
       fs.mkdirSync(tr.cgroup);
       let again: Awaited<ReturnType<typeof supervise>> | null = null;
       try {
         again = await supervise(args, tr.procs);
+        mark('again');
       } catch (e) {
         check(t, 'the op comes up again', false, `${where}: ${(e as Error).message}`);
       }
       if (again) {
         check(t, 'the op comes up again', true, `${where}: a second supervise serves`);
+        // cleanup() takes this one down: the cgroup is killed, then the hooks come off
         again.proc.kill('SIGTERM');
         await again.proc.exited;
-        const stop2 = await gensee(['stop', '--op', op, '--state-dir', tr.st]);
-        const v2 = await gensee(['verify', '--op', op, '--state-dir', tr.st]);
-        check(t, 'stopped again, still verifies', stop2.code === 0 && v2.code === 0, `${where}: stop exits ${stop2.code}, verify ${v2.code}`, { out: stop2.stdout + stop2.stderr + v2.stdout });
+        mark('term');
       }
 
       // never, in the whole trial, a connection or a byte to the denied listener
       check(t, 'denied listener: 0 over the trial', denied.conns === 0 && denied.bytes === 0, `${where}: ${denied.conns} connections, ${denied.bytes} bytes`);
+      perTrial.push(`${n}: ${what}; phases (ms) ${ph.join(', ')}`);
       totals.allowedConns += allowed.conns;
       totals.deniedConns += denied.conns;
       totals.deniedBytes += denied.bytes;
@@ -306,9 +331,9 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
 
   await pool(SUP_JOBS, Array.from({ length: SUP_TRIALS }, (_, i) => i + 1), trial);
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
-  t.ok(totals.allowedConns > 0, `the allowed listener counted ${totals.allowedConns} connections over the trials (the counting works)`);
+  if (SUP_TRIALS > 0) t.ok(totals.allowedConns > 0, `the allowed listener counted ${totals.allowedConns} connections over the trials (the counting works)`);
   t.equal(totals.deniedConns + totals.deniedBytes, 0, 'the denied listeners counted nothing over all trials');
-  t.comment(`supervise kill trials: ${SUP_TRIALS} in ${secs} s (${SUP_JOBS} at a time); answers received ${totals.answered}, hook faults ${totals.hookFaults}; abandoned ${totals.supAbandoned}; reconcile removed ${totals.supRemoved}, re-installed ${totals.supReinstalled}, dropped ${totals.supDropped}; allowed connections ${totals.allowedConns} (${totals.deadAllowed} while dead, under a lease); client errors before a kill ${totals.clientErrorsBeforeKill}`);
+  t.comment(`supervise kill trials: ${SUP_TRIALS} in ${secs} s (${SUP_JOBS} at a time); answers received ${totals.answered}, hook faults ${totals.hookFaults}; abandoned ${totals.supAbandoned} (${totals.intentsAbandoned} with a lease intent); reconcile removed ${totals.supRemoved}, re-installed ${totals.supReinstalled}, dropped ${totals.supDropped}; allowed connections ${totals.allowedConns} (${totals.deadAllowed} while dead, under a lease); client errors before a kill ${totals.clientErrorsBeforeKill}; kernel/record comparisons that needed a second read ${totals.compareRetries}`);
   if (process.env.GENSEE_TRIALS_VERBOSE) for (const l of perTrial) t.comment(l);
 });
 
@@ -379,7 +404,7 @@ t.test(`kill -9 of gensee run under load: ${RUN_TRIALS} trials`, async (t) => {
 
   await pool(RUN_JOBS, Array.from({ length: RUN_TRIALS }, (_, i) => i + 1), trial);
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
-  t.ok(totals.runAllowedConns > 0, `the allowed listener counted ${totals.runAllowedConns} connections over the run trials (the counting works)`);
+  if (RUN_TRIALS > 0) t.ok(totals.runAllowedConns > 0, `the allowed listener counted ${totals.runAllowedConns} connections over the run trials (the counting works)`);
   t.comment(`gensee run kill trials: ${RUN_TRIALS} in ${secs} s (${RUN_JOBS} at a time); abandoned faults closed ${totals.runAbandoned}`);
 });
 
