@@ -209,8 +209,23 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
       await sleep(DEAD_MS);
       const deadTo = bootNs();
       const dp = DataPlane.open(op);
-      const allowedLease = dp.listLeases().find((l) => l.tuple.port === allowed.port);
+      const deadLeases = dp.listLeases();
       dp.close();
+      const allowedLease = deadLeases.find((l) => l.tuple.port === allowed.port);
+      // every lease the dead resolver left in the kernel has a record written
+      // before it: its resolution (exact expiry) or its lease_intent (generation)
+      const deadLog = readLog(faultsFile(tr.st, op));
+      const recorded = new Set<string>();
+      for (const l of deadLog) {
+        const ls = l.resolution?.lease;
+        if (l.kind === 'resolution' && l.resolution?.action === 'retry_after_lease' && ls) recorded.add(stamp({ ...(ls as LeaseTuple), expires: ls.expires_at_boot_ns }));
+        const il = l.lease as (LeaseTuple & { generation: number }) | undefined;
+        if (l.kind === 'lease_intent' && il) recorded.add(`${leaseKey(il)}#${il.generation}`);
+      }
+      const unrecorded = deadLeases
+        .filter((l) => !recorded.has(stamp({ ...l.tuple, expires: l.expiresBootNs })) && !recorded.has(`${leaseKey(l.tuple)}#${l.generation}`))
+        .map((l) => `${stamp({ ...l.tuple, expires: l.expiresBootNs })} generation ${l.generation}`);
+      check(t, 'dead: kernel lease has a record', unrecorded.length === 0, `${where}: ${deadLeases.length} kernel leases while dead, ${unrecorded.length} with neither a resolution nor a lease_intent line`, { unrecorded: unrecorded.slice(0, 10) });
       const deadDenied = denied.acceptsBetween(deadFrom, deadTo).length;
       check(t, 'dead: denied gets nothing', deadDenied === 0, `${where}: ${deadDenied} connections reached the denied listener while the resolver was dead`);
       const deadAllowed = allowed.acceptsBetween(deadFrom, deadTo);
