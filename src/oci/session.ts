@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { GenseeError } from '../errors';
 import { cgroupId, cgroupPids, cgroupPopulated, killCgroupAndWait } from '../cgroup';
 import { pinDirFor } from '../bpffs';
-import { detachHooks } from '../dataplane';
+import { detachHooks, hookLinkNames } from '../dataplane';
 import { Supervisor, LoadedPolicy, OperationSummary } from '../supervisor';
 import { openOperation, readKey, OperationRecord } from '../state/operation';
 import { readStartTimeTicks } from '../resolver/subject';
@@ -51,7 +51,6 @@ interface Member {
   pid: number;
 }
 
-const LINK_NAMES = ['link_connect4', 'link_connect6', 'link_sendmsg4', 'link_sendmsg6'];
 
 /**
  * The cgroup ids the pinned links of an operation are attached to (0 when
@@ -59,7 +58,7 @@ const LINK_NAMES = ['link_connect4', 'link_connect6', 'link_sendmsg4', 'link_sen
  */
 export function pinnedLinkCgroupIds(op: string): bigint[] | null {
   const ids: bigint[] = [];
-  for (const name of LINK_NAMES) {
+  for (const name of hookLinkNames()) {
     try {
       const out = execFileSync('bpftool', ['-j', 'link', 'show', 'pinned', path.join(pinDirFor(op), name)], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
       const m = /"cgroup_id"\s*:\s*([0-9]+)/.exec(out.toString());

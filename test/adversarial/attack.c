@@ -461,7 +461,7 @@ static int link_detach(int fd)
 	return sys_bpf(BPF_LINK_DETACH, &a) ? errno : 0;
 }
 
-static const char *const LINKS[] = { "link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6" };
+static const char *const LINKS[] = { "link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6", "link_udp_egress" };
 
 /* the pin dirs of our own op, through every path we can think of */
 static int pin_dirs(char out[][PATH_MAX], int max)
