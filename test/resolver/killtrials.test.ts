@@ -15,7 +15,9 @@
 //   nothing, `gensee stop` ends the op, verify passes, no pins remain, and
 //   the op runs again.
 // Trial counts: GENSEE_KILL_TRIALS (default 100), GENSEE_RUN_KILL_TRIALS
-// (default 20); `make soak` runs 200 and 100.
+// (default 20); `make soak` runs 200 and 100. GENSEE_KILL_JOBS sets how many
+// supervise trials run at once (default 4); GENSEE_TRIALS_VERBOSE=1 prints a
+// line per trial (what the kill interrupted, and where the time went).
 import t, { Test } from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
