@@ -1,13 +1,14 @@
 #!/bin/sh
 # Installs everything a fresh Debian 12 machine needs to build and test
-# gensee. Idempotent: re-running it only checks.
+# gensee. Idempotent: re-running it only checks. python3: node-gyp runs
+# gyp with it to build the addon, and test/counters/nft.test.ts uses it.
 set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make g++ \
  libseccomp-dev liburing-dev libcap-dev nftables libnftables-dev \
  protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libssl-dev \
- runc crun busybox-static curl iproute2 util-linux"
+ runc crun busybox-static curl iproute2 util-linux python3"
 
 missing=""
 for p in $PKGS; do

@@ -111,7 +111,16 @@ int main(int argc, char **argv) {
 }
 `;
 
-t.test('protoc-c output compiles with -Wall -Wextra -Werror and interoperates', { skip: !have('gcc') && 'no gcc' }, async (t) => {
+// make test (GENSEE_REQUIRE_KERNEL=1) runs every native check: a missing
+// gcc there is a broken test machine, not a reason to skip the C side
+const noGcc = !have('gcc');
+const mustRun = process.env.GENSEE_REQUIRE_KERNEL === '1';
+
+t.test('protoc-c output compiles with -Wall -Wextra -Werror and interoperates', { skip: noGcc && !mustRun && 'no gcc' }, async (t) => {
+  if (noGcc) {
+    t.fail('gcc not found: the C side of the generated code cannot be checked (GENSEE_REQUIRE_KERNEL=1)');
+    return;
+  }
   const dir = t.testdir({ 'interop.c': C_PROGRAM });
   const exe = path.join(dir, 'interop');
   const cc = spawnSync('gcc', ['-O1', '-Wall', '-Wextra', '-Werror', '-I', path.join(ROOT, 'addon/gen'),
