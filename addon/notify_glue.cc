@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include "notify.h"
 #include "fdpass.h"
@@ -385,8 +386,15 @@ class Notifier : public Nan::ObjectWrap {
     }
     gs_notify_opts opts = {op.c_str()};
     gs_err err = {};
-    gs_notifier *n = gs_notifier_open(fd, pin.c_str(), &opts, &err);
-    if (!n) return ThrowErr(err);
+    // The notifier works on its own copy of the fd: whatever fails below, the
+    // caller's fd is still the caller's to close; on success it is closed here.
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (own < 0) return Nan::ThrowError(Nan::ErrnoException(errno, "fcntl", "F_DUPFD_CLOEXEC of the listener fd"));
+    gs_notifier *n = gs_notifier_open(own, pin.c_str(), &opts, &err);
+    if (!n) {
+      close(own);
+      return ThrowErr(err);
+    }
 
     Notifier *self = new Notifier();
     NotifyCore *core = new NotifyCore();
@@ -400,11 +408,11 @@ class Notifier : public Nan::ObjectWrap {
     self->Wrap(info.This());
     gs_notify_loop loop = {LoopFault, LoopStopped, core};
     if (gs_notifier_run(n, &loop, &err)) {
-      self->Shutdown(EACCES, false);  // takes the fd with it, as on success
+      self->Shutdown(EACCES, false);  // closes our copy with the notifier
       err.errnum = err.errnum ? err.errnum : EIO;
-      snprintf(err.syscall, sizeof(err.syscall), "uv_poll_start");  // the fd is closed: the caller must not close it again
       return ThrowErr(err);
     }
+    close(fd);
     self->running_ = true;
     self->Ref();  // alive while polling
     Set(info.This(), "syncWakeUp", Nan::New<v8::Boolean>(gs_notifier_sync_wake_up(n) == 1));

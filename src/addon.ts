@@ -1,7 +1,11 @@
-// Loads the native addon (build/Release/gensee.node) and types its surface.
+// Loads the native addon (build/Release/gensee.node). Its whole TypeScript
+// surface is typed here, in one place: every native function, class and
+// object the glue (addon/*.cc) exports, and nothing it does not.
 import * as path from 'node:path';
 import * as fs from 'node:fs';
 import { GenseeError } from './errors';
+import type { Family, Protocol } from './addr';
+import type { ResolutionFields } from './protocol/codec';
 
 export interface AddonAbi {
   version: number;
@@ -12,6 +16,9 @@ export interface AddonAbi {
   leaseValueUsesLeftOffset: number;
   counterKeyAddrOffset: number;
   faultEventAddrOffset: number;
+  faultRlKeySize: number;
+  faultRlWindowNs: number;
+  eventsBytes: number;
 }
 
 export interface NativeDataPlane {
@@ -29,6 +36,175 @@ export interface NativeDataPlane {
   close(): void;
 }
 
+// ---- pause mode: the seccomp Notifier and fd passing (addon/notify_glue.cc) ----
+
+export type NotifySyscall = 'connect' | 'sendto' | 'sendmsg' | 'sendmmsg';
+
+/** A paused call raised as a fault (the lease fast path never gets here). */
+export interface PausedCall {
+  /** seccomp notification id: pass it back to respond() */
+  id: bigint;
+  /** thread id of the caller (what the kernel paused) */
+  pid: number;
+  /** its process, when /proc said */
+  tgid?: number;
+  syscall: NotifySyscall;
+  family: Family;
+  protocol: Protocol;
+  /** textual; ::ffff:a.b.c.d is reported as IPv4, as the hook keys it */
+  address: string;
+  port: number;
+  /** field 22 of /proc/PID/stat, read while the call was paused */
+  startTimeTicks: bigint;
+  /** CLOCK_BOOTTIME when received */
+  observedAtBootNs: bigint;
+  /** kernel cgroup id of the caller, 0n if unknown */
+  cgroupId: bigint;
+  /** sn-<pid>-<seq>, also inside `fault` */
+  faultId: string;
+  /** protobuf gensee.v2.CapabilityFault (schema 2, source SECCOMP_NOTIFY); absent in a channel report */
+  fault?: Buffer;
+  /** the 24-byte gs_lease_key the eBPF hook will look up */
+  leaseKey: Buffer;
+}
+
+export interface NotifierStats {
+  /** exact lease present: answered CONTINUE in C, no JavaScript hop */
+  fastPath: number;
+  /** raised to onFault */
+  slowPath: number;
+  /** nothing for the boundary (AF_UNIX, NULL address, connected TCP send...) */
+  passthrough: number;
+  /** could not be read; answered CONTINUE, the eBPF hook decides */
+  uninspectable: number;
+  /** caller died or was interrupted before its answer */
+  gone: number;
+  continued: number;
+  refused: number;
+  pending: number;
+  polling: boolean;
+}
+
+/** 'continue' lets the call run into the eBPF hook; a number is the errno the caller sees. */
+export type PauseVerdict = 'continue' | number;
+
+export interface NotifierOptions {
+  /** copied into each fault's operation_id */
+  operationId?: string;
+  /** the notifier stopped on its own: every task using the filter is gone (no err), or the fd failed */
+  onStop?: (err?: NodeJS.ErrnoException) => void;
+}
+
+/** How a paused call submitted through the channel was answered (in C). */
+export interface ChannelAnswer {
+  /** ok: an authenticated Resolution; unauthenticated: the resolver or its answer failed authentication; timeout; error: no resolver */
+  status: 'ok' | 'unauthenticated' | 'timeout' | 'error';
+  /** proto Action number when ok (1 continue, 2 retry, 3 delegate, 4 deny) */
+  action: number;
+  reason: string;
+  detail: string;
+  verdict: PauseVerdict;
+  /** false: the caller was gone before the answer */
+  delivered: boolean;
+  micros: number;
+}
+
+export interface ChannelOptions {
+  socketPath: string;
+  key: Buffer;
+  /** resolver identity from operation.json (0 skips the check: tests only) */
+  resolverPid: number;
+  resolverStart: number;
+  deadlineMs: number;
+  errnos: { deny: number; delegate: number; timeout: number };
+}
+
+export interface Notifier {
+  /**
+   * From now on, paused calls without a lease are submitted to the resolver
+   * from C (addon/rcli.c) and answered there; onAnswered reports each one
+   * afterwards (the call without its fault buffer).
+   */
+  setChannel(o: ChannelOptions, onAnswered: (call: PausedCall, a: ChannelAnswer) => void): void;
+  /** calls submitted through the channel and not yet reported */
+  channelInflight(): number;
+  /** SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is on (Linux 6.6+) */
+  readonly syncWakeUp: boolean;
+  readonly fd: number;
+  /** Answer a pending fault. true = answered; false = the caller is gone (ENOENT) or the notifier is closed. */
+  respond(id: bigint, verdict: PauseVerdict): boolean;
+  stats(): NotifierStats;
+  /** Refuse every pending call with errno (default EACCES), stop polling, close the listener. Returns how many were refused. */
+  close(errno?: number): number;
+  ref(): void;
+  unref(): void;
+}
+
+export interface FdWatcher {
+  stop(): void;
+  unref(): void;
+}
+
+// ---- the supervisor socket and client (addon/chan_glue.cc, rsrv.c, rcli.c) ----
+
+/** One connection as the I/O thread hands it over. */
+export interface NativeRequest {
+  id: number;
+  /** 'frame', or the refusal: 'unauthenticated_peer' | FrameErrorCode */
+  status: string;
+  pid?: number;
+  uid?: number;
+  gid?: number;
+  /** bytes arrived after the frame before it was handed over */
+  trailing: boolean;
+  detail: string;
+  body?: Buffer;
+}
+
+export interface NativeRServer {
+  take(): NativeRequest[];
+  answer(id: number, frame: Buffer, log: unknown, ticket: number, request?: boolean): void;
+  drop(id: number): void;
+  latency(reset?: boolean): AnswerLatency;
+  stop(): void;
+}
+
+/** accept → answer sent, as the resolver sees it (us, 10 us resolution) */
+export interface AnswerLatency {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export interface NativeSubmitResult {
+  status: 'ok' | 'unauthenticated' | 'timeout' | 'error';
+  errno: number;
+  detail: string;
+  micros: number;
+  /** the Resolution, decoded and authenticated in C, when status is ok */
+  resolution?: ResolutionFields;
+}
+
+export type NativeSubmit = (
+  o: { socketPath: string; body: Uint8Array; faultId: string; key: Uint8Array; expectPid: number; expectStart: number; timeoutMs: number },
+  cb: (r: NativeSubmitResult) => void,
+) => void;
+
+/** The addon's syncer (addon/evlog.c, glue in addon/chan_glue.cc). */
+export interface NativeEvLog {
+  /** write whole lines now; returns the ticket of the last one */
+  write(buf: Buffer, nLines: number, wantSync: boolean): number;
+  request(): void;
+  state(): { written: number; durable: number; failed: number; syncs: number; lines: number; syncUs: number; maxSyncUs: number; slowSyncs: number };
+  syncNow(): void;
+  close(): void;
+  ref(): void;
+  unref(): void;
+}
+
 export interface Addon {
   abi: AddonAbi;
   attach(pinDir: string, cgroupPath: string, opts?: { emitEvents?: boolean; countAllows?: boolean }): void;
@@ -41,7 +217,42 @@ export interface Addon {
   /** gensee's socket admission rule (addon/peercred.h): null when the peer shares our user and mount namespaces, else why not */
   peerRefusal(fd: number, pid: number): string | null;
   DataPlane: new (pinDir: string) => NativeDataPlane;
-  [more: string]: unknown;
+
+  // ---- pause mode (addon/notify_glue.cc) ----
+
+  /** Takes ownership of listenerFd on success (closed by close()); on a throw the fd is still the caller's. */
+  Notifier: new (
+    listenerFd: number,
+    leasesPinPath: string,
+    onFault: (f: PausedCall) => void,
+    opts?: NotifierOptions,
+  ) => Notifier;
+  /** level-triggered readiness of any fd; consume or stop() in the callback */
+  FdWatcher: new (fd: number, cb: (err: NodeJS.ErrnoException | null, ev?: { readable: boolean; hangup: boolean }) => void) => FdWatcher;
+  /** AF_UNIX SOCK_SEQPACKET pair, close-on-exec */
+  socketpair(): [number, number];
+  /** One message (or, untilEof, everything until the peer closes) with at most one fd; null = peer closed having sent nothing; fd -1 = none came. */
+  recvFd(fd: number, timeoutMs: number, opts?: { untilEof?: boolean; maxBytes?: number }): { fd: number; data: Buffer } | null;
+  sendFd(sock: number, fds: number[], data?: Buffer): number;
+  /** non-blocking, close-on-exec SOCK_STREAM listener; path must not exist */
+  unixListen(path: string, backlog?: number): number;
+  /** non-blocking, close-on-exec; null when nobody is waiting */
+  accept(fd: number): number | null;
+  closeFd(fd: number): void;
+
+  // ---- the evidence logs and the supervisor socket (addon/chan_glue.cc) ----
+  /** fdatasync thread for one log fd (addon/evlog.c) */
+  EvLog: new (fd: number, delayUs: number, onDurable: () => void) => NativeEvLog;
+  /** the supervisor socket's I/O thread (addon/rsrv.c) on a listening fd */
+  RServer: new (fd: number, ownerUid: number, cgroupRel: string, onReady: () => void) => NativeRServer;
+  /** submit one fault to a resolver and authenticate its answer (addon/rcli.c) */
+  submit: NativeSubmit;
+  /** field 22 of /proc/PID/stat; null when the process is gone */
+  procStartTime(pid: number): number | null;
+  /** the cgroup2 path of a pid ("0::" line of /proc/PID/cgroup); null when unreadable */
+  procCgroup(pid: number): string | null;
+  /** start time and cgroup of a pid, read once behind a pidfd (addon/subject.c); null when gone */
+  subject(pid: number): { start: number; cgroup: string } | null;
 }
 
 /** The package root (holds package.json), from dist/src or src. */

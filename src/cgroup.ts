@@ -199,7 +199,7 @@ export function removeEmptyCgroup(cgroupPath: string): void {
 export function cgroupOfPid(pid: number): string | null {
   if (!Number.isInteger(pid) || pid <= 0) return null;
   // read in C: this is on every fault's subject check
-  return (loadAddon().procCgroup as (pid: number) => string | null)(pid);
+  return loadAddon().procCgroup(pid);
 }
 
 const relCache = new Map<string, string>();

@@ -31,6 +31,7 @@ import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
 import { loadAddon } from '../addon';
+import type { NativeEvLog } from '../addon';
 import { assertNoSymlinks, fsyncDirectorySync, trustedUids, writeAllSync } from '../state/fsutil';
 
 export const ZERO_HASH = '0'.repeat(64);
@@ -48,17 +49,7 @@ export interface ChainedLogOptions {
   groupWindowMs?: number;
 }
 
-/** The addon's syncer (addon/evlog.c, glue in addon/chan_glue.cc). */
-export interface NativeEvLog {
-  /** write whole lines now; returns the ticket of the last one */
-  write(buf: Buffer, nLines: number, wantSync: boolean): number;
-  request(): void;
-  state(): { written: number; durable: number; failed: number; syncs: number; lines: number; syncUs: number; maxSyncUs: number; slowSyncs: number };
-  syncNow(): void;
-  close(): void;
-  ref(): void;
-  unref(): void;
-}
+export type { NativeEvLog } from '../addon';
 
 /** what open() found and repaired at the end of the file */
 export interface TornRecovery {
@@ -154,8 +145,7 @@ export class ChainedLog {
   private constructor(file: string, fd: number, opts: ChainedLogOptions) {
     this.path = file;
     this.fd = fd;
-    const Ctor = loadAddon().EvLog as new (fd: number, delayUs: number, onDurable: () => void) => NativeEvLog;
-    this.native = new Ctor(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable());
+    this.native = new (loadAddon().EvLog)(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable());
   }
 
   /** fdatasync calls and lines made durable by them (group-commit efficiency) */

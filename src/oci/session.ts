@@ -167,8 +167,7 @@ export class OciSession {
     try {
       notifier = new (pauseAddon().Notifier)(fd, leasesPinPath(pinDirFor(this.op)), (call) => member?.adapter.handle(call), { operationId: this.op, onStop });
     } catch (e) {
-      // the glue closes the fd itself only when polling could not start
-      if ((e as NodeJS.ErrnoException).syscall !== 'uv_poll_start') pauseAddon().closeFd(fd);
+      pauseAddon().closeFd(fd); // on a throw the fd is still ours
       throw e;
     }
     const adapter = new PauseAdapter({

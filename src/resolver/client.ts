@@ -8,7 +8,8 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadAddon } from '../addon';
-import { resolutionFromFields, ResolutionFields } from '../protocol/codec';
+import type { NativeSubmitResult } from '../addon';
+import { resolutionFromFields } from '../protocol/codec';
 import type { Resolution } from '../protocol/types';
 import type { ResolverIdentity } from '../state/operation';
 export interface SubmitOptions {
@@ -36,20 +37,6 @@ export function opOfSocket(socketPath: string): { stateDir: string; op: string }
   return { op: path.basename(dir), stateDir: path.dirname(path.dirname(dir)) };
 }
 
-interface NativeSubmitResult {
-  status: 'ok' | 'unauthenticated' | 'timeout' | 'error';
-  errno: number;
-  detail: string;
-  micros: number;
-  /** the Resolution, decoded and authenticated in C, when status is ok */
-  resolution?: ResolutionFields;
-}
-
-type NativeSubmit = (
-  o: { socketPath: string; body: Uint8Array; faultId: string; key: Uint8Array; expectPid: number; expectStart: number; timeoutMs: number },
-  cb: (r: NativeSubmitResult) => void,
-) => void;
-
 function errnoName(n: number): string {
   for (const [name, v] of Object.entries(os.constants.errno)) if (v === n) return name;
   return 'EIO';
@@ -66,7 +53,7 @@ export async function submitFault(o: SubmitOptions): Promise<SubmitResult> {
     authenticated: false,
     detail,
   });
-  const submit = loadAddon().submit as NativeSubmit;
+  const submit = loadAddon().submit;
   const r = await new Promise<NativeSubmitResult>((resolve) =>
     submit(
       {

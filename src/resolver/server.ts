@@ -12,6 +12,7 @@
 // recorded in faults.jsonl and answered. A slow client only ever holds its
 // own connection; this thread never waits on a socket or the disk.
 import { loadAddon } from '../addon';
+import type { NativeRServer, NativeRequest, AnswerLatency } from '../addon';
 import { cgroupRelPath } from '../cgroup';
 import type { DenyReason } from '../errors';
 import { encodeFrame } from '../protocol/framing';
@@ -26,37 +27,7 @@ export interface ServerOptions {
   ownerUid: number;
 }
 
-/** One connection as the I/O thread hands it over. */
-interface NativeRequest {
-  id: number;
-  /** 'frame', or the refusal: 'unauthenticated_peer' | FrameErrorCode */
-  status: string;
-  pid?: number;
-  uid?: number;
-  gid?: number;
-  /** bytes arrived after the frame before it was handed over */
-  trailing: boolean;
-  detail: string;
-  body?: Buffer;
-}
-
-interface NativeRServer {
-  take(): NativeRequest[];
-  answer(id: number, frame: Buffer, log: unknown, ticket: number, request?: boolean): void;
-  drop(id: number): void;
-  latency(reset?: boolean): AnswerLatency;
-  stop(): void;
-}
-
-/** accept → answer sent, as the resolver sees it (us, 10 us resolution) */
-export interface AnswerLatency {
-  count: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
+export type { AnswerLatency } from '../addon';
 
 export class SupervisorServer {
   private readonly resolver: Resolver;
@@ -71,10 +42,7 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    const addon = loadAddon() as unknown as {
-      RServer: new (fd: number, ownerUid: number, cgroupRel: string, onReady: () => void) => NativeRServer;
-      closeFd(fd: number): void;
-    };
+    const addon = loadAddon();
     const fd = listenPrivateFd(this.opts.socketPath, this.opts.ownerUid);
     try {
       this.native = new addon.RServer(fd, this.opts.ownerUid, cgroupRelPath(this.resolver.scope.cgroup), () => this.onReady());
@@ -95,7 +63,7 @@ export class SupervisorServer {
     this.native = null;
     if (!n) return;
     n.stop();
-    (loadAddon() as unknown as { closeFd(fd: number): void }).closeFd(this.listenFd);
+    loadAddon().closeFd(this.listenFd);
     this.listenFd = -1;
     try {
       fs.unlinkSync(this.opts.socketPath);

@@ -14,7 +14,7 @@ export function readStartTimeTicks(pid: number): number | null {
   if (!Number.isInteger(pid) || pid <= 0 || pid > 0xffffffff) return null;
   // parsed in C (after the last ')': comm may hold spaces and parentheses);
   // this is on every fault's subject check
-  return (loadAddon().procStartTime as (pid: number) => number | null)(pid);
+  return loadAddon().procStartTime(pid);
 }
 
 export interface SubjectScope {
@@ -31,7 +31,7 @@ export function checkSubject(s: Subject, scope: SubjectScope): DenyReason | null
     if (!Number.isInteger(pid) || pid <= 0 || pid > 0xffffffff) return 'invalid_subject';
     // start time and cgroup of one and the same process (addon/subject.c:
     // read behind a pidfd, so a pid reused between the reads is caught)
-    const now = (loadAddon().subject as (pid: number) => { start: number; cgroup: string } | null)(pid);
+    const now = loadAddon().subject(pid);
     if (now === null || now.start !== s.process.start_time_ticks) return 'invalid_subject';
     if (!cgroupWithin(now.cgroup, cgroupRelPath(scope.cgroup))) return 'subject_not_in_operation';
     return null;

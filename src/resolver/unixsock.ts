@@ -29,7 +29,7 @@ function makePrivate(socketPath: string, ownerUid: number): void {
  */
 export function listenPrivateFd(socketPath: string, ownerUid: number, backlog = 1024): number {
   clearStale(socketPath);
-  const addon = loadAddon() as unknown as { unixListen(p: string, backlog?: number): number; closeFd(fd: number): void };
+  const addon = loadAddon();
   const old = process.umask(0o177);
   let fd: number;
   try {
