@@ -152,3 +152,66 @@ export async function waitFor<X>(fn: () => X | undefined | null | false, timeout
     await sleep(stepMs);
   }
 }
+
+/** the state letter of /proc/PID/stat (R, S, D, T, t, Z, …), or null once the process is gone */
+export function procState(pid: number): string | null {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3);
+  } catch {
+    return null;
+  }
+}
+
+/** syscall numbers the tests wait on, for this machine's architecture */
+export const SYSCALL_NR: Record<'connect', number> =
+  process.arch === 'arm64' ? { connect: 203 } : process.arch === 'x64' ? { connect: 42 } : { connect: -1 };
+
+/**
+ * The syscall number PID's main thread is blocked in (/proc/PID/syscall),
+ * or null when it is running, in user space, or gone.
+ */
+export function blockedInSyscall(pid: number): number | null {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/syscall`, 'utf8').trim().split(' ')[0];
+    return /^\d+$/.test(f) ? Number(f) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** pids in a cgroup whose /proc/PID/comm is comm */
+export function pidsByComm(cgroup: string, comm: string): number[] {
+  let procs: string[];
+  try {
+    procs = fs.readFileSync(path.join(cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+  return procs.map(Number).filter((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === comm;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * A barrier on the ring buffer: one denied connect from `cgroup` to a fresh
+ * unleased port, then wait until its event arrives in `events`. The ring is
+ * one FIFO, so every event the calls made before this one could produce has
+ * been delivered by then. Returns the events before the marker and removes
+ * the marker from `events`.
+ */
+export async function ringBarrier(events: { tuple: { port: number } }[], cgroup: string, timeoutMs = 5000): Promise<typeof events> {
+  const port = await freePort();
+  const r = await probe(['--cgroup', cgroup, 'connect', 'tcp', '127.0.0.1', String(port)]);
+  if (r.results[0]?.result !== 'EPERM') throw new Error(`ring marker to :${port} was not refused: ${r.raw}`);
+  const i = await waitFor(() => {
+    const k = events.findIndex((e) => e.tuple.port === port);
+    return k >= 0 ? k + 1 : null;
+  }, timeoutMs);
+  events.splice(i - 1, 1);
+  return events.slice(0, i - 1);
+}
