@@ -2,6 +2,7 @@
 // the resolver over the authenticated socket, the eBPF hook underneath.
 import t from 'tap';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { spawn, ChildProcess } from 'node:child_process';
@@ -86,22 +87,76 @@ t.test('200 concurrent paused connects from 20 threads are all answered, none lo
   t.equal(srv.accepted(), 200, 'the server saw 200 connections');
 });
 
+// The race the design exists for: seccomp reads the sockaddr while the call
+// is paused, the kernel copies it again when the call goes on. A thread that
+// rewrites it in between gets past seccomp with the leased address A and
+// reaches the hook with the unleased B: the hook must refuse it (EPERM).
+// EACCES is the resolver's answer (seccomp itself read B); the two are told
+// apart per call, and the race must have happened TOCTOU_MIN times.
+const TOCTOU_MIN = 20;
+// the race landed in 1-5 % of calls on 2 cores; the cap only bounds a run where it never does
+const TOCTOU_MAX_CALLS = 100_000;
+
 t.test('a thread rewriting the sockaddr after the pause still meets the eBPF hook', async (t) => {
   if (!requireKernel(t)) return;
   const st = shortStateDir(t);
   const a = await tcpServer(t);
-  const b = await tcpServer(t);
+  // the denied listener counts bytes too: nothing may reach it
+  let bBytes = 0;
+  let bAccepted = 0;
+  const bSrv = net.createServer((s) => {
+    bAccepted++;
+    s.on('data', (d: Buffer) => (bBytes += d.length));
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((res) => bSrv.listen(0, '127.0.0.1', () => res()));
+  t.teardown(() => new Promise<void>((res) => bSrv.close(() => res())));
+  const bPort = (bSrv.address() as net.AddressInfo).port;
   const op = uniqueName('gs-toc');
-  const pol = policyFile(st, { leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(a.port) }, ttl_s: 60 }] });
-  const r = await gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, '--repeat', '3000', 'toctou-connect', 'tcp', '127.0.0.1', `${a.port},${b.port}`]);
-  const res = r.probe.find((l) => 'refused' in l) as { ok: number; refused: number; other: number };
+  const pol = policyFile(st, { leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(a.port) }, ttl_s: 300 }] });
+  const r = await gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, '--repeat', String(TOCTOU_MAX_CALLS), '--until', String(TOCTOU_MIN), 'toctou-connect', 'tcp', '127.0.0.1', `${a.port},${bPort}`]);
+  t.equal(r.code, 0, `gensee run exits 0 ${r.stderr}`);
+  const res = r.probe.find((l) => 'calls' in l) as { calls: number; ok: number; EPERM: number; EACCES: number; other: number };
   t.ok(res, `probe result ${JSON.stringify(res)}`);
-  t.equal(res.ok + res.refused + res.other, 3000, 'every call returned');
-  t.equal(b.accepted(), 0, 'the unleased port B was never reached, whatever the buffer said at check time');
+  if (!res) return;
+  const perCall = r.probe.filter((l) => 'call' in l) as { call: number; result: string }[];
+  t.equal(res.ok + res.EPERM + res.EACCES + res.other, res.calls, 'every call returned');
+  t.equal(res.other, 0, 'no call failed any other way');
+  t.same(
+    [perCall.filter((c) => c.result === 'EPERM').length, perCall.filter((c) => c.result === 'EACCES').length],
+    [res.EPERM, res.EACCES],
+    'a line per refused call, with its errno',
+  );
+
+  // seccomp's side: every call was paused, and what it read decided its answer
+  const s = summaryOf(r);
+  t.equal(s.paused + s.fast_path, res.calls, `seccomp saw every call: ${s.paused} raised, ${s.fast_path} continued from C on A's lease`);
+  const lines = faultLines(st, op);
+  const resolution = new Map(lines.filter((l) => l.kind === 'resolution').map((l) => [l.fault_id, (l.resolution as { action: string }).action]));
+  const seen = (port: number) =>
+    lines.filter((l) => l.kind === 'fault' && (l.fault as { source: string }).source === 'seccomp_notify' && (l.fault as { effect: { network: { port: number } } }).effect.network.port === port);
+  const sawA = seen(a.port);
+  const sawB = seen(bPort);
+  t.equal(sawA.length + sawB.length, s.paused, 'every raised call read A or B');
+  t.ok(sawA.length >= 1 && sawA.every((f) => ['retry_after_lease', 'continue_already_authorized'].includes(resolution.get(f.fault_id) ?? '')), `A was leased or continued (${sawA.length} raised)`);
+  t.ok(sawB.every((f) => resolution.get(f.fault_id) === 'deny'), `B was denied by the resolver each time seccomp read it (${sawB.length})`);
+  t.equal(res.EACCES, sawB.length, 'EACCES: exactly the calls seccomp read as B');
+  // so these calls went on with A as seccomp read it: fast path plus A's faults
+  const passedA = s.fast_path + sawA.length;
+  t.equal(res.ok + res.EPERM, passedA, 'every call seccomp let on with A ended ok or EPERM');
+
+  // the kernel's side: the hook counted B exactly for the EPERM calls
+  const dest = (port: number, verdict: string) =>
+    (s as unknown as { destinations: { destination: string; verdict: string; count: number }[] }).destinations
+      .filter((d) => d.destination === `tcp 127.0.0.1:${port}` && d.verdict === verdict)
+      .reduce((n, d) => n + d.count, 0);
+  t.equal(dest(bPort, 'no_lease'), res.EPERM, 'the hook refused B once per EPERM call: seccomp read A, the kernel copied B');
+  t.equal(dest(a.port, 'allow'), res.ok, 'the hook allowed A once per successful call');
+  t.ok(res.EPERM >= TOCTOU_MIN, `the race happened ${res.EPERM} times in ${res.calls} calls (at least ${TOCTOU_MIN} required)`);
+  t.equal(bAccepted, 0, 'the unleased port B was never reached, whatever the buffer said at check time');
+  t.equal(bBytes, 0, 'the denied listener received 0 bytes');
   t.equal(a.accepted(), res.ok, 'every success went to the leased port A');
-  t.ok(res.ok > 0, `some calls succeeded (${res.ok})`);
-  if (res.refused === 0) t.comment('the rewrite never landed between check and use in this run');
-  else t.pass(`${res.refused} calls saw the rewritten address and were refused`);
+  t.comment(`toctou: ${res.calls} calls, ${res.ok} ok, ${res.EPERM} raced past seccomp and met the hook (EPERM), ${res.EACCES} read as B by seccomp (EACCES)`);
 });
 
 t.test('supervisor killed while a connect is paused: the workload dies with it, the call never succeeds', async (t) => {

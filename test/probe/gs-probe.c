@@ -13,7 +13,9 @@
  *
  *   toctou-connect tcp ADDR PORTA,PORTB: one thread connects to PORTA in a
  *   loop while another keeps rewriting the same sockaddr buffer to PORTB and
- *   back; prints how many connects succeeded / were refused.
+ *   back; prints a line per refused call with its errno, then how many
+ *   connects succeeded / got EPERM / EACCES / other. --until N: stop once
+ *   N calls got EPERM (--repeat stays the cap).
  *
  *   connected-send tcp|udp ADDR PORT: connect one socket, then send()
  *   --repeat messages on it, --interval MS apart, without an address. Each
@@ -232,17 +234,25 @@ static void *flip_main(void *arg)
 	return NULL;
 }
 
-/* connect() to A from a buffer another thread keeps flipping to B */
-static int toctou(const char *addr, const char *ports, long repeat)
+/*
+ * connect() to A from a buffer another thread keeps flipping to B. Each
+ * refused call is one line with its errno, told apart: EACCES is the
+ * resolver's answer (seccomp read B), EPERM the eBPF hook's (the kernel's
+ * own copy held B, whatever seccomp read). Stops after --until EPERMs,
+ * at the latest after --repeat calls.
+ */
+static int toctou(const char *addr, const char *ports, long repeat, long until)
 {
 	struct sockaddr_in *sa = calloc(1, sizeof(*sa));
 	struct flipper f = { 0 };
 	pthread_t th;
-	long ok = 0, refused = 0, other = 0, n;
+	long ok = 0, eperm = 0, eacces = 0, other = 0, n;
 	int pa, pb;
 
 	if (!sa || sscanf(ports, "%d,%d", &pa, &pb) != 2)
 		return 2;
+	/* a line per write: stdout may be a pipe the supervisor writes to too */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	sa->sin_family = AF_INET;
 	inet_pton(AF_INET, addr, &sa->sin_addr);
 	sa->sin_port = htons((uint16_t)pa);
@@ -250,20 +260,27 @@ static int toctou(const char *addr, const char *ports, long repeat)
 	f.a = htons((uint16_t)pa);
 	f.b = htons((uint16_t)pb);
 	pthread_create(&th, NULL, flip_main, &f);
-	for (n = 0; n < repeat; n++) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	for (n = 0; n < repeat && (until <= 0 || eperm < until); n++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), e = 0;
 
-		if (connect(fd, (struct sockaddr *)sa, sizeof(*sa)) == 0)
+		if (connect(fd, (struct sockaddr *)sa, sizeof(*sa)))
+			e = errno;
+		close(fd);
+		if (e == 0) {
 			ok++;
-		else if (errno == EPERM || errno == EACCES)
-			refused++;
+			continue;
+		}
+		if (e == EPERM)
+			eperm++;
+		else if (e == EACCES)
+			eacces++;
 		else
 			other++;
-		close(fd);
+		printf("{\"call\":%ld,\"result\":\"%s\",\"errno\":%d}\n", n, errname(e), e);
 	}
 	atomic_store(&f.stop, 1);
 	pthread_join(th, NULL);
-	printf("{\"ok\":%ld,\"refused\":%ld,\"other\":%ld}\n", ok, refused, other);
+	printf("{\"calls\":%ld,\"ok\":%ld,\"EPERM\":%ld,\"EACCES\":%ld,\"other\":%ld}\n", n, ok, eperm, eacces, other);
 	return 0;
 }
 
@@ -338,6 +355,7 @@ int main(int argc, char **argv)
 	int summary = 0, v6sock = 0, until_ok = 0, ipopts = 0, v6_dstopts = 0, i;
 	long threads = 0;
 	long interval_ms = 0;
+	long until = 0;
 	struct target t;
 	long counts[8] = {0};
 	int codes[8] = {0, EPERM, ECONNREFUSED, EACCES, ENOSYS, ETIMEDOUT, EINVAL, -1};
@@ -355,6 +373,8 @@ int main(int argc, char **argv)
 			until_ok = 1;
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			threads = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--until") && i + 1 < argc)
+			until = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--interval") && i + 1 < argc)
 			interval_ms = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--ipopts"))
@@ -379,7 +399,8 @@ int main(int argc, char **argv)
 		if (cg && join_cgroup(cg))
 			return 3;
 		printf("{\"pid\":%d}\n", getpid());
-		return toctou(addr, port, repeat);
+		fflush(stdout);
+		return toctou(addr, port, repeat, until);
 	}
 	if (parse_target(&t, proto, addr, port, v6sock)) {
 		fprintf(stderr, "gs-probe: bad target %s %s %s\n", proto, addr, port);
