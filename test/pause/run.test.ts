@@ -6,7 +6,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { spawn, ChildProcess } from 'node:child_process';
-import { requireKernel, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, sleep } from '../helpers/kernel';
+import { requireKernel, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, procState, blockedInSyscall, pidsByComm, SYSCALL_NR } from '../helpers/kernel';
 import { shortStateDir, faultLines } from '../helpers/supervisor';
 import { findCgroup2Mount, removeCgroup, cgroupPopulated } from '../../src/cgroup';
 import { detachHooks } from '../../src/dataplane';
@@ -179,18 +179,28 @@ t.test('supervisor killed while a connect is paused: the workload dies with it, 
   });
   let sup: ChildProcess | null = null;
   const pol = policyFile(st, { leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(srv.port) }, ttl_s: 60 }] });
-  const run = gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, '--repeat', '12', '--interval', '250', 'connect', 'tcp', '127.0.0.1', String(srv.port + 0)], (c) => (sup = c));
-  // let it start, then freeze the supervisor so the next connect stays paused
-  await waitFor(() => fs.existsSync(path.join(st, 'network-operations', op, 'supervisor.sock')), 5000);
-  await sleep(100);
-  process.kill(sup!.pid!, 'SIGSTOP');
-  await sleep(700);
-  process.kill(sup!.pid!, 'SIGKILL');
+  let out = '';
+  const run = gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, '--repeat', '12', '--interval', '250', 'connect', 'tcp', '127.0.0.1', String(srv.port + 0)], (c) => {
+    sup = c;
+    c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  });
+  const cg = path.join(findCgroup2Mount(), 'gensee', op);
+  // the first connect went through, then the supervisor is frozen (state T)
+  await waitFor(() => out.includes('"result":"ok"'), 15_000);
+  const pid = sup!.pid!;
+  process.kill(pid, 'SIGSTOP');
+  await waitFor(() => procState(pid) === 'T', 5000);
+  // ...and the workload's next connect is paused in the kernel with nobody to answer it
+  const paused = await waitFor(() => pidsByComm(cg, 'gs-probe').find((p) => blockedInSyscall(p) === SYSCALL_NR.connect), 10_000).catch(() => undefined);
+  t.ok(paused, `the workload's connect is paused while the supervisor is stopped (pid ${paused})`);
+  // one turn of the event loop reads what the probe wrote before it blocked
+  await new Promise((r) => setImmediate(r));
+  const okBefore = (out.match(/"result":"ok"/g) ?? []).length;
+  process.kill(pid, 'SIGKILL');
   const r = await run;
   const results = r.probe.filter((l) => 'result' in l).map((l) => l.result as string);
   // the workload's pid namespace dies with its supervisor (gensee-exec):
   // nobody is left to answer its faults, and nothing of it runs on unwatched
-  const cg = path.join(findCgroup2Mount(), 'gensee', op);
   await waitFor(() => !cgroupPopulated(cg), 5000).then(
     () => t.pass('every workload process died with the supervisor'),
     () => t.fail(`the workload outlived its supervisor: pids ${fs.readFileSync(path.join(cg, 'cgroup.procs'), 'utf8').trim()}`),
@@ -198,6 +208,7 @@ t.test('supervisor killed while a connect is paused: the workload dies with it, 
   t.ok(results.length < 12, `the workload did not run to completion (${results.join(',')})`);
   const firstRefused = results.findIndex((x) => x !== 'ok');
   t.notOk(firstRefused >= 0 && results.slice(firstRefused).includes('ok'), 'nothing succeeded after the first refusal');
+  t.equal(results.filter((x) => x === 'ok').length, okBefore, 'the paused connect never succeeded');
   const accepted = srv.accepted();
   t.equal(accepted, results.filter((x) => x === 'ok').length, 'the server saw exactly the connects that succeeded before the kill');
 });
