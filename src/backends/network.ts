@@ -260,7 +260,13 @@ export class NetworkBackend {
     return removed;
   }
 
-  /** Leases in the kernel and in the record agree: unknown or expired removed, missing live ones re-installed. */
+  /**
+   * Leases in the kernel and in the record agree: unknown or expired removed,
+   * missing live ones re-installed. Only network.json is re-installed from,
+   * so a revocation must take the lease out of network.json before out of
+   * the kernel map (`gensee lease rm` without a supervisor does: src/cli/lease.ts);
+   * the other order, interrupted between the two, is undone here.
+   */
   async reconcile(): Promise<{ removed: string[]; reinstalled: string[]; dropped: string[] }> {
     const now = bootNs();
     const removed: string[] = [];

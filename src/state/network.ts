@@ -213,6 +213,23 @@ export function beginGeneration(rec: NetworkRecord, reason: string, now = new Da
   };
 }
 
+/**
+ * Make generation N known to the record: unchanged when it is listed, the
+ * newest when it is past every listed one. An older unlisted number cannot be
+ * inserted (generations are kept in order): E_USAGE.
+ */
+export function withGeneration(rec: NetworkRecord, generation: number, reason: string, now = new Date()): NetworkRecord {
+  if (rec.generations.some((g) => g.generation === generation)) return rec;
+  if (generation <= rec.generation) {
+    throw new GenseeError('E_USAGE', `generation ${generation} is not one of the operation's generations and older than its newest (${rec.generation})`);
+  }
+  return {
+    ...rec,
+    generation,
+    generations: [...rec.generations, { generation, created_at: now.toISOString(), reason }],
+  };
+}
+
 /** Mark a generation revoked and drop its leases (after its counters were harvested). */
 export function revokeGeneration(rec: NetworkRecord, generation: number, now = new Date()): NetworkRecord {
   if (!rec.generations.some((g) => g.generation === generation)) {
