@@ -604,9 +604,8 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 		struct gs_lease_value lv;
 
 		v = GS_V_FAULT;
-		if (bpf_map_lookup_elem(n->leases_fd, &c->key, &lv) == 0 &&
-		    (lv.expires_boot_ns == 0 || gs_boot_ns() < lv.expires_boot_ns) &&
-		    (!(lv.flags & GS_LEASE_LIMITED) || lv.uses_left > 0))
+		if (bpf_map_lookup_elem(n->leases_fd, &c->key, &lv) == 0 && !gs_lease_expired(&lv, gs_boot_ns()) &&
+		    !gs_lease_spent(&lv))
 			v = GS_V_FAST; /* the hook will count (and spend) the use */
 	}
 out:

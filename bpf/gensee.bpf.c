@@ -211,7 +211,7 @@ static __always_inline __u8 gs_lease_verdict(const struct gs_lease_value *lv)
 {
 	if (!lv)
 		return GS_DENY_NO_LEASE;
-	if (lv->expires_boot_ns && bpf_ktime_get_boot_ns() >= lv->expires_boot_ns)
+	if (gs_lease_expired(lv, bpf_ktime_get_boot_ns()))
 		return GS_DENY_EXPIRED;
 	return GS_ALLOW;
 }

@@ -127,6 +127,23 @@ struct gs_fault_rl_key {
 #define GS_ABI_FAULT_RL_KEY_SIZE 32
 
 _Static_assert(sizeof(struct gs_lease_key) == GS_ABI_LEASE_KEY_SIZE, "gs_lease_key layout");
+/*
+ * The lease rules, for the hooks and every user-space C reader
+ * (addon/notify.c's fast path); leaseExpired/leaseSpent in src/abi.ts are
+ * their TypeScript twins. Expired: on or after its CLOCK_BOOTTIME expiry
+ * (0 = never). Spent: limited and no use left. The hooks spend a use
+ * atomically themselves, so they test spent on the value they decrement.
+ */
+static inline int gs_lease_expired(const struct gs_lease_value *v, __u64 now_boot_ns)
+{
+	return v->expires_boot_ns && now_boot_ns >= v->expires_boot_ns;
+}
+
+static inline int gs_lease_spent(const struct gs_lease_value *v)
+{
+	return (v->flags & GS_LEASE_LIMITED) && v->uses_left <= 0;
+}
+
 _Static_assert(sizeof(struct gs_lease_value) == GS_ABI_LEASE_VALUE_SIZE, "gs_lease_value layout");
 _Static_assert(sizeof(struct gs_counter_key) == GS_ABI_COUNTER_KEY_SIZE, "gs_counter_key layout");
 _Static_assert(sizeof(struct gs_fault_event) == GS_ABI_FAULT_EVENT_SIZE, "gs_fault_event layout");

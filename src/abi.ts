@@ -61,6 +61,16 @@ export interface LeaseValue {
   usesLeft: bigint | null;
 }
 
+/** gs_lease_expired() of gensee_abi.h: on or after its CLOCK_BOOTTIME expiry (0n = never) */
+export function leaseExpired(v: Pick<LeaseValue, 'expiresBootNs'>, nowBootNs: bigint): boolean {
+  return v.expiresBootNs !== 0n && nowBootNs >= v.expiresBootNs;
+}
+
+/** gs_lease_spent() of gensee_abi.h: limited, and no use left */
+export function leaseSpent(v: Pick<LeaseValue, 'usesLeft'>): boolean {
+  return v.usesLeft !== null && v.usesLeft <= 0n;
+}
+
 export function encodeLeaseValue(v: LeaseValue): Buffer {
   const b = Buffer.alloc(LEASE_VALUE_SIZE);
   b.writeBigUInt64LE(v.generation, 0);

@@ -6,7 +6,7 @@ import type { NetworkEffect, Policy, Resolution, Lease as WireLease } from '../p
 import { matchesNetwork } from '../protocol/ip';
 import { DataPlane, Lease, bootNs } from '../dataplane';
 import { Tuple } from '../addr';
-import { encodeLeaseKey } from '../abi';
+import { encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
 import {
   NetworkRecord,
   LeaseRecord,
@@ -49,10 +49,7 @@ export interface NetworkHooks {
 }
 
 function live(l: Lease | null, now: bigint): boolean {
-  if (!l) return false;
-  if (l.expiresBootNs !== 0n && l.expiresBootNs <= now) return false;
-  if (l.usesLeft !== null && l.usesLeft <= 0n) return false;
-  return true;
+  return l !== null && !leaseExpired(l, now) && !leaseSpent(l);
 }
 
 function toWire(l: Lease, maxUses: number): WireLease {

@@ -1,6 +1,7 @@
 // gensee status --op ID [--json]: the operation, its condition (is anyone
 // serving it?), its generation, live leases (from the kernel map when the
 // hooks are pinned) and totals.
+import { leaseExpired } from '../abi';
 import * as fs from 'node:fs';
 import { parse, requireOp, out, table } from './args';
 import { resolveStateDir, openOperation, OperationRecord, ResolverIdentity } from '../state/operation';
@@ -91,7 +92,7 @@ export async function run(argv: string[]): Promise<number> {
   out(table([['LEASE', 'GEN', 'EXPIRES IN', 'USES LEFT'], ...leases.map((l) => [
     formatTuple(l.tuple),
     String(l.generation),
-    l.expiresBootNs === 0n ? 'never' : l.expiresBootNs <= now ? 'expired' : `${(Number(l.expiresBootNs - now) / 1e9).toFixed(1)}s`,
+    l.expiresBootNs === 0n ? 'never' : leaseExpired(l, now) ? 'expired' : `${(Number(l.expiresBootNs - now) / 1e9).toFixed(1)}s`,
     l.usesLeft === null ? 'unlimited' : String(l.usesLeft),
   ])]));
   if (hint) out(`${condition}: ${conditionWhy(condition)}; to end it: ${hint}`);

@@ -47,7 +47,7 @@ import * as path from 'node:path';
 import { NativeDataPlane } from '../addon';
 import { Tuple, formatTuple, parseAddress, parsePort, parseProtocol } from '../addr';
 import { DataPlane, Lease, bootNs } from '../dataplane';
-import { LEASE_KEY_SIZE, LEASE_LIMITED, LEASE_VALUE_SIZE, decodeLeaseKey, decodeLeaseValue, encodeLeaseKey } from '../abi';
+import { LEASE_KEY_SIZE, LEASE_VALUE_SIZE, decodeLeaseKey, decodeLeaseValue, encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
 import { GenseeError } from '../errors';
 import { ChainedLog, LogFields } from '../evidence/chain';
 import type { NetworkBackend } from '../backends/network';
@@ -446,16 +446,15 @@ export class CounterEvidence {
       const kh = keys.toString('hex', i * LEASE_KEY_SIZE, (i + 1) * LEASE_KEY_SIZE);
       const r = byKey.get(kh);
       byKey.delete(kh);
-      const vo = i * LEASE_VALUE_SIZE;
-      const expires = values.readBigUInt64LE(vo + 8);
-      const limited = (values.readUInt32LE(vo + 24) & LEASE_LIMITED) !== 0;
-      const expiredNow = expires !== 0n && expires <= now;
-      const dead = expiredNow || (limited && values.readBigInt64LE(vo + 16) <= 0n);
+      const v = decodeLeaseValue(values, i * LEASE_VALUE_SIZE);
+      const expires = v.expiresBootNs;
+      const expiredNow = leaseExpired(v, now);
+      const dead = expiredNow || leaseSpent(v);
       if (expires > now && (next === 0n || expires < next)) next = expires;
       const why = expiredNow ? 'expired' : 'exhausted';
       if (r) {
         const f = this.kernelForm(r);
-        if (f.generation === values.readBigUInt64LE(vo) && f.expires === expires) {
+        if (f.generation === v.generation && f.expires === expires) {
           if (dead) expired.push({ lease: r, why });
           continue;
         }
