@@ -2,7 +2,9 @@
 // The manual test adapter: reads a fault in its JSON form (O_NOFOLLOW: a
 // symlink is refused), submits it over the authenticated socket, verifies the
 // resolver's identity and MAC, prints the resolution JSON.
-// Exit: 0 continue/retry, 3 delegate, 1 deny, 2 bad usage or input.
+// Exit: 0 continue/retry, 3 delegate, 1 deny, 2 bad usage or input,
+// 4 no answer (the resolver could not be reached: no socket, refused,
+// reset or closed before answering, timed out), with one line on stderr.
 import * as path from 'node:path';
 import { parse, out } from './args';
 import { GenseeError } from '../errors';
@@ -10,10 +12,14 @@ import { readFileNoFollow } from '../state/fsutil';
 import { faultFromJson, resolutionToJson } from '../protocol/json';
 import { encodeFault } from '../protocol/codec';
 import { openOperation, readKey } from '../state/operation';
-import { submitFault, opOfSocket } from '../resolver/client';
+import { submitFault, opOfSocket, ResolverUnreachable, SubmitResult } from '../resolver/client';
 import { reportRefusal } from '../resolver/report';
 
-export const usage = 'usage: gensee run fault --socket PATH --fault FILE';
+export const usage =
+  'usage: gensee run fault --socket PATH --fault FILE\n' +
+  '       exit: 0 continue/retry, 3 delegate, 1 deny, 2 bad usage or input, 4 could not reach the resolver';
+/** no answer came: nothing was decided (a deny is 1) */
+export const EXIT_UNREACHABLE = 4;
 export const FAULT_FILE_MAX = 64 * 1024;
 
 export async function run(argv: string[]): Promise<number> {
@@ -47,7 +53,15 @@ export async function run(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const res = await submitFault({ socketPath, body: encodeFault(fault), faultId: fault.fault_id, key, resolver: record.resolver });
+  let res: SubmitResult;
+  try {
+    res = await submitFault({ socketPath, body: encodeFault(fault), faultId: fault.fault_id, key, resolver: record.resolver });
+  } catch (e) {
+    if (!(e instanceof ResolverUnreachable)) throw e;
+    const detail = e.detail.replace(`connect ${e.socketPath}: `, 'connect: ');
+    process.stderr.write(`gensee: could not reach the resolver on ${e.socketPath}: ${e.code} (${detail})\n`);
+    return EXIT_UNREACHABLE;
+  }
   out(JSON.stringify(resolutionToJson(res.resolution)));
   if (!res.authenticated) process.stderr.write(`gensee: unauthenticated_peer: ${res.detail}\n`);
   switch (res.resolution.action) {

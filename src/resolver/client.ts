@@ -37,6 +37,28 @@ export function opOfSocket(socketPath: string): { stateDir: string; op: string }
   return { op: path.basename(dir), stateDir: path.dirname(path.dirname(dir)) };
 }
 
+/**
+ * No answer came: the socket is missing or refuses (ENOENT, ECONNREFUSED),
+ * the connection was reset or ended before an answer (ECONNRESET), or the
+ * deadline passed (ETIMEDOUT). Nothing was decided: the caller fails closed.
+ */
+export class ResolverUnreachable extends Error {
+  /** errno name, e.g. ECONNREFUSED */
+  readonly code: string;
+  readonly errno: number;
+  readonly socketPath: string;
+  /** what the client saw, e.g. "the resolver closed the connection without an answer" */
+  readonly detail: string;
+  constructor(socketPath: string, code: string, errno: number, detail: string) {
+    super(`${socketPath}: ${detail}`);
+    this.name = 'ResolverUnreachable';
+    this.code = code;
+    this.errno = errno;
+    this.socketPath = socketPath;
+    this.detail = detail;
+  }
+}
+
 function errnoName(n: number): string {
   for (const [name, v] of Object.entries(os.constants.errno)) if (v === n) return name;
   return 'EIO';
@@ -44,8 +66,8 @@ function errnoName(n: number): string {
 
 /**
  * Submit one encoded CapabilityFault and wait for its authenticated
- * Resolution. Rejects (code ETIMEDOUT, ECONNREFUSED, ENOENT, ...) when no
- * answer came: the caller fails closed.
+ * Resolution. Rejects with ResolverUnreachable (code ETIMEDOUT,
+ * ECONNREFUSED, ENOENT, ...) when no answer came: the caller fails closed.
  */
 export async function submitFault(o: SubmitOptions): Promise<SubmitResult> {
   const deny = (detail: string): SubmitResult => ({
@@ -70,7 +92,7 @@ export async function submitFault(o: SubmitOptions): Promise<SubmitResult> {
   );
   if (r.status === 'timeout' || r.status === 'error') {
     const code = r.status === 'timeout' ? 'ETIMEDOUT' : errnoName(r.errno);
-    throw Object.assign(new Error(`${o.socketPath}: ${r.detail}`), { code, errno: r.errno });
+    throw new ResolverUnreachable(o.socketPath, code, r.errno, r.detail);
   }
   if (r.status === 'unauthenticated' || !r.resolution) return deny(r.detail);
   const d = resolutionFromFields(r.resolution);
