@@ -218,22 +218,12 @@ static uint32_t tgid_of(uint32_t pid)
 /* On cgroup2 a cgroup directory's inode number is the kernel cgroup id. */
 static uint64_t cgroup_id_of(const struct gs_notifier *n, uint32_t pid)
 {
-	char path[64], buf[4096], full[8192], *p, *nl;
+	char rel[4096], full[8192];
 	struct stat st;
 
-	if (!n->cgroup2[0])
+	if (!n->cgroup2[0] || gs_proc_cgroup(pid, rel, sizeof(rel)))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	p = strncmp(buf, "0::", 3) == 0 ? buf : strstr(buf, "\n0::");
-	if (!p)
-		return 0;
-	p += (p == buf) ? 3 : 4;
-	nl = strchr(p, '\n');
-	if (nl)
-		*nl = 0;
-	snprintf(full, sizeof(full), "%s%s", n->cgroup2, p);
+	snprintf(full, sizeof(full), "%s%s", n->cgroup2, rel);
 	return stat(full, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
