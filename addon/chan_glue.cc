@@ -11,6 +11,7 @@
 #include "rsrv.h"
 #include "rcli.h"
 #include "notify.h"
+#include "proc.h"
 #include "subject.h"
 #include <mutex>
 #include <vector>

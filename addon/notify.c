@@ -39,6 +39,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "notify.h"
+#include "proc.h"
 #include "gen/gensee/v2/fault.pb-c.h"
 
 /* 6.6+: wake the supervisor's CPU synchronously, so the paused task and
@@ -48,9 +49,6 @@
 #endif
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL /* 6.9+: a pidfd for a thread, not only a leader */
 #endif
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
@@ -130,15 +128,6 @@ static int send_resp(struct gs_notifier *n, uint64_t id, int errnum, struct gs_e
 	return gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_SEND id %llu", (unsigned long long)id);
 }
 
-static int pidfd_for(uint32_t pid)
-{
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, PIDFD_THREAD);
-
-	if (fd < 0 && errno == EINVAL) /* before 6.9: leaders only */
-		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	return fd;
-}
-
 static int read_exact(int memfd, uint64_t addr, void *buf, size_t len)
 {
 	ssize_t r;
@@ -151,65 +140,12 @@ static int read_exact(int memfd, uint64_t addr, void *buf, size_t len)
 
 /* ---- /proc readers (slow path only) ------------------------------------- */
 
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	r = read(fd, buf, cap - 1);
-	close(fd);
-	if (r >= 0)
-		buf[r] = 0;
-	return r;
-}
-
-/* field 22 of /proc/PID/stat; the comm (field 2) may hold spaces and ')' */
-int gs_proc_start_time(uint32_t pid, uint64_t *out)
-{
-	char path[64], buf[1024], *p, *save = NULL, *tok;
-	int field = 3;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	for (tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save), field++) {
-		if (field == 22) {
-			*out = strtoull(tok, NULL, 10);
-			return 0;
-		}
-	}
-	return -1;
-}
-
-int gs_proc_cgroup(uint32_t pid, char *out, size_t cap)
-{
-	char path[64], buf[4096], *line, *save = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "0::", 3))
-			continue;
-		if (strlen(line + 3) >= cap)
-			return -1;
-		strcpy(out, line + 3);
-		return 0;
-	}
-	return -1;
-}
-
 static uint32_t tgid_of(uint32_t pid)
 {
 	char path[64], buf[4096], *p;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (gs_proc_read(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strstr(buf, "\nTgid:");
 	return p ? (uint32_t)strtoul(p + 6, NULL, 10) : 0;
@@ -510,7 +446,7 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 	memfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (memfd < 0)
 		return errno == ENOENT || errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
-	pidfd = pidfd_for(req->pid);
+	pidfd = gs_pidfd_open(req->pid);
 	if (pidfd < 0) {
 		v = errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
 		goto out;

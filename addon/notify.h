@@ -78,13 +78,6 @@ struct gs_notify_loop {
 	void *ctx;
 };
 
-/* Field 22 (starttime, clock ticks since boot) of /proc/PID/stat: 0, or -1 if
- * the process is gone. */
-int gs_proc_start_time(uint32_t pid, uint64_t *out);
-/* The cgroup v2 path of PID as /proc/PID/cgroup names it ("0::" line): 0,
- * or -1 if the process is gone or has none. */
-int gs_proc_cgroup(uint32_t pid, char *out, size_t cap);
-
 /* Takes ownership of listener_fd on success (closed by gs_notifier_close). */
 struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin,
 				     const struct gs_notify_opts *opts, struct gs_err *err);

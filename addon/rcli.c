@@ -17,7 +17,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include "gensee/v2/fault.pb-c.h"
-#include "notify.h" /* gs_proc_start_time */
+#include "proc.h"
 #include "rcli.h"
 
 enum { S_CONNECT, S_WRITE, S_READ };

@@ -9,12 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/types.h>
-#include "notify.h" /* gs_proc_start_time, gs_proc_cgroup */
+#include "proc.h"
 #include "subject.h"
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 #ifndef PIDFD_GET_INFO
 /* Linux 6.13 uapi (include/uapi/linux/pidfd.h); older headers lack it */
 struct pidfd_info {
@@ -141,9 +138,7 @@ static int lookup_once(struct gs_subject_cache *c, uint32_t pid, uint64_t *start
 		}
 		drop(sl); /* gone, or moved: look again */
 	}
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, PIDFD_THREAD);
-	if (fd < 0 && errno == EINVAL)
-		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	int fd = gs_pidfd_open(pid);
 	if (fd < 0)
 		return errno == ESRCH ? -1 : read_twice(pid, start, cgroup, cap);
 	if (cgroupid_of(fd, &id, &unsupported)) {

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// /proc readers and pidfds for every addon thread (see proc.h).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "proc.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* 6.9+: a pidfd for a thread, not only a leader */
+#endif
+
+int gs_pidfd_open(uint32_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, PIDFD_THREAD);
+
+	if (fd < 0 && errno == EINVAL) /* before 6.9: leaders only */
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	return fd;
+}
+
+ssize_t gs_proc_read(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, cap - 1);
+	close(fd);
+	if (r >= 0)
+		buf[r] = 0;
+	return r;
+}
+
+/* field 22 of /proc/PID/stat; the comm (field 2) may hold spaces and ')' */
+int gs_proc_start_time(uint32_t pid, uint64_t *out)
+{
+	char path[64], buf[1024], *p, *save = NULL, *tok;
+	int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (gs_proc_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save), field++) {
+		if (field == 22) {
+			*out = strtoull(tok, NULL, 10);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int gs_proc_cgroup(uint32_t pid, char *out, size_t cap)
+{
+	char path[64], buf[4096], *line, *save = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	if (gs_proc_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		if (strlen(line + 3) >= cap)
+			return -1;
+		strcpy(out, line + 3);
+		return 0;
+	}
+	return -1;
+}

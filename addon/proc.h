@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* /proc readers and pidfds shared by every addon thread: the seccomp loop
+ * (notify.c), the subject cache (subject.c), the supervisor client (rcli.c). */
+#ifndef GS_PROC_H
+#define GS_PROC_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* read a small /proc file whole, NUL-terminated: bytes read, or -1 */
+ssize_t gs_proc_read(const char *path, char *buf, size_t cap);
+/* Field 22 (starttime, clock ticks since boot) of /proc/PID/stat: 0, or -1 if
+ * the process is gone. */
+int gs_proc_start_time(uint32_t pid, uint64_t *out);
+/* The cgroup v2 path of PID as /proc/PID/cgroup names it ("0::" line): 0,
+ * or -1 if the process is gone or has none. The one parser of that file. */
+int gs_proc_cgroup(uint32_t pid, char *out, size_t cap);
+/* A pidfd for PID, a thread too where the kernel allows (6.9+), else for a
+ * thread-group leader; -1 with errno. */
+int gs_pidfd_open(uint32_t pid);
+#ifdef __cplusplus
+}
+#endif
+#endif
