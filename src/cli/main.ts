@@ -85,8 +85,30 @@ export function formatError(e: unknown): { line: string; code: number } {
   return { line: `gensee: ${(e as Error)?.stack ?? String(e)}`, code: 1 };
 }
 
+/** Commands that only read: they end at once when their reader goes away. */
+const READ_ONLY = new Set(['verify', 'status', 'ls', 'counters', 'events', 'help']);
+
+/**
+ * stdout closed early (`gensee verify | head -1`) is not an error: no EPIPE
+ * stack trace. A read-only command ends at once, quietly, with its exit code
+ * so far. Any other command carries on with its output discarded, so that a
+ * reader going away never cuts a serving or state-changing command short
+ * (`gensee run -- CMD | head` must not abandon the operation); it ends with
+ * its own code.
+ */
+function quietWhenStdoutCloses(name: string): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') {
+      process.stderr.write(`gensee: stdout: ${e.code ?? e.message}\n`);
+      process.exit(1);
+    }
+    if (READ_ONLY.has(name)) process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+  });
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
+  quietWhenStdoutCloses(!name || name === '--help' || name === '-h' || wantsHelp(rest) ? 'help' : name);
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(USAGE + '\n');
     process.exitCode = name ? 0 : 2;
