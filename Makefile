@@ -68,7 +68,7 @@ $(FLOOR): bench/floor.c
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
 
 LAUNCHER := obj/gensee-exec
-LAUNCHER_SRC := $(wildcard addon/launcher/*.c addon/launcher/*.h)
+LAUNCHER_SRC := $(wildcard launcher/*.c launcher/*.h)
 $(LAUNCHER): $(LAUNCHER_SRC) $(SETUP_STAMP)
 	@mkdir -p obj
 	@echo "  CC      $@"
