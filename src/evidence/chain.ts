@@ -330,23 +330,6 @@ export class ChainedLog {
     return this.whenDurable(t);
   }
 
-  /**
-   * Write-ahead append: the line is written to the file now (it survives the
-   * process being killed) but made durable by the NEXT fdatasync — typically
-   * that of the append() that follows (a fault line, then its resolution
-   * line: one fdatasync for both). Resolves once durable; if no append
-   * follows, the syncer covers it within 5 ms.
-   */
-  appendLazy(fields: LogFields): Promise<void> {
-    let t: number;
-    try {
-      t = this.appendTicket(fields, false);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return this.whenDurable(t);
-  }
-
   /** Append one record synchronously (shutdown paths): written and fdatasync'ed before returning. */
   appendSync(fields: LogFields): void {
     this.appendTicket(fields, false);
