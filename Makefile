@@ -135,3 +135,9 @@ build: $(ADV_BINS)
 .PHONY: soak
 soak: build
 	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_KILL_TRIALS=200 GENSEE_RUN_KILL_TRIALS=100 $(TAP) $(TAP_ARGS) dist/test/resolver/killtrials.test.js
+
+# the supervisor socket fuzz at length (test/resolver/fuzz.test.ts); make
+# test runs it at its default of 100000 frames
+.PHONY: fuzz
+fuzz: build
+	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_FUZZ_FRAMES=1000000 $(TAP) $(TAP_ARGS) --timeout=0 dist/test/resolver/fuzz.test.js
