@@ -110,7 +110,10 @@ t.test('malformed connections are refused one by one, their fds closed', async (
 
 t.test('a slow connection is timed out and holds up nobody', async (t) => {
   const dir = shortDir(t);
-  const { l, refused } = await startListener(t, dir, 400);
+  // long enough that the bad connection below is handled first even on a
+  // loaded machine; how close to it the cut comes is `make bench` (deadlines)
+  const deadlineMs = 1500;
+  const { l, refused } = await startListener(t, dir, deadlineMs);
   const [pr, pw] = addon.socketpair();
   t.teardown(() => [pr, pw].forEach((f) => addon.closeFd(f)));
   const before = openFds();
@@ -118,12 +121,13 @@ t.test('a slow connection is timed out and holds up nobody', async (t) => {
   const slow = await send(l.socketPath, [{ data: STATE().slice(0, 20), fds: [pr] }], true);
   t.teardown(() => slow.destroy());
   await send(l.socketPath, [{ data: '{]', fds: [pw] }]);
-  await waitFor(() => refused().length === 1);
-  t.ok(Date.now() - t0 < 300, 'a later bad connection was refused while the slow one was still pending');
+  await waitFor(() => refused().length === 1, 10_000);
+  t.notMatch(refused()[0], { message: /no complete container process state/ }, 'a later bad connection was refused while the slow one was still pending');
   t.match(refused()[0], { code: 'E_BAD_JSON' });
-  await waitFor(() => refused().length === 2, 3000);
-  t.match(refused()[1], { code: 'E_BAD_JSON', message: /no complete container process state within 400 ms/ });
-  t.ok(Date.now() - t0 >= 380, 'the slow one was given its time');
+  await waitFor(() => refused().length === 2, deadlineMs + 10_000);
+  t.match(refused()[1], { code: 'E_BAD_JSON', message: new RegExp(`no complete container process state within ${deadlineMs} ms`) });
+  // Date.now() may read a millisecond short of a timer's delay
+  t.ok(Date.now() - t0 >= deadlineMs - 5, `the slow one was given its time (${Date.now() - t0} ms)`);
   slow.destroy();
   await waitFor(() => openFds() <= before, 2000);
   t.ok(openFds() <= before, 'its fd was closed');
