@@ -3,7 +3,7 @@
 // up over a long run, every lease install being a generation of its own),
 // and their disappearance is not recorded as a reset.
 import t from 'tap';
-import { requireKernel, probe, tcpServer, waitFor, sleep } from '../helpers/kernel';
+import { requireKernel, probe, tcpServer, waitFor } from '../helpers/kernel';
 import { startTestSupervisor, workload, networkFault } from '../helpers/supervisor';
 import { counterLines } from './lib';
 
@@ -25,7 +25,9 @@ t.test('retired generations leave the counter map', async (t) => {
   const lines = counterLines(s.stateDir, s.op);
   t.match(lines.find((l) => l.kind === 'generation_revoked' && l.generation === gen), { final_allow: 3 }, 'retired with its final count');
   t.same(allowKeys(), [], 'the retired generation\'s counter was deleted from the kernel map');
-  await sleep(1200); // another reading or two
+  // two more readings: the first after the retirement sees the counter gone
+  const ticks = s.sup.evidence!.stats.ticks;
+  await waitFor(() => s.sup.evidence!.stats.ticks >= ticks + 2, 10_000).catch(() => t.fail('no further readings'));
   const after = counterLines(s.stateDir, s.op);
   t.notOk(after.some((l) => l.kind === 'reset'), 'its disappearance is not recorded as a reset');
   const sum = after.filter((l) => l.kind === 'allow' && l.source === 'ebpf' && l.generation === gen).reduce((a, l) => a + (l.delta as number), 0);

@@ -3,10 +3,10 @@
 // fresh test cgroup makes the call; the test asserts the outcome, the
 // counters and the ring-buffer events.
 import t from 'tap';
-import { requireKernel, testOp, probe, tcpServer, udpServer, freePort, sleep, waitFor } from '../helpers/kernel';
+import { requireKernel, testOp, probe, tcpServer, udpServer, freePort, waitFor, ringBarrier } from '../helpers/kernel';
 import { parseDestination, Tuple } from '../../src/addr';
 import { FaultEvent } from '../../src/abi';
-import { DataPlane } from '../../src/dataplane';
+import { DataPlane, bootNs } from '../../src/dataplane';
 
 interface Case {
   name: string;
@@ -18,7 +18,7 @@ interface Case {
   dial?: string;
   v6sock?: boolean;
   /** lease to install for the destination ({} = unlimited, no expiry) */
-  lease?: { ttlMs?: number; maxUses?: number; sleepMs?: number; address?: string };
+  lease?: { ttlMs?: number; maxUses?: number; address?: string };
   calls?: number;
   expect: string[];
   /** counters per verdict for the destination */
@@ -31,7 +31,7 @@ const cases: Case[] = [
   { name: 'tcp4 with lease connects', op: 'connect', proto: 'tcp', host: '127.0.0.1', lease: {}, expect: ['ok'], counts: { allow: 1 } },
   { name: 'tcp6 without lease is EPERM', op: 'connect', proto: 'tcp', host: '::1', expect: ['EPERM'], counts: { no_lease: 1 } },
   { name: 'tcp6 with lease connects', op: 'connect', proto: 'tcp', host: '::1', lease: {}, expect: ['ok'], counts: { allow: 1 } },
-  { name: 'expired lease is denied', op: 'connect', proto: 'tcp', host: '127.0.0.1', lease: { ttlMs: 1, sleepMs: 20 }, expect: ['EPERM'], counts: { expired: 1 } },
+  { name: 'expired lease is denied', op: 'connect', proto: 'tcp', host: '127.0.0.1', lease: { ttlMs: 1 }, expect: ['EPERM'], counts: { expired: 1 } },
   { name: 'uses-left exhausted is denied', op: 'connect', proto: 'tcp', host: '127.0.0.1', lease: { maxUses: 2 }, calls: 4, expect: ['ok', 'ok', 'EPERM', 'EPERM'], counts: { allow: 2, exhausted: 2 } },
   { name: 'udp4 connect without lease is EPERM', op: 'connect', proto: 'udp', host: '127.0.0.1', expect: ['EPERM'], counts: { no_lease: 1 } },
   { name: 'udp4 connect with lease', op: 'connect', proto: 'udp', host: '127.0.0.1', lease: {}, expect: ['ok'], counts: { allow: 1 } },
@@ -63,8 +63,11 @@ t.test('sock_addr hooks', async (t) => {
       const { dp, cgroup } = testOp(t, 'gs-sa');
       const srv = c.proto === 'tcp' ? await tcpServer(t, c.host) : await udpServer(t, c.host);
       const dest = parseDestination(c.proto, c.host.includes(':') ? `[${c.host}]:${srv.port}` : `${c.host}:${srv.port}`);
-      if (c.lease) dp.putLease({ tuple: dest, generation: 7n, ttlMs: c.lease.ttlMs ?? null, maxUses: c.lease.maxUses ?? 0 });
-      if (c.lease?.sleepMs) await sleep(c.lease.sleepMs);
+      if (c.lease) {
+        const l = dp.putLease({ tuple: dest, generation: 7n, ttlMs: c.lease.ttlMs ?? null, maxUses: c.lease.maxUses ?? 0 });
+        // a lease with a ttl is dialled once it has expired, on the hook's clock
+        if (c.lease.ttlMs) await waitFor(() => bootNs() > l.expiresBootNs, 5000, 1);
+      }
 
       const events: FaultEvent[] = [];
       dp.onEvents((evs) => events.push(...evs));
@@ -79,8 +82,8 @@ t.test('sock_addr hooks', async (t) => {
       // a case's calls go to one destination within the hook's rate-limit
       // window: its denials put one event on the ring; the counters count each
       const denied = c.expect.some((x) => x !== 'ok') ? 1 : 0;
-      if (denied > 0) await waitFor(() => events.length >= denied, 3000).catch(() => undefined);
-      await sleep(20); // any extra (wrong) event would arrive by now
+      // every event the calls put on the ring is delivered before a later marker's
+      await ringBarrier(events, cgroup).catch((e: Error) => t.fail(`ring barrier: ${e.message}`));
       t.equal(events.length, denied, 'one ring-buffer event per denied destination');
       for (const e of events) {
         t.equal(e.tgid, r.pid, 'event tgid is the calling process');
@@ -122,8 +125,7 @@ t.test('counters equal the calls made, per destination and reason', async (t) =>
   t.same(countsFor(dp, tu), { no_lease: 17 });
   const gens = dp.readCounters().filter((r) => r.verdict === 'allow').map((r) => [r.tuple.port, Number(r.generation)]);
   t.same(gens.sort(), [[a.port, 1], [b.port, 2]].sort(), 'allow counters carry the lease generation');
-  await waitFor(() => events.length >= 1).catch(() => undefined);
-  await sleep(20);
+  await ringBarrier(events, cgroup).catch((e: Error) => t.fail(`ring barrier: ${e.message}`));
   // 17 denials of one destination inside the rate-limit window: counted 17 times, one event
   t.equal(events.length, 1, 'exactly one event for the denied destination');
   t.ok(events.every((e) => e.tgid === ru.pid && e.tuple.port === unleased), 'events name the denied process and tuple');

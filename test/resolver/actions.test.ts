@@ -1,7 +1,7 @@
 // Every action end to end through the authenticated socket, with the kernel
 // lease map and a real process in the operation's cgroup.
 import t from 'tap';
-import { requireKernel, probe, tcpServer, freePort } from '../helpers/kernel';
+import { requireKernel, probe, tcpServer, freePort, waitFor } from '../helpers/kernel';
 import { startTestSupervisor, workload, networkFault, faultLines } from '../helpers/supervisor';
 import type { Fault } from '../../src/protocol/types';
 import { parseDestination } from '../../src/addr';
@@ -89,15 +89,28 @@ t.test('reject mode: EPERM from the hook becomes a fault; the retry succeeds', a
   // is a recorded fault, the retries inside the hook's rate-limit window are counted
   const port53 = await probe(['--cgroup', s.cgroup, '--repeat', '3', '--interval', '20', 'connect', 'udp', '127.0.0.1', '9']);
   t.same(port53.results.map((x) => x.result), ['EPERM', 'EPERM', 'EPERM'], 'policy_denied destination stays EPERM');
-  await new Promise((res) => setTimeout(res, 200));
+  // a marker refusal after them: the ring is one FIFO and the loop records
+  // in its order, so once the marker's resolution is in, any further fault
+  // for udp :9 would be too
+  const marker = await probe(['--cgroup', s.cgroup, 'connect', 'udp', '127.0.0.1', '10']);
+  t.same(marker.results.map((x) => x.result), ['EPERM'], 'the marker, udp :10, is refused too');
+  const portOf = (l: Record<string, unknown>) => (l.fault as { effect: { network: { port: number } } }).effect.network.port;
+  await waitFor(() => {
+    const ls = faultLines(s.stateDir, s.op);
+    const resolved = (port: number) => {
+      const f = ls.find((l) => l.kind === 'fault' && l.via === 'cgroup_hook' && portOf(l) === port);
+      return f && ls.some((l) => l.kind === 'resolution' && l.fault_id === f.fault_id);
+    };
+    return resolved(9) && resolved(10);
+  }, 10_000).catch(() => t.fail('the faults for udp :9 and the marker were never resolved'));
   const lines = faultLines(s.stateDir, s.op);
   const hook = lines.filter((l) => l.kind === 'fault' && l.via === 'cgroup_hook');
-  const udp9 = hook.filter((l) => (l.fault as { effect: { network: { protocol: string; port: number } } }).effect.network.port === 9);
+  const udp9 = hook.filter((l) => portOf(l) === 9);
   t.equal(udp9.length, 1, 'one hook fault for udp :9, whose three refusals fell in one window');
-  t.ok(hook.length >= 2, `hook faults recorded (${hook.length})`);
+  t.ok(hook.filter((l) => portOf(l) !== 10).length >= 2, `hook faults recorded besides the marker's (${hook.length - 1})`);
   const resolved = lines.filter((l) => l.kind === 'resolution');
   t.ok(resolved.some((l) => (l.resolution as { action: string }).action === 'retry_after_lease'), 'a retry_after_lease was recorded');
-  t.ok(resolved.some((l) => (l.resolution as { reason: string }).reason === 'policy_denied'), 'policy_denied recorded for udp :9');
+  t.ok(resolved.some((l) => l.fault_id === udp9[0]?.fault_id && (l.resolution as { reason: string }).reason === 'policy_denied'), 'policy_denied recorded for udp :9');
   void unleasable;
 });
 
@@ -113,7 +126,6 @@ t.test('reject mode: a process already gone is recorded as invalid_subject', asy
   const { startRejectLoop } = await import('../../src/resolver/rejectloop');
   const loop = startRejectLoop(s.sup.dp, s.sup.resolver, () => undefined);
   t.teardown(() => loop.stop());
-  const { waitFor } = await import('../helpers/kernel');
   await waitFor(() => faultLines(s.stateDir, s.op).some((l) => l.kind === 'resolution'), 3000);
   await loop.idle();
   const res = faultLines(s.stateDir, s.op).filter((l) => l.kind === 'resolution');
