@@ -6,7 +6,8 @@
  * repeated, and prints one JSON line per attempt (or a summary).
  *
  *   gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] OP PROTO ADDR PORT
- *     OP: connect | sendto | uring-connect | bench-connect
+ *     OP: connect | sendto | sendmsg | uring-connect | bench-connect
+ *   sendmsg: one datagram through sendmsg(2), the destination in msg_name
  *   --v6sock: use an AF_INET6 socket even for a v4-mapped address
  *   --interval MS: sleep between repeats; --until-ok: stop at the first success
  *   --threads T: T threads each make --repeat calls (implies --summary)
@@ -24,6 +25,15 @@
  *   before and after the call); --summary: counts and ns per send instead.
  *   --ipopts: IPv4 header options (NOPs) on the socket; --v6-dstopts: an
  *   IPv6 destination options header (PadN) on every datagram.
+ *
+ *   sendmmsg udp ADDR1 PORT1 [ADDR2 PORT2 ...]: one sendmmsg(2) call on one
+ *   socket, message K ("gensee-mmsg-K") to destination K. Prints
+ *   {"call":"sendmmsg","first":F,"n":N,"sent":S,"result":R,"errno":E}: R is
+ *   ok (all N sent), partial (0 < S < N: the kernel stops at the first
+ *   message that fails and reports how many went; that error is lost), or
+ *   the errno's name when the call returned -1 (S is then 0).
+ *   --resume: after a short call, call again from the first unsent message;
+ *   a message a call fails on (-1) is skipped. One line per call.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -139,6 +149,76 @@ static int do_sendto(const struct target *t)
 	return e;
 }
 
+static int do_sendmsg(const struct target *t)
+{
+	int fd = socket(t->family, t->type | SOCK_CLOEXEC, t->proto), e = 0;
+	static char msg[] = "gensee-probe";
+	struct iovec iov = { msg, sizeof(msg) - 1 };
+	struct msghdr mh = {
+		.msg_name = (void *)&t->ss, .msg_namelen = t->len, .msg_iov = &iov, .msg_iovlen = 1,
+	};
+
+	if (fd < 0)
+		return errno;
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+#define MMSG_MAX 16
+
+static int do_sendmmsg(const char *cg, const char *proto, int nargs, char **args, int v6sock, int resume)
+{
+	struct target t[MMSG_MAX];
+	struct mmsghdr mm[MMSG_MAX];
+	struct iovec iov[MMSG_MAX];
+	char body[MMSG_MAX][24];
+	int n = nargs / 2, first = 0, fd, k;
+
+	if (nargs % 2 || n < 1 || n > MMSG_MAX) {
+		fprintf(stderr, "gs-probe: sendmmsg takes 1 to %d ADDR PORT pairs\n", MMSG_MAX);
+		return 2;
+	}
+	memset(mm, 0, sizeof(mm));
+	for (k = 0; k < n; k++) {
+		if (parse_target(&t[k], proto, args[2 * k], args[2 * k + 1], v6sock) || t[k].family != t[0].family) {
+			fprintf(stderr, "gs-probe: bad sendmmsg target %s %s (one family per call)\n", args[2 * k], args[2 * k + 1]);
+			return 2;
+		}
+		snprintf(body[k], sizeof(body[k]), "gensee-mmsg-%d", k);
+		iov[k].iov_base = body[k];
+		iov[k].iov_len = strlen(body[k]);
+		mm[k].msg_hdr.msg_name = &t[k].ss;
+		mm[k].msg_hdr.msg_namelen = t[k].len;
+		mm[k].msg_hdr.msg_iov = &iov[k];
+		mm[k].msg_hdr.msg_iovlen = 1;
+	}
+	if (cg && join_cgroup(cg)) {
+		fprintf(stderr, "gs-probe: join cgroup %s: %s\n", cg, strerror(errno));
+		return 3;
+	}
+	printf("{\"pid\":%d}\n", getpid());
+	fflush(stdout);
+	fd = socket(t[0].family, t[0].type | SOCK_CLOEXEC, t[0].proto);
+	if (fd < 0) {
+		printf("{\"call\":\"socket\",\"result\":\"%s\",\"errno\":%d}\n", errname(errno), errno);
+		return 0;
+	}
+	while (first < n) {
+		int r = sendmmsg(fd, mm + first, (unsigned int)(n - first), MSG_NOSIGNAL), e = r < 0 ? errno : 0;
+
+		printf("{\"call\":\"sendmmsg\",\"first\":%d,\"n\":%d,\"sent\":%d,\"result\":\"%s\",\"errno\":%d}\n",
+		       first, n - first, r < 0 ? 0 : r, r < 0 ? errname(e) : r == n - first ? "ok" : "partial", e);
+		fflush(stdout);
+		if (!resume)
+			break;
+		first += r > 0 ? r : 1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int do_uring_connect(const struct target *t)
 {
 	struct io_uring ring;
@@ -196,6 +276,8 @@ static int do_op(const char *op, const struct target *t)
 		return do_connect(t);
 	if (!strcmp(op, "sendto"))
 		return do_sendto(t);
+	if (!strcmp(op, "sendmsg"))
+		return do_sendmsg(t);
 	if (!strcmp(op, "uring-connect"))
 		return do_uring_connect(t);
 	return -1;
@@ -352,7 +434,7 @@ int main(int argc, char **argv)
 {
 	const char *cg = NULL, *op, *proto, *addr, *port;
 	long repeat = 1;
-	int summary = 0, v6sock = 0, until_ok = 0, ipopts = 0, v6_dstopts = 0, i;
+	int summary = 0, v6sock = 0, until_ok = 0, ipopts = 0, v6_dstopts = 0, resume = 0, i;
 	long threads = 0;
 	long interval_ms = 0;
 	long until = 0;
@@ -381,14 +463,19 @@ int main(int argc, char **argv)
 			ipopts = 1;
 		else if (!strcmp(argv[i], "--v6-dstopts"))
 			v6_dstopts = 1;
+		else if (!strcmp(argv[i], "--resume"))
+			resume = 1;
 		else {
 			fprintf(stderr, "gs-probe: unknown option %s\n", argv[i]);
 			return 2;
 		}
 	}
+	if (argc - i >= 4 && !strcmp(argv[i], "sendmmsg"))
+		return do_sendmmsg(cg, argv[i + 1], argc - i - 2, argv + i + 2, v6sock, resume);
 	if (argc - i != 4) {
 		fprintf(stderr, "usage: gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] [--interval MS] [--until-ok] [--ipopts] [--v6-dstopts] "
-				"connect|sendto|uring-connect|bench-connect|connected-send tcp|udp ADDR PORT\n");
+				"connect|sendto|sendmsg|uring-connect|bench-connect|connected-send tcp|udp ADDR PORT\n"
+				"       gs-probe [--cgroup DIR] [--resume] sendmmsg udp ADDR1 PORT1 [ADDR2 PORT2 ...]\n");
 		return 2;
 	}
 	op = argv[i];
@@ -474,6 +561,8 @@ int main(int argc, char **argv)
 			e = do_connect(&t);
 		else if (!strcmp(op, "sendto"))
 			e = do_sendto(&t);
+		else if (!strcmp(op, "sendmsg"))
+			e = do_sendmsg(&t);
 		else if (!strcmp(op, "uring-connect"))
 			e = do_uring_connect(&t);
 		else {
