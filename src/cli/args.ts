@@ -1,5 +1,6 @@
 // Small shared helpers for CLI modules: argument parsing with clear errors.
 import { parseArgs, ParseArgsConfig } from 'node:util';
+import { durationMs, DURATION_FORMS } from '../duration';
 import { GenseeError } from '../errors';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -33,13 +34,10 @@ export function requireOp(v: unknown): string {
   return v;
 }
 
-/** "30s", "5m", "1h", "250ms", "30" (seconds) → milliseconds */
+/** a --ttl-style duration (src/duration.ts) → milliseconds, more than 0 and at most a year */
 export function parseDuration(s: string): number {
-  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$/.exec(s);
-  if (!m) throw new GenseeError('E_BAD_DURATION', `bad duration "${s}": expected e.g. 30s, 5m, 1h, 250ms`);
-  const n = Number(m[1]);
-  const mult = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] ?? 1000;
-  const ms = n * mult;
+  const ms = durationMs(s);
+  if (ms === null) throw new GenseeError('E_BAD_DURATION', `bad duration "${s}": expected ${DURATION_FORMS}`);
   if (!(ms > 0) || ms > 365 * 24 * 3_600_000) throw new GenseeError('E_BAD_DURATION', `duration "${s}" out of range`);
   return ms;
 }

@@ -1,6 +1,7 @@
 // Summaries of counters.jsonl for `gensee counters`: top destinations,
 // allow/deny per reason, allows per generation, over the whole file or
 // since a time. The file is streamed (it grows by a line per non-zero delta).
+import { durationMs, DURATION_FORMS } from '../duration';
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { assertNoSymlinks } from '../state/fsutil';
@@ -50,15 +51,12 @@ type Line = Record<string, unknown>;
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-/** Parse --since: an ISO time, or a duration back from now ("90s", "5m", "1h"). */
+/** Parse --since: an ISO time, or a duration back from now (src/duration.ts). */
 export function parseSince(s: string, now = Date.now()): Date {
-  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$/.exec(s);
-  if (m) {
-    const mult = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2]] ?? 1000;
-    return new Date(now - Number(m[1]) * mult);
-  }
+  const ms = durationMs(s);
+  if (ms !== null) return new Date(now - ms);
   const t = Date.parse(s);
-  if (Number.isNaN(t)) throw new GenseeError('E_USAGE', `bad --since "${s}": expected an ISO time or a duration like 30s, 5m, 2h`);
+  if (Number.isNaN(t)) throw new GenseeError('E_USAGE', `bad --since "${s}": expected an ISO time or a duration (${DURATION_FORMS})`);
   return new Date(t);
 }
 
