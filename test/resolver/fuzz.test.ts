@@ -164,16 +164,11 @@ const MUTATIONS: Record<string, (b: Buffer) => Buffer> = {
     const f = (fields(b) ?? []).filter(([s]) => b[s] % 8 === 2);
     if (!f.length) return Buffer.concat([b, unknownField()]);
     const [s, e] = pick(f);
-    const tagLen = 1;
-    const p = { pos: s + tagLen };
-    let len = 0;
-    for (let sh = 0; ; sh += 7) {
-      const c = b[p.pos++];
-      len += (c & 0x7f) * 2 ** sh;
-      if (!(c & 0x80)) break;
-    }
-    const inner = Buffer.concat([b.subarray(p.pos, e), unknownField()]);
-    return Buffer.concat([b.subarray(0, s + tagLen), varint(inner.length), inner, b.subarray(e)]);
+    // every field number of the fault is < 16: a one-byte tag, then the length varint
+    let p = s + 1;
+    while (b[p] & 0x80) p++;
+    const inner = Buffer.concat([b.subarray(p + 1, e), unknownField()]);
+    return Buffer.concat([b.subarray(0, s + 1), varint(inner.length), inner, b.subarray(e)]);
   },
   splice(b) {
     const at = int(0, b.length);
@@ -305,7 +300,9 @@ function send(sockPath: string, c: Case, key: Buffer, second: Buffer): Promise<{
     });
     s.on('end', () => {
       const j = judge();
-      finish(j ? (c.mode === 'seq' && Buffer.concat(chunks).length !== 4 + Buffer.concat(chunks).readUInt32BE(0) ? { outcome: 'bad_answer', reason: 'bytes after the answer' } : j) : { outcome: 'no_answer', reason: 'eof' });
+      const all = Buffer.concat(chunks);
+      if (j && all.length > 4 + all.readUInt32BE(0)) finish({ outcome: 'bad_answer', reason: 'bytes after the answer' });
+      else finish(j ?? { outcome: 'no_answer', reason: 'eof' });
     });
     s.on('connect', () => {
       connected = true;
