@@ -3,6 +3,7 @@
 // On resolver restart this is the list kernel leases are reconciled against
 // (anything in the kernel that is not here, or expired, is removed), so a
 // missing file reads as the empty record: fail closed.
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Family, Protocol } from '../addr';
@@ -54,6 +55,14 @@ export interface LeaseRecord {
 /** network.json, schema 1. Keys are written in this order. */
 export interface NetworkRecord {
   schema: 1;
+  /**
+   * /proc/sys/kernel/random/boot_id of the boot the leases were granted in.
+   * Their expiries are CLOCK_BOOTTIME, which starts again at 0 on every
+   * boot: a lease read back after a reboot would live far past its TTL, so
+   * readNetwork drops the leases of another boot (absent: unknown, same
+   * rule), and every write stamps the record with this boot.
+   */
+  boot_id?: string;
   /** current generation; 0 before the first one is installed */
   generation: number;
   generations: GenerationRecord[];
@@ -107,7 +116,7 @@ function parseLease(v: unknown, where: string): LeaseRecord {
 
 /** Validate a parsed network.json and return it with keys in record order. */
 export function parseNetworkRecord(v: unknown, where = NETWORK_FILE): NetworkRecord {
-  const o = obj(v, where, ['schema', 'generation', 'generations', 'leases', 'totals']);
+  const o = obj(v, where, ['schema', 'generation', 'generations', 'leases', 'totals'], ['boot_id']);
   if (o.schema !== 1) throw bad(`${where}.schema`, `unsupported schema ${JSON.stringify(o.schema)}`);
   const generation = uint(o.generation, `${where}.generation`);
   const generations = arr(o.generations, `${where}.generations`).map((g, i) => parseGeneration(g, `${where}.generations[${i}]`));
@@ -128,7 +137,8 @@ export function parseNetworkRecord(v: unknown, where = NETWORK_FILE): NetworkRec
     if (seen.has(k)) throw bad(`${where}.leases[${i}]`, `duplicate lease ${k}`);
     seen.add(k);
   });
-  return { schema: 1, generation, generations, leases, totals: parseTotals(o.totals, `${where}.totals`) };
+  const bootIdField = o.boot_id === undefined ? {} : { boot_id: str(o.boot_id, `${where}.boot_id`, 64) };
+  return { schema: 1, ...bootIdField, generation, generations, leases, totals: parseTotals(o.totals, `${where}.totals`) };
 }
 
 /** identity of a lease, as the kernel map keys it: family/protocol/address/port */
@@ -140,8 +150,12 @@ function networkFile(stateDir: string, id: string): string {
   return path.join(checkOpDir(stateDir, id), NETWORK_FILE);
 }
 
-/** Read network.json (checked: no symlinks, 0600, schema). Missing → the empty record. */
-export async function readNetwork(stateDir: string, id: string): Promise<NetworkRecord> {
+/**
+ * Read network.json (checked: no symlinks, 0600, schema). Missing → the
+ * empty record. Leases of another boot are left out (leasesOfThisBoot);
+ * opts.dropped, when given, receives them.
+ */
+export async function readNetwork(stateDir: string, id: string, opts: { dropped?: LeaseRecord[] } = {}): Promise<NetworkRecord> {
   const file = networkFile(stateDir, id);
   assertNoSymlinks(file);
   let got;
@@ -152,10 +166,37 @@ export async function readNetwork(stateDir: string, id: string): Promise<Network
     throw e;
   }
   assertPrivate(got.stat, file);
-  return parseNetworkRecord(parseRecordJson(got.data, file), file);
+  const { rec, dropped } = leasesOfThisBoot(parseNetworkRecord(parseRecordJson(got.data, file), file));
+  opts.dropped?.push(...dropped);
+  return rec;
+}
+
+/**
+ * The record as it may be trusted in this boot: leases granted in another
+ * boot (or an unknown one) are dropped, since their CLOCK_BOOTTIME expiries
+ * mean nothing now. Call before the record is written again (writing
+ * stamps it with this boot).
+ */
+export function leasesOfThisBoot(rec: NetworkRecord): { rec: NetworkRecord; dropped: LeaseRecord[] } {
+  if (rec.boot_id === currentBootId() || rec.leases.length === 0) return { rec, dropped: [] };
+  return { rec: { ...rec, leases: [] }, dropped: rec.leases };
+}
+
+/** this boot's id (/proc/sys/kernel/random/boot_id) */
+export function currentBootId(): string {
+  return fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+}
+
+/** the record as written now: stamped with this boot, keys in record order */
+function stamped(rec: NetworkRecord): NetworkRecord {
+  const out: Record<string, unknown> = { schema: rec.schema, boot_id: currentBootId() };
+  // every other key as given, unknown ones too: validation still sees them
+  for (const [k, v] of Object.entries(rec)) if (k !== 'schema' && k !== 'boot_id') out[k] = v;
+  return out as unknown as NetworkRecord;
 }
 
 async function writeChecked(file: string, rec: NetworkRecord, trusted = false): Promise<NetworkRecord> {
+  rec = stamped(rec);
   if (trusted) {
     await writeFileAtomic(file, recordText(rec));
     return rec;

@@ -16,6 +16,7 @@ import {
   revokeGeneration,
   updateNetwork,
   writeNetwork,
+  currentBootId,
 } from '../../src/state/network';
 
 const mode = (p: string): number => fs.lstatSync(p).mode & 0o7777;
@@ -50,7 +51,8 @@ t.test('missing network.json reads as the empty record; write/read round trip', 
   const back = await readNetwork(state, 'demo');
   t.same(back, written);
   t.equal(back.generation, 1);
-  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'generation', 'generations', 'leases', 'totals']);
+  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'boot_id', 'generation', 'generations', 'leases', 'totals']);
+  t.equal(back.boot_id, currentBootId(), 'stamped with this boot');
   t.same(Object.keys(back.leases[0]), ['generation', 'family', 'protocol', 'address', 'port', 'expires_at_boot_ns', 'max_uses', 'installed_at']);
   t.same(fs.readdirSync(opDir(state, 'demo')).sort(), ['key', 'network.json', 'operation.json']);
   await t.rejects(readNetwork(state, 'nope'), { code: 'E_UNKNOWN_OP' });
