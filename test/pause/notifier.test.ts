@@ -7,6 +7,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { requireKernel, testOp, tcpServer, udpServer, PROBE, waitFor, sleep } from '../helpers/kernel';
+import { launchOnOp } from '../helpers/launch';
 import { pinDirFor } from '../../src/bpffs';
 import { bootNs } from '../../src/dataplane';
 import { parseDestination, Tuple } from '../../src/addr';
@@ -36,31 +37,15 @@ async function workload(t: Tap, op: { op: string; cgroup: string }, argv: string
   const faults: PausedCall[] = [];
   const startTimes: (number | null)[] = [];
   const cmdPids: (number | null)[] = [];
-  let stdout = '';
-  let stderr = '';
   // eslint-disable-next-line prefer-const
   let w: Workload;
-  const l = await launchUnderBoundary({
-    cgroupPath: op.cgroup,
-    pinDir: pinDirFor(op.op),
-    operationId: op.op,
-    argv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    onFault: (f) => {
-      faults.push(f);
-      startTimes.push(readStartTimeTicks(f.pid));
-      cmdPids.push(w.l.cmdPid());
-      onFault?.(f, w);
-    },
+  const run = await launchOnOp(t, op, argv, (f, l) => {
+    faults.push(f);
+    startTimes.push(readStartTimeTicks(f.pid));
+    cmdPids.push(l.cmdPid());
+    onFault?.(f, w);
   });
-  t.teardown(() => {
-    l.notifier?.close();
-    l.child.kill('SIGKILL');
-  });
-  l.child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  l.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = Promise.all([l.exited, new Promise((r) => l.child.once('close', r))]).then(([e]) => ({ code: e.code, stdout, stderr }));
-  w = { l, faults, startTimes, cmdPids, out: () => stdout, done };
+  w = { l: run.l, faults, startTimes, cmdPids, out: run.stdout, done: run.done };
   return w;
 }
 

@@ -21,9 +21,8 @@ import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { requireKernel, testOp, uniqueName, GENSEE_BIN, PROBE, waitFor, sleep } from '../helpers/kernel';
 import { shortStateDir, faultLines } from '../helpers/supervisor';
-import { pinDirFor } from '../../src/bpffs';
+import { launchOnOp } from '../helpers/launch';
 import { parseDestination } from '../../src/addr';
-import { launchUnderBoundary } from '../../src/pause/launch';
 import type { PausedCall } from '../../src/pause/notifier';
 
 const { EACCES } = os.constants.errno;
@@ -61,31 +60,16 @@ async function settle(): Promise<void> {
 async function underNotifier(t: Tap, argv: string[], allow: number[]): Promise<{ faults: PausedCall[]; lines: Record<string, unknown>[]; stderr: string }> {
   const o = testOp(t, 'gs-smsg');
   const faults: PausedCall[] = [];
-  let stdout = '';
-  let stderr = '';
-  const l = await launchUnderBoundary({
-    cgroupPath: o.cgroup,
-    pinDir: pinDirFor(o.op),
-    operationId: o.op,
-    argv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    onFault: (f) => {
-      faults.push(f);
-      if (allow.includes(f.port)) {
-        o.dp.putLease({ tuple: parseDestination(f.protocol, `${f.address}:${f.port}`), generation: 1n, ttlMs: 60_000 });
-        l.notifier!.respond(f.id, 'continue');
-      } else {
-        l.notifier!.respond(f.id, EACCES);
-      }
-    },
+  const run = await launchOnOp(t, o, argv, (f, l) => {
+    faults.push(f);
+    if (allow.includes(f.port)) {
+      o.dp.putLease({ tuple: parseDestination(f.protocol, `${f.address}:${f.port}`), generation: 1n, ttlMs: 60_000 });
+      l.notifier!.respond(f.id, 'continue');
+    } else {
+      l.notifier!.respond(f.id, EACCES);
+    }
   });
-  t.teardown(() => {
-    l.notifier?.close();
-    l.child.kill('SIGKILL');
-  });
-  l.child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  l.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await Promise.all([l.exited, new Promise((r) => l.child.once('close', r))]);
+  const { stdout, stderr } = await run.done;
   await settle();
   return { faults, lines: probeLines(stdout), stderr };
 }
