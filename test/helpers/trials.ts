@@ -1,86 +1,14 @@
-// Helpers for crash trials (test/resolver/killtrials.test.ts): real gensee
-// processes started and ended by pid, loopback listeners that count every
-// connection and byte, a small concurrency pool, faults.jsonl read the way a
-// crash leaves it (a torn last line is not an error here: verify judges it),
-// and a per-check tally for the closing summary.
+// Helpers for crash trials (test/resolver/killtrials.test.ts): supervisors
+// started as real processes (./gensee's Proc), loopback listeners that count
+// every connection and byte with the time of each accept, a small concurrency
+// pool, faults.jsonl read the way a crash leaves it (a torn last line is not
+// an error here: verify judges it), and a per-check tally for the closing
+// summary.
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { spawn, execFile, ChildProcess } from 'node:child_process';
 import { bootNs } from '../../src/dataplane';
 import { GENSEE_BIN, waitFor } from './kernel';
-
-export interface CliResult {
-  code: number;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run bin/gensee to completion (killed after timeoutMs). */
-export function gensee(args: string[], timeoutMs = 30_000): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(GENSEE_BIN, args, { timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      const e = err as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
-      resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, signal: e?.signal ?? null, stdout, stderr });
-    });
-  });
-}
-
-/** A process this test started: its output so far, its exit, and a kill that only ever signals its own pid. */
-export class Proc {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private done = false;
-
-  constructor(cmd: string, args: string[]) {
-    this.child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.pid = this.child.pid!;
-    this.child.stdout!.on('data', (d: Buffer) => (this.stdout += d.toString()));
-    this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((r) =>
-      this.child.once('exit', (code, signal) => {
-        this.done = true;
-        r({ code, signal });
-      }),
-    );
-  }
-
-  get running(): boolean {
-    return !this.done;
-  }
-
-  kill(sig: NodeJS.Signals): void {
-    if (this.done) return;
-    try {
-      process.kill(this.pid, sig);
-    } catch {
-      /* exited between the check and the signal */
-    }
-  }
-
-  /** SIGKILL (if still running) and wait for the exit. */
-  async end(): Promise<void> {
-    this.kill('SIGKILL');
-    await this.exited;
-  }
-
-  /** JSON objects among the stdout lines */
-  json(): Record<string, unknown>[] {
-    const r: Record<string, unknown>[] = [];
-    for (const l of this.stdout.split('\n')) {
-      if (!l.startsWith('{')) continue;
-      try {
-        r.push(JSON.parse(l) as Record<string, unknown>);
-      } catch {
-        /* a line still being written */
-      }
-    }
-    return r;
-  }
-}
+import { Proc } from './gensee';
 
 export interface Serving {
   proc: Proc;
