@@ -8,15 +8,15 @@
 // consumer at all: the supervisor is stopped), faults.jsonl says how many.
 import t, { Test } from 'tap';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
-import { spawn, execFile, ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { PACKAGE_ROOT } from '../../src/addon';
 import { EVENTS_BYTES, FAULT_RL_WINDOW_NS } from '../../src/abi';
-import { DataPlane, detachHooks } from '../../src/dataplane';
+import { DataPlane } from '../../src/dataplane';
 import { opDir } from '../../src/state/operation';
-import { requireKernel, testCgroup, uniqueName, GENSEE_BIN, waitFor, sleep } from '../helpers/kernel';
-import { shortStateDir } from '../helpers/supervisor';
+import { requireKernel, tcpServer, waitFor, sleep } from '../helpers/kernel';
+import { supervisedOp, superviseProcess } from '../helpers/supervisor';
+import { gensee, Proc } from '../helpers/gensee';
 
 const FLOOD = path.join(PACKAGE_ROOT, 'obj', 'adv', 'flood');
 const COUNT = 10_000;
@@ -88,9 +88,7 @@ interface Setup {
   faults: string;
   port: number;
   base: string;
-  sup: ChildProcess;
-  exited: Promise<number | null>;
-  stderr: () => string;
+  sup: Proc;
   listener: () => { accepted: number; bytes: number };
 }
 
@@ -100,70 +98,32 @@ interface Setup {
  * unique to this test: all removed at teardown, failure or not.
  */
 async function setup(t: Test, tag: string, second: number): Promise<Setup> {
-  const cg = testCgroup(t, tag);
-  const op = uniqueName(tag);
-  const st = shortStateDir(t);
-  t.teardown(() => {
-    try {
-      detachHooks(op);
-    } catch {
-      /* never attached */
-    }
-  });
-  const pol = path.join(st, 'policy.json');
-  fs.writeFileSync(pol, JSON.stringify(DENY_ALL));
-
+  const o = supervisedOp(t, tag, DENY_ALL);
   // the denied listener, on every address the flood dials (port unique to this run)
-  let bytes = 0;
-  let accepted = 0;
-  const srv = net.createServer((s) => {
-    accepted++;
-    s.on('data', (d: Buffer) => (bytes += d.length));
-    s.on('error', () => undefined);
-  });
-  await new Promise<void>((res) => srv.listen(0, '0.0.0.0', () => res()));
-  t.teardown(() => new Promise<void>((res) => srv.close(() => res())));
-  const port = (srv.address() as net.AddressInfo).port;
+  const srv = await tcpServer(t, '0.0.0.0');
   // 127.<a>.<b>.1 onwards, per process and test: parallel files dial apart
   const base = `127.${100 + (process.pid % 100)}.${second}.1`;
-
-  const sup = spawn(GENSEE_BIN, ['supervise', '--op', op, '--cgroup', cg, '--policy', pol, '--state-dir', st], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((r) => sup.once('exit', (code) => r(code)));
-  t.teardown(() => {
-    if (sup.exitCode === null && sup.signalCode === null) {
-      sup.kill('SIGCONT');
-      sup.kill('SIGKILL');
-    }
-  });
-  let head = '';
-  let errText = '';
-  sup.stdout!.on('data', (d: Buffer) => {
-    if (head.length < 4096) head += d.toString();
-  });
-  sup.stderr!.on('data', (d: Buffer) => (errText += d.toString()));
-  await waitFor(() => head.includes('supervising'), 15_000);
-  const dp = DataPlane.open(op);
+  const sup = await superviseProcess(t, o.args);
+  const dp = DataPlane.open(o.op);
   t.teardown(() => dp.close());
   return {
-    cg,
-    op,
-    st,
+    cg: o.cgroup,
+    op: o.op,
+    st: o.stateDir,
     dp,
-    faults: path.join(opDir(st, op), 'faults.jsonl'),
-    port,
+    faults: path.join(opDir(o.stateDir, o.op), 'faults.jsonl'),
+    port: srv.port,
     base,
     sup,
-    exited,
-    stderr: () => errText,
-    listener: () => ({ accepted, bytes }),
+    listener: () => ({ accepted: srv.accepted(), bytes: srv.bytes() }),
   };
 }
 
 /** SIGTERM, then `gensee verify` of the operation's logs */
 async function stopAndVerify(t: Test, s: Setup): Promise<void> {
   s.sup.kill('SIGTERM');
-  t.equal(await s.exited, 0, `supervise exits 0 ${s.stderr().trim()}`);
-  const v = await run(GENSEE_BIN, ['verify', '--op', s.op, '--state-dir', s.st, '--json']);
+  t.equal((await s.sup.exited).code, 0, `supervise exits 0 ${s.sup.stderr.trim()}`);
+  const v = await gensee(['verify', '--op', s.op, '--state-dir', s.st, '--json'], 120_000);
   t.equal(v.code, 0, `gensee verify ok: ${v.stdout.slice(0, 300)} ${v.stderr}`);
 }
 

@@ -5,13 +5,11 @@
 // the listener.
 import t from 'tap';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
-import { requireKernel, testCgroup, uniqueName, GENSEE_BIN, waitFor } from '../helpers/kernel';
-import { shortStateDir } from '../helpers/supervisor';
+import { requireKernel, tcpServer, waitFor } from '../helpers/kernel';
+import { supervisedOp, superviseProcess } from '../helpers/supervisor';
 import { pinDirFor } from '../../src/bpffs';
-import { detachHooks } from '../../src/dataplane';
 import { cgroupPopulated } from '../../src/cgroup';
 import { identityAlive } from '../../src/cli/status';
 import { readStartTimeTicks } from '../../src/resolver/subject';
@@ -20,40 +18,13 @@ const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
 t.test('SIGTERM: the cgroup is killed and empty before the hooks come off; 0 bytes through', async (t) => {
   if (!requireKernel(t)) return;
-  const cg = testCgroup(t, 'gs-doe');
-  const op = uniqueName('gs-doe');
-  const st = shortStateDir(t);
-  t.teardown(() => {
-    try {
-      detachHooks(op);
-    } catch {
-      /* gone */
-    }
-  });
-  const pol = path.join(st, 'policy.json');
-  fs.writeFileSync(pol, JSON.stringify(DENY_ALL));
-
+  const { cgroup: cg, op, stateDir: st, args } = supervisedOp(t, 'gs-doe', DENY_ALL);
   // the denied destination: counts every connection and byte that arrives
-  let bytes = 0;
-  let conns = 0;
-  const srv = net.createServer((s) => {
-    conns++;
-    s.on('data', (d: Buffer) => (bytes += d.length));
-    s.on('error', () => undefined);
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  t.teardown(() => new Promise<void>((r) => srv.close(() => r())));
-  const port = (srv.address() as net.AddressInfo).port;
+  const srv = await tcpServer(t);
+  const port = srv.port;
 
-  const sup = spawn(GENSEE_BIN, ['supervise', '--op', op, '--cgroup', cg, '--policy', pol, '--state-dir', st, '--detach-on-exit'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const supExit = new Promise<number | null>((r) => sup.once('exit', (code) => r(code)));
-  t.teardown(() => {
-    if (sup.exitCode === null && sup.signalCode === null) sup.kill('SIGKILL');
-  });
-  let out = '';
-  sup.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  sup.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  await waitFor(() => out.includes('supervising'), 10_000);
+  const sup = await superviseProcess(t, [...args, '--detach-on-exit']);
+  const out = () => sup.stdout + sup.stderr;
 
   // the left-behind daemon: joins the cgroup, then connects and writes in a loop
   const loop = `while :; do echo leak 2>/dev/null >/dev/tcp/127.0.0.1/${port}; sleep 0.005; done 2>/dev/null`;
@@ -68,7 +39,7 @@ t.test('SIGTERM: the cgroup is killed and empty before the hooks come off; 0 byt
   // it is really trying: its denials reach faults.jsonl
   const faults = path.join(st, 'network-operations', op, 'faults.jsonl');
   await waitFor(() => fs.existsSync(faults) && fs.readFileSync(faults, 'utf8').split('\n').length > 6, 10_000);
-  t.equal(bytes + conns, 0, 'denied while the supervisor serves');
+  t.equal(srv.bytes() + srv.accepted(), 0, 'denied while the supervisor serves');
 
   // watch, as often as the event loop allows, for the moment the pins go
   let seen: { alive: boolean; populated: boolean } | null = null;
@@ -77,13 +48,13 @@ t.test('SIGTERM: the cgroup is killed and empty before the hooks come off; 0 byt
     seen = { alive: identityAlive(me), populated: cgroupPopulated(cg) };
   })();
   sup.kill('SIGTERM');
-  t.equal(await supExit, 0, `supervise exits 0: ${out}`);
+  t.equal((await sup.exited).code, 0, `supervise exits 0: ${out()}`);
   await watching;
   t.same(seen, { alive: false, populated: false }, 'when the hooks were gone, the daemon was dead and the cgroup empty');
   t.equal(await daemonExit, 'SIGKILL', 'the daemon was killed (cgroup.kill)');
-  t.match(out, /cgroup killed and seen empty, then hooks detached/);
+  t.match(out(), /cgroup killed and seen empty, then hooks detached/);
   t.notOk(fs.existsSync(pinDirFor(op)), 'pins removed');
   await new Promise((r) => setTimeout(r, 200));
-  t.equal(bytes, 0, '0 bytes reached the denied listener');
-  t.equal(conns, 0, 'no connection reached it');
+  t.equal(srv.bytes(), 0, '0 bytes reached the denied listener');
+  t.equal(srv.accepted(), 0, 'no connection reached it');
 });

@@ -6,31 +6,15 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawn, execFile, execFileSync } from 'node:child_process';
-import { requireKernel, testCgroup, uniqueName, GENSEE_BIN, waitFor, T } from '../helpers/kernel';
-import { shortStateDir, workload } from '../helpers/supervisor';
+import { execFileSync } from 'node:child_process';
+import { requireKernel, T } from '../helpers/kernel';
+import { shortStateDir, supervisedOp, superviseProcess, workload } from '../helpers/supervisor';
+import { gensee } from '../helpers/gensee';
 import { pinDirFor } from '../../src/bpffs';
-import { detachHooks } from '../../src/dataplane';
 import { cgroupId } from '../../src/cgroup';
 import { ChainedLog } from '../../src/evidence/chain';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
-
-function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => execFile(GENSEE_BIN, args, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })));
-}
-
-async function supervise(t: { teardown(f: () => unknown): void }, args: string[]) {
-  const c = spawn(GENSEE_BIN, ['supervise', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => c.once('exit', (code, signal) => r({ code, signal })));
-  t.teardown(() => {
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  });
-  let out = '';
-  c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  await waitFor(() => out.includes('supervising'), 10_000);
-  return { c, exited, out: () => out };
-}
 
 /** bpf links (any program) attached to the cgroup with this id */
 function linksOn(id: bigint): number {
@@ -42,32 +26,22 @@ function record(st: string, op: string): Record<string, unknown> {
   return JSON.parse(fs.readFileSync(path.join(st, 'network-operations', op, 'operation.json'), 'utf8')) as Record<string, unknown>;
 }
 
-function setup(t: T, prefix: string) {
-  const cg = testCgroup(t, prefix);
-  const op = uniqueName(prefix);
-  const st = shortStateDir(t);
-  t.teardown(() => {
-    try {
-      detachHooks(op);
-    } catch {
-      /* gone */
-    }
-  });
-  const pol = path.join(st, 'policy.json');
-  fs.writeFileSync(pol, JSON.stringify(DENY_ALL));
-  return { cg, op, st, args: ['--op', op, '--cgroup', cg, '--policy', pol, '--state-dir', st] };
+/** What stop ends: a deny-all `gensee supervise` and a workload in its cgroup, with the signal the workload dies of. */
+async function supervisedWorkload(t: T, prefix: string) {
+  const { cgroup: cg, op, stateDir: st, args } = supervisedOp(t, prefix, DENY_ALL);
+  const sup = await superviseProcess(t, args);
+  const w = await workload(t, cg);
+  const wExit = new Promise<NodeJS.Signals | null>((r) => w.child.once('exit', (_c, sig) => r(sig)));
+  return { cg, op, st, sup, wExit };
 }
 
 t.test('supervisor killed -9: resolver_gone, then stop ends the operation', async (t) => {
   if (!requireKernel(t)) return;
-  const { cg, op, st, args } = setup(t, 'gs-stop');
-  const sup = await supervise(t, args);
-  const w = await workload(t, cg);
-  const wExit = new Promise<NodeJS.Signals | null>((r) => w.child.once('exit', (_c, sig) => r(sig)));
+  const { cg, op, st, sup, wExit } = await supervisedWorkload(t, 'gs-stop');
   const id = cgroupId(cg);
   t.ok(linksOn(id) >= 4, 'the hooks are on the cgroup (connect4/6, sendmsg4/6, …)');
 
-  sup.c.kill('SIGKILL');
+  sup.kill('SIGKILL');
   t.equal((await sup.exited).signal, 'SIGKILL', 'supervisor killed -9');
 
   const s = await gensee(['status', '--op', op, '--state-dir', st, '--json']);
@@ -120,16 +94,13 @@ t.test('supervisor killed -9: resolver_gone, then stop ends the operation', asyn
 
 t.test('stop ends a live supervisor (pid and start time) after the workload', async (t) => {
   if (!requireKernel(t)) return;
-  const { cg, op, st, args } = setup(t, 'gs-stop2');
-  const sup = await supervise(t, args);
-  const w = await workload(t, cg);
-  const wExit = new Promise<NodeJS.Signals | null>((r) => w.child.once('exit', (_c, sig) => r(sig)));
+  const { cg, op, st, sup, wExit } = await supervisedWorkload(t, 'gs-stop2');
   const s = await gensee(['status', '--op', op, '--state-dir', st, '--json']);
   t.match(JSON.parse(s.stdout), { condition: 'active', hint: null, resolver_alive: true });
 
   const stop = await gensee(['stop', '--op', op, '--state-dir', st]);
   t.equal(stop.code, 0, stop.stderr);
-  t.match(stop.stdout, new RegExp(`stopped operation ${op}: cgroup .* killed and removed; resolver pid ${sup.c.pid} terminated; hooks detached and unpinned`));
+  t.match(stop.stdout, new RegExp(`stopped operation ${op}: cgroup .* killed and removed; resolver pid ${sup.pid} terminated; hooks detached and unpinned`));
   t.equal(await wExit, 'SIGKILL', 'the workload died');
   t.same(await sup.exited, { code: 0, signal: null }, 'the supervisor stopped cleanly on SIGTERM');
   t.match(record(st, op), { state: 'stopped', resolver: null, stopped: { found: 'resolver_running' } });

@@ -5,18 +5,11 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import { execFile } from 'node:child_process';
-import { requireKernel, testCgroup, probe, tcpServer, uniqueName, GENSEE_BIN } from '../helpers/kernel';
+import { requireKernel, testCgroup, probe, tcpServer, uniqueName, detachAtTeardown } from '../helpers/kernel';
+import { gensee } from '../helpers/gensee';
 import { pinDirFor } from '../../src/bpffs';
 import { removeCgroup } from '../../src/cgroup';
-import { detachHooks, hookLinkNames } from '../../src/dataplane';
-
-function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(GENSEE_BIN, args, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { hookLinkNames } from '../../src/dataplane';
 
 function bpftoolCgroup(cg: string): Promise<string[]> {
   return new Promise((resolve, reject) => {
@@ -32,13 +25,7 @@ t.test('operator: attach, lease, connect, counters, detach', async (t) => {
   if (!requireKernel(t)) return;
   const cg = testCgroup(t, 'gs-opr');
   const op = uniqueName('gs-opr');
-  t.teardown(() => {
-    try {
-      detachHooks(op);
-    } catch {
-      /* already gone */
-    }
-  });
+  detachAtTeardown(t, op);
   const ok = await tcpServer(t);
   const other = await tcpServer(t);
 
@@ -96,13 +83,7 @@ t.test('bad input: clear one-line error, exit 2, nothing changed', async (t) => 
   if (!requireKernel(t)) return;
   const cg = testCgroup(t, 'gs-bad');
   const op = uniqueName('gs-bad');
-  t.teardown(() => {
-    try {
-      detachHooks(op);
-    } catch {
-      /* gone */
-    }
-  });
+  detachAtTeardown(t, op);
   t.equal((await gensee(['hooks', 'attach', '--op', op, '--cgroup', cg])).code, 0);
   const bad: [string[], RegExp][] = [
     [['lease', 'add', '--op', op, 'tcp', '127.0.0.1:70000'], /E_BAD_PORT: port 70000 out of range/],

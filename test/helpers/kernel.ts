@@ -73,6 +73,17 @@ export function testCgroup(t: T, prefix = 'gs-test'): string {
   return p;
 }
 
+/** Detach op's hooks at teardown, if they are still there (the test may have detached them, or never attached). */
+export function detachAtTeardown(t: T, op: string): void {
+  t.teardown(() => {
+    try {
+      detachHooks(op);
+    } catch {
+      /* never attached, or already gone */
+    }
+  });
+}
+
 /** A fresh cgroup with the hooks attached and pinned; detached at teardown. */
 export function testOp(t: T, prefix = 'gs-test'): { op: string; cgroup: string; dp: DataPlane } {
   const cgroup = testCgroup(t, prefix);
@@ -109,16 +120,19 @@ export function probe(args: string[], opts: { timeoutMs?: number } = {}): Promis
   });
 }
 
-export async function tcpServer(t: T, host = '127.0.0.1'): Promise<{ port: number; accepted: () => number }> {
+/** A TCP listener on host counting the connections it accepts and the bytes they send; closed at teardown. */
+export async function tcpServer(t: T, host = '127.0.0.1'): Promise<{ port: number; accepted: () => number; bytes: () => number }> {
   let accepted = 0;
+  let bytes = 0;
   const srv = net.createServer((s) => {
     accepted++;
+    s.on('data', (d: Buffer) => (bytes += d.length));
     s.on('error', () => undefined);
     s.end();
   });
   await new Promise<void>((res) => srv.listen(0, host, () => res()));
   t.teardown(() => new Promise<void>((res) => srv.close(() => res())));
-  return { port: (srv.address() as net.AddressInfo).port, accepted: () => accepted };
+  return { port: (srv.address() as net.AddressInfo).port, accepted: () => accepted, bytes: () => bytes };
 }
 
 export async function udpServer(t: T, host = '127.0.0.1'): Promise<{ port: number; received: () => number }> {

@@ -1,17 +1,18 @@
-// Test fixture: an in-process Supervisor on a fresh cgroup and state dir, and
-// a workload process parked inside the cgroup to be the fault's subject.
+// Test fixtures: an in-process Supervisor on a fresh cgroup and state dir, or
+// `gensee supervise` as its own process; and a workload process parked inside
+// the cgroup to be the fault's subject.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn, ChildProcess } from 'node:child_process';
-import { Supervisor } from '../../src/supervisor';
+import { Supervisor, SupervisorOptions } from '../../src/supervisor';
 import { parsePolicy, policyHash } from '../../src/protocol/json';
-import { detachHooks } from '../../src/dataplane';
 import { readStartTimeTicks } from '../../src/resolver/subject';
 import { encodeFault } from '../../src/protocol/codec';
 import { submitFault, SubmitResult } from '../../src/resolver/client';
 import { readKey } from '../../src/state/operation';
 import type { Fault } from '../../src/protocol/types';
-import { testCgroup, uniqueName, waitFor } from './kernel';
+import { testCgroup, uniqueName, waitFor, detachAtTeardown, GENSEE_BIN } from './kernel';
+import { Proc } from './gensee';
 
 export const POLICY = {
   schema: 1,
@@ -43,21 +44,23 @@ export function shortStateDir(t: TapLike): string {
   return d;
 }
 
-export async function startTestSupervisor(t: TapLike, policy: object = POLICY, prefix = 'gs-rs'): Promise<TestSup> {
+/** An in-process Supervisor on a fresh cgroup and state dir; `more` sets the operation's owner or peers. */
+export async function startTestSupervisor(
+  t: TapLike,
+  policy: object = POLICY,
+  prefix = 'gs-rs',
+  more: Pick<SupervisorOptions, 'ownerUid' | 'peers'> = {},
+): Promise<TestSup> {
   const cgroup = testCgroup(t, prefix);
   const op = uniqueName(prefix);
   const stateDir = shortStateDir(t);
   const text = JSON.stringify(policy);
   let sup: Supervisor | null = null;
+  detachAtTeardown(t, op);
   t.teardown(async () => {
     if (sup) await sup.stop();
-    try {
-      detachHooks(op);
-    } catch {
-      /* never attached */
-    }
   });
-  sup = await Supervisor.start({ stateDir, op, cgroup, policy: { policy: parsePolicy(policy), hash: policyHash(text) }, onError: () => undefined });
+  sup = await Supervisor.start({ ...more, stateDir, op, cgroup, policy: { policy: parsePolicy(policy), hash: policyHash(text) }, onError: () => undefined });
   const key = await readKey(stateDir, op);
   const started = sup;
   return {
@@ -69,6 +72,40 @@ export async function startTestSupervisor(t: TapLike, policy: object = POLICY, p
     submit: (f) =>
       submitFault({ socketPath: started.socketPath, body: encodeFault(f), faultId: f.fault_id, key, resolver: started.record.resolver }),
   };
+}
+
+/** What `gensee supervise` is given: a fresh cgroup, op id, and state dir holding policy.json. */
+export interface SupervisedOp {
+  cgroup: string;
+  op: string;
+  stateDir: string;
+  policyFile: string;
+  /** --op, --cgroup, --policy and --state-dir for `gensee supervise` */
+  args: string[];
+}
+
+/** A fresh operation for `gensee supervise` to run with `policy`; its hooks are detached at teardown. */
+export function supervisedOp(t: TapLike, prefix: string, policy: object = POLICY): SupervisedOp {
+  const cgroup = testCgroup(t, prefix);
+  const op = uniqueName(prefix);
+  const stateDir = shortStateDir(t);
+  detachAtTeardown(t, op);
+  const policyFile = path.join(stateDir, 'policy.json');
+  fs.writeFileSync(policyFile, JSON.stringify(policy));
+  return { cgroup, op, stateDir, policyFile, args: ['--op', op, '--cgroup', cgroup, '--policy', policyFile, '--state-dir', stateDir] };
+}
+
+/**
+ * `gensee supervise ARGS` as its own process, returned once it says it serves
+ * (the "supervising" line, or with --json the "serving" event); killed at
+ * teardown if still running.
+ */
+export async function superviseProcess(t: TapLike, args: string[], timeoutMs = 15_000): Promise<Proc> {
+  const proc = new Proc(GENSEE_BIN, ['supervise', ...args]);
+  t.teardown(() => proc.end());
+  await waitFor(() => /^gensee: supervising |"event":"serving"/m.test(proc.stdout) || !proc.running, timeoutMs);
+  if (!proc.running) throw new Error(`gensee supervise exited before serving: ${proc.stdout}${proc.stderr}`);
+  return proc;
 }
 
 /** A process parked inside the cgroup (sleep), killed at teardown. */

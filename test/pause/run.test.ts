@@ -2,7 +2,6 @@
 // the resolver over the authenticated socket, the eBPF hook underneath.
 import t from 'tap';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { spawn, ChildProcess } from 'node:child_process';
@@ -101,17 +100,9 @@ t.test('a thread rewriting the sockaddr after the pause still meets the eBPF hoo
   if (!requireKernel(t)) return;
   const st = shortStateDir(t);
   const a = await tcpServer(t);
-  // the denied listener counts bytes too: nothing may reach it
-  let bBytes = 0;
-  let bAccepted = 0;
-  const bSrv = net.createServer((s) => {
-    bAccepted++;
-    s.on('data', (d: Buffer) => (bBytes += d.length));
-    s.on('error', () => undefined);
-  });
-  await new Promise<void>((res) => bSrv.listen(0, '127.0.0.1', () => res()));
-  t.teardown(() => new Promise<void>((res) => bSrv.close(() => res())));
-  const bPort = (bSrv.address() as net.AddressInfo).port;
+  // the denied listener: nothing may reach it
+  const b = await tcpServer(t);
+  const bPort = b.port;
   const op = uniqueName('gs-toc');
   const pol = policyFile(st, { leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(a.port) }, ttl_s: 300 }] });
   const r = await gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, '--repeat', String(TOCTOU_MAX_CALLS), '--until', String(TOCTOU_MIN), 'toctou-connect', 'tcp', '127.0.0.1', `${a.port},${bPort}`]);
@@ -153,8 +144,8 @@ t.test('a thread rewriting the sockaddr after the pause still meets the eBPF hoo
   t.equal(dest(bPort, 'no_lease'), res.EPERM, 'the hook refused B once per EPERM call: seccomp read A, the kernel copied B');
   t.equal(dest(a.port, 'allow'), res.ok, 'the hook allowed A once per successful call');
   t.ok(res.EPERM >= TOCTOU_MIN, `the race happened ${res.EPERM} times in ${res.calls} calls (at least ${TOCTOU_MIN} required)`);
-  t.equal(bAccepted, 0, 'the unleased port B was never reached, whatever the buffer said at check time');
-  t.equal(bBytes, 0, 'the denied listener received 0 bytes');
+  t.equal(b.accepted(), 0, 'the unleased port B was never reached, whatever the buffer said at check time');
+  t.equal(b.bytes(), 0, 'the denied listener received 0 bytes');
   t.equal(a.accepted(), res.ok, 'every success went to the leased port A');
   t.comment(`toctou: ${res.calls} calls, ${res.ok} ok, ${res.EPERM} raced past seccomp and met the hook (EPERM), ${res.EACCES} read as B by seccomp (EACCES)`);
 });

@@ -5,20 +5,14 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawn, execFile, ChildProcess } from 'node:child_process';
-import { requireKernel, testCgroup, uniqueName, GENSEE_BIN, probe, tcpServer, waitFor, sleep } from '../helpers/kernel';
-import { startTestSupervisor, workload, networkFault, shortStateDir, POLICY } from '../helpers/supervisor';
+import { requireKernel, probe, tcpServer, waitFor } from '../helpers/kernel';
+import { startTestSupervisor, supervisedOp, superviseProcess, workload, networkFault, POLICY } from '../helpers/supervisor';
+import { gensee } from '../helpers/gensee';
 import { encodeFault } from '../../src/protocol/codec';
 import { submitFault } from '../../src/resolver/client';
 import { openOperation, readKey } from '../../src/state/operation';
 import { readNetwork, leaseKey } from '../../src/state/network';
-import { DataPlane, detachHooks } from '../../src/dataplane';
-
-function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(GENSEE_BIN, args, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
-  });
-}
+import { DataPlane } from '../../src/dataplane';
 
 t.test('gensee verify: intact, edited, removed, torn', async (t) => {
   if (!requireKernel(t)) return;
@@ -88,31 +82,9 @@ t.test('gensee verify: intact, edited, removed, torn', async (t) => {
 
 t.test('kill -9 of the resolver under load; restart reconciles and loses nothing silently', async (t) => {
   if (!requireKernel(t)) return;
-  const cg = testCgroup(t, 'gs-k9');
-  const op = uniqueName('gs-k9');
-  const st = shortStateDir(t);
-  const polFile = path.join(st, 'policy.json');
-  fs.writeFileSync(polFile, JSON.stringify(POLICY));
-  const children: ChildProcess[] = [];
-  t.teardown(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await sleep(100);
-    try {
-      detachHooks(op);
-    } catch {
-      /* gone */
-    }
-  });
-  const startSup = async () => {
-    const c = spawn(GENSEE_BIN, ['supervise', '--op', op, '--cgroup', cg, '--policy', polFile, '--state-dir', st], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(c);
-    let out = '';
-    c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await waitFor(() => out.includes('supervising'), 10_000);
-    return { c, out: () => out };
-  };
+  const { cgroup: cg, op, stateDir: st, args } = supervisedOp(t, 'gs-k9', POLICY);
   const w = await workload(t, cg);
-  const first = await startSup();
+  const first = await superviseProcess(t, args);
   const rec = await openOperation(st, op);
   const key = await readKey(st, op);
   const sockPath = path.join(st, 'network-operations', op, 'supervisor.sock');
@@ -135,7 +107,7 @@ t.test('kill -9 of the resolver under load; restart reconciles and loses nothing
   };
   const load = Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(client));
   await waitFor(() => answered >= 150, 20_000);
-  first.c.kill('SIGKILL');
+  first.kill('SIGKILL');
   await load;
   stop = true;
   t.ok(answered >= 150, `answered before the kill: ${answered}; clients cut off: ${failed}`);
@@ -146,8 +118,8 @@ t.test('kill -9 of the resolver under load; restart reconciles and loses nothing
   t.same(gone.results.map((r) => r.result), ['EPERM'], 'hooks still deny with the resolver dead');
 
   // restart: rebuild from the records, reconcile kernel leases with network.json
-  const second = await startSup();
-  t.match(second.out(), /reconciled: \d+ removed, \d+ re-installed, \d+ dropped/, 'restart reports its reconciliation');
+  const second = await superviseProcess(t, args);
+  t.match(second.stdout, /reconciled: \d+ removed, \d+ re-installed, \d+ dropped/, 'restart reports its reconciliation');
   const net = await readNetwork(st, op);
   const dp = DataPlane.open(op);
   const kernel = dp.listLeases().map((l) => leaseKey(l.tuple)).sort();
@@ -179,6 +151,6 @@ t.test('kill -9 of the resolver under load; restart reconciles and loses nothing
   t.match(again.resolution, { action: 'retry_after_lease' }, 'the restarted resolver serves');
   const now = await probe(['--cgroup', cg, 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
   t.same(now.results.map((r) => r.result), ['ok'], 'and its lease works');
-  second.c.kill('SIGTERM');
-  await new Promise((r) => second.c.once('exit', r));
+  second.kill('SIGTERM');
+  await second.exited;
 });

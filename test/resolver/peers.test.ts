@@ -6,38 +6,14 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { requireKernel, testCgroup, uniqueName } from '../helpers/kernel';
-import { shortStateDir, faultLines, POLICY } from '../helpers/supervisor';
-import { Supervisor } from '../../src/supervisor';
-import { parsePolicy, policyHash } from '../../src/protocol/json';
-import { detachHooks } from '../../src/dataplane';
+import { requireKernel } from '../helpers/kernel';
+import { startTestSupervisor, faultLines, POLICY } from '../helpers/supervisor';
 import * as net from 'node:net';
 import { encodeFault, decodeResolution } from '../../src/protocol/codec';
 import { encodeFrame, readFrame } from '../../src/protocol/framing';
-import { submitFault } from '../../src/resolver/client';
-import { readKey } from '../../src/state/operation';
 import type { Fault } from '../../src/protocol/types';
 
-type Tap = Parameters<typeof testCgroup>[0];
-
 const PEERS = ['10.77.0.2', 'fd00::2'];
-
-async function start(t: Tap, peers: string[]): Promise<{ sup: Supervisor; op: string; stateDir: string; key: Buffer }> {
-  const cgroup = testCgroup(t, 'gs-peer');
-  const op = uniqueName('gs-peer');
-  const stateDir = shortStateDir(t);
-  let sup: Supervisor | null = null;
-  t.teardown(async () => {
-    await sup?.stop();
-    try {
-      detachHooks(op);
-    } catch {
-      /* never attached */
-    }
-  });
-  sup = await Supervisor.start({ stateDir, op, cgroup, peers, policy: { policy: parsePolicy(POLICY), hash: policyHash(JSON.stringify(POLICY)) }, onError: () => undefined });
-  return { sup, op, stateDir, key: await readKey(stateDir, op) };
-}
 
 /** one frame over supervisor.sock, the answer decoded (no MAC check: only action and reason are read) */
 async function raw(sock: string, body: Buffer): Promise<{ action?: string; reason?: string }> {
@@ -68,22 +44,21 @@ function peerFault(op: string, address: string, port: number): Fault {
 
 t.test('peer subjects: exactly an owned peer address proceeds, anything else is denied', async (t) => {
   if (!requireKernel(t)) return;
-  const s = await start(t, PEERS);
+  const s = await startTestSupervisor(t, POLICY, 'gs-peer', { peers: PEERS });
   const rec = JSON.parse(fs.readFileSync(path.join(s.stateDir, 'network-operations', s.op, 'operation.json'), 'utf8')) as { peers: string[] };
   t.same(rec.peers, PEERS, 'operation.json lists the peers the resolver checks against');
-  const submit = (f: Fault) => submitFault({ socketPath: s.sup.socketPath, body: encodeFault(f), faultId: f.fault_id, key: s.key, resolver: s.sup.record.resolver });
 
   let port = 9100;
   for (const address of PEERS) {
     const f = peerFault(s.op, address, ++port);
-    const r = await submit(f);
+    const r = await s.submit(f);
     t.ok(r.authenticated, 'answer authenticated');
     t.match(r.resolution, { action: 'retry_after_lease', reason: 'lease_installed', lease: { address: '127.0.0.1', port } }, `peer ${address} (owned) proceeds to the policy: lease`);
   }
 
   // the comparison is on the parsed address, not the text: the same address spelled otherwise is the same peer
   for (const address of ['fd00:0::2', 'FD00::2', '::ffff:10.77.0.2']) {
-    const r = await submit(peerFault(s.op, address, ++port));
+    const r = await s.submit(peerFault(s.op, address, ++port));
     t.match(r.resolution, { action: 'retry_after_lease' }, `peer ${address} is an owned address in another spelling: proceeds`);
   }
   // no address at all: the client library would refuse to encode it, so the
@@ -115,7 +90,7 @@ t.test('peer subjects: exactly an owned peer address proceeds, anything else is 
   ];
   for (const [address, what] of notOurs) {
     const f = peerFault(s.op, address, ++port);
-    const r = await submit(f);
+    const r = await s.submit(f);
     t.match(r.resolution, { action: 'deny', reason: 'subject_not_in_operation' }, `peer ${address} (${what}): deny subject_not_in_operation`);
     t.notOk(r.resolution.lease, 'no lease');
   }
@@ -133,8 +108,8 @@ t.test('peer subjects: exactly an owned peer address proceeds, anything else is 
 
 t.test('an operation with no peers accepts no peer subject', async (t) => {
   if (!requireKernel(t)) return;
-  const s = await start(t, []);
+  const s = await startTestSupervisor(t, POLICY, 'gs-peer', { peers: [] });
   const f = peerFault(s.op, PEERS[0], 9200);
-  const r = await submitFault({ socketPath: s.sup.socketPath, body: encodeFault(f), faultId: f.fault_id, key: s.key, resolver: s.sup.record.resolver });
+  const r = await s.submit(f);
   t.match(r.resolution, { action: 'deny', reason: 'subject_not_in_operation' }, 'deny subject_not_in_operation');
 });

@@ -3,46 +3,17 @@
 // the operation, its generation and the live kernel leases.
 import t from 'tap';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { spawn, execFile } from 'node:child_process';
-import { requireKernel, testCgroup, uniqueName, GENSEE_BIN, probe, tcpServer, waitFor } from '../helpers/kernel';
-import { shortStateDir, POLICY } from '../helpers/supervisor';
+import { requireKernel, probe, tcpServer } from '../helpers/kernel';
+import { supervisedOp, superviseProcess, POLICY } from '../helpers/supervisor';
+import { gensee } from '../helpers/gensee';
 import { pinDirFor } from '../../src/bpffs';
-import { detachHooks } from '../../src/dataplane';
-
-function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => execFile(GENSEE_BIN, args, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })));
-}
-
-async function supervise(t: { teardown(f: () => unknown): void }, args: string[]) {
-  const c = spawn(GENSEE_BIN, ['supervise', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => {
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  });
-  let out = '';
-  c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  await waitFor(() => out.includes('supervising'), 10_000);
-  return { c, out: () => out, exited: new Promise<number | null>((r) => c.once('exit', (code) => r(code))) };
-}
 
 t.test('SIGTERM keeps the boundary; --detach-on-exit removes it; status', async (t) => {
   if (!requireKernel(t)) return;
-  const cg = testCgroup(t, 'gs-sv');
-  const op = uniqueName('gs-sv');
-  const st = shortStateDir(t);
-  t.teardown(() => {
-    try {
-      detachHooks(op);
-    } catch {
-      /* gone */
-    }
-  });
-  const pol = path.join(st, 'policy.json');
-  fs.writeFileSync(pol, JSON.stringify(POLICY));
+  const { cgroup: cg, op, stateDir: st, args } = supervisedOp(t, 'gs-sv', POLICY);
   const srv = await tcpServer(t);
-  const args = ['--op', op, '--cgroup', cg, '--policy', pol, '--state-dir', st];
 
-  const a = await supervise(t, args);
+  const a = await superviseProcess(t, args);
   // reject mode: the first attempt is EPERM, the retry gets the lease
   const r = await probe(['--cgroup', cg, '--repeat', '40', '--interval', '25', '--until-ok', 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
   t.equal(r.results[r.results.length - 1].result, 'ok', 'leased on retry');
@@ -56,9 +27,9 @@ t.test('SIGTERM keeps the boundary; --detach-on-exit removes it; status', async 
   const text = await gensee(['status', '--op', op, '--state-dir', st]);
   t.match(text.stdout, new RegExp(`tcp 127\\.0\\.0\\.1:${srv.port}`), 'readable status lists it too');
 
-  a.c.kill('SIGTERM');
-  t.equal(await a.exited, 0, 'supervise exits 0 on SIGTERM');
-  t.match(a.out(), /hooks left pinned, failing closed/);
+  a.kill('SIGTERM');
+  t.equal((await a.exited).code, 0, 'supervise exits 0 on SIGTERM');
+  t.match(a.stdout, /hooks left pinned, failing closed/);
   t.ok(fs.existsSync(pinDirFor(op)), 'pins remain');
   const other = await tcpServer(t);
   const denied = await probe(['--cgroup', cg, 'connect', 'tcp', '127.0.0.1', String(other.port)]);
@@ -66,10 +37,10 @@ t.test('SIGTERM keeps the boundary; --detach-on-exit removes it; status', async 
   const gone = await gensee(['status', '--op', op, '--state-dir', st, '--json']);
   t.match(JSON.parse(gone.stdout), { hooks_attached: true, resolver_alive: false }, 'status: hooks attached, no resolver');
 
-  const b = await supervise(t, [...args, '--detach-on-exit']);
-  t.match(b.out(), /reconciled:/, 'restart reconciles');
-  b.c.kill('SIGTERM');
-  t.equal(await b.exited, 0);
+  const b = await superviseProcess(t, [...args, '--detach-on-exit']);
+  t.match(b.stdout, /reconciled:/, 'restart reconciles');
+  b.kill('SIGTERM');
+  t.equal((await b.exited).code, 0);
   t.notOk(fs.existsSync(pinDirFor(op)), '--detach-on-exit removed the pins');
   const free = await probe(['--cgroup', cg, 'connect', 'tcp', '127.0.0.1', String(other.port)]);
   t.same(free.results.map((x) => x.result), ['ok'], 'nothing enforced after detach');

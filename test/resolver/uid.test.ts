@@ -12,13 +12,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { requireKernel } from '../helpers/kernel';
-import { startTestSupervisor, workload, networkFault, faultLines, shortStateDir, POLICY } from '../helpers/supervisor';
+import { startTestSupervisor, workload, networkFault, faultLines, POLICY } from '../helpers/supervisor';
 import { encodeFault, decodeResolution } from '../../src/protocol/codec';
 import { encodeFrame } from '../../src/protocol/framing';
-import { Supervisor } from '../../src/supervisor';
-import { parsePolicy, policyHash } from '../../src/protocol/json';
-import { detachHooks } from '../../src/dataplane';
-import { testCgroup, uniqueName } from '../helpers/kernel';
 
 const NOBODY = 65534;
 
@@ -107,19 +103,7 @@ t.test('a client that is neither root nor the owner is refused on uid, and recor
 
 t.test('the operation owner, not root, is admitted', async (t) => {
   if (!requireKernel(t)) return;
-  const cgroup = testCgroup(t, 'gs-uido');
-  const op = uniqueName('gs-uido');
-  const stateDir = shortStateDir(t);
-  let sup: Supervisor | null = null;
-  t.teardown(async () => {
-    await sup?.stop();
-    try {
-      detachHooks(op);
-    } catch {
-      /* never attached */
-    }
-  });
-  sup = await Supervisor.start({ stateDir, op, cgroup, ownerUid: NOBODY, policy: { policy: parsePolicy(POLICY), hash: policyHash(JSON.stringify(POLICY)) }, onError: () => undefined });
+  const { sup, op, cgroup, stateDir } = await startTestSupervisor(t, POLICY, 'gs-uido', { ownerUid: NOBODY });
   const w = await workload(t, cgroup);
   const f = networkFault(op, w.pid, w.start, 'tcp', '127.0.0.1', 8081);
   const undo = openToAll(stateDir, sup.socketPath);
