@@ -219,18 +219,32 @@ function cleanupOp(t: TapT, op: string): void {
 const ncScript = (pairs: [string, number][]) =>
   pairs.map(([k, port]) => `busybox nc 127.0.0.1 ${port} </dev/null >/dev/null 2>/tmp/${k}.err; echo "${k}=$? $(cat /tmp/${k}.err)"`).join('; ');
 
-t.test('runc container: leased port after a pause, unleased refused, evidence in the operation dir', async (t) => {
-  if (!requireRunc(t)) return;
+/**
+ * The listener serving on a fresh temp root (state in root/st), and a fresh
+ * op id cleaned up at teardown; given leasedPort, root/pol holds the op's
+ * policy leasing it and the listener reads policies from there.
+ */
+async function serveOp(t: TapT, leasedPort?: number) {
   const root = tempRoot(t);
   const stateDir = path.join(root, 'st');
   const policyDir = path.join(root, 'pol');
   const sock = path.join(root, 'oci.sock');
   const op = uniqueName('gs-oci');
   cleanupOp(t, op);
+  const args = ['--socket', sock, '--state-dir', stateDir];
+  if (leasedPort !== undefined) {
+    writePolicy(policyDir, op, leasedPort);
+    args.push('--policy-dir', policyDir);
+  }
+  const l = await startListener(t, args);
+  return { root, stateDir, policyDir, sock, op, l };
+}
+
+t.test('runc container: leased port after a pause, unleased refused, evidence in the operation dir', async (t) => {
+  if (!requireRunc(t)) return;
   const leased = await tcpServer(t);
   const unleased = await tcpServer(t); // listening: a refusal is gensee's, not a closed port
-  writePolicy(policyDir, op, leased.port);
-  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir]);
+  const { root, stateDir, policyDir, sock, op, l } = await serveOp(t, leased.port);
 
   const b = makeBundle(t, root, 'a', {
     listenerPath: sock,
@@ -279,15 +293,8 @@ t.test('runc container: leased port after a pause, unleased refused, evidence in
 
 t.test('several containers at once; a bad one affects nobody; default op and deny-all', async (t) => {
   if (!requireRunc(t)) return;
-  const root = tempRoot(t);
-  const stateDir = path.join(root, 'st');
-  const policyDir = path.join(root, 'pol');
-  const sock = path.join(root, 'oci.sock');
-  const op = uniqueName('gs-oci');
-  cleanupOp(t, op);
   const leased = await tcpServer(t);
-  writePolicy(policyDir, op, leased.port);
-  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir]);
+  const { root, stateDir, sock, op, l } = await serveOp(t, leased.port);
 
   const script = ncScript([['leased', leased.port]]);
   const good = makeBundle(t, root, 'g', { listenerPath: sock, metadata: `op=${op}`, script });
@@ -313,15 +320,8 @@ t.test('several containers at once; a bad one affects nobody; default op and den
 
 t.test('SIGTERM with a container running: hooks stay pinned, later calls fail, nothing is let through', async (t) => {
   if (!requireRunc(t)) return;
-  const root = tempRoot(t);
-  const stateDir = path.join(root, 'st');
-  const policyDir = path.join(root, 'pol');
-  const sock = path.join(root, 'oci.sock');
-  const op = uniqueName('gs-oci');
-  cleanupOp(t, op);
   const leased = await tcpServer(t);
-  writePolicy(policyDir, op, leased.port);
-  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir]);
+  const { root, stateDir, sock, op, l } = await serveOp(t, leased.port);
   // first connect under the listener; then wait for /tmp/go (created by the test) and connect again
   const script = `${ncScript([['first', leased.port]])}; while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['second', leased.port]])}`;
   const b = makeBundle(t, root, 's', { listenerPath: sock, metadata: `op=${op}`, script });
@@ -345,15 +345,8 @@ t.test('SIGTERM with a container running: hooks stay pinned, later calls fail, n
 
 t.test('runc exec into a served container joins its operation', async (t) => {
   if (!requireRunc(t)) return;
-  const root = tempRoot(t);
-  const stateDir = path.join(root, 'st');
-  const policyDir = path.join(root, 'pol');
-  const sock = path.join(root, 'oci.sock');
-  const op = uniqueName('gs-oci');
-  cleanupOp(t, op);
   const leased = await tcpServer(t);
-  writePolicy(policyDir, op, leased.port);
-  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir]);
+  const { root, stateDir, sock, op, l } = await serveOp(t, leased.port);
   const b = makeBundle(t, root, 'e', { listenerPath: sock, metadata: `op=${op}`, script: 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo init-done' });
   const running = runcRun(b);
   await l.waitEvent((e) => e.event === 'attached' && e.op === op);
@@ -384,12 +377,7 @@ t.test('runc exec into a served container joins its operation', async (t) => {
 
 t.test('container gone: a process left in its cgroup is killed before the hooks come off', async (t) => {
   if (!requireRunc(t)) return;
-  const root = tempRoot(t);
-  const stateDir = path.join(root, 'st');
-  const sock = path.join(root, 'oci.sock');
-  const op = uniqueName('gs-oci');
-  cleanupOp(t, op);
-  const l = await startListener(t, ['--socket', sock, '--state-dir', stateDir]);
+  const { root, stateDir, sock, op, l } = await serveOp(t);
   const b = makeBundle(t, root, 'k', { listenerPath: sock, metadata: `op=${op}`, script: 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo init-done' });
   const running = runcRun(b);
   const attached = await l.waitEvent((e) => e.event === 'attached' && e.op === op);
