@@ -249,13 +249,27 @@ static int tcp_port(int port)
 	return tcp_to((struct sockaddr *)&a, sizeof(a), AF_INET);
 }
 
+/* submit the one prepared sqe and wait for it: 0, or the errno it ended with */
+static int uring_complete(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+	int r;
+
+	io_uring_submit(ring);
+	r = io_uring_wait_cqe(ring, &cqe);
+	if (r < 0)
+		return -r;
+	r = cqe->res < 0 ? -cqe->res : 0;
+	io_uring_cqe_seen(ring, cqe);
+	return r;
+}
+
 /* IORING_OP_CONNECT: seccomp never sees it, only the cgroup hook does */
 static int uring_tcp_port(int port)
 {
 	struct sockaddr_in a = lo4(port);
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
 	int fd, r;
 
 	r = io_uring_queue_init(4, &ring, 0);
@@ -269,14 +283,7 @@ static int uring_tcp_port(int port)
 	}
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_connect(sqe, fd, (struct sockaddr *)&a, sizeof(a));
-	io_uring_submit(&ring);
-	r = io_uring_wait_cqe(&ring, &cqe);
-	if (r == 0) {
-		r = cqe->res < 0 ? -cqe->res : 0;
-		io_uring_cqe_seen(&ring, cqe);
-	} else {
-		r = -r;
-	}
+	r = uring_complete(&ring);
 	io_uring_queue_exit(&ring);
 	if (r == 0 && write(fd, PAYLOAD, sizeof(PAYLOAD)) < 0)
 		r = errno;
@@ -314,19 +321,22 @@ struct kid_res {
 	int a, b, c, d;
 };
 
-static int run_kid(struct kid_res *out, void (*fn)(struct kid_res *, void *), void *arg)
+/*
+ * Both sides of a fork or clone3 with the pipe p between them, given its
+ * result pid: the child runs fn, writes its codes and exits; the parent reads
+ * them into out (all -1 if the child wrote none) and reaps it. Returns 0, or
+ * the errno of a failed fork (pid < 0).
+ */
+static int kid_split(long pid, int p[2], struct kid_res *out, void (*fn)(struct kid_res *, void *), void *arg)
 {
-	int p[2];
-	pid_t pid;
 	struct kid_res r = { -1, -1, -1, -1 };
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return errno;
-	pid = fork();
 	if (pid < 0) {
+		int e = errno;
+
 		close(p[0]);
 		close(p[1]);
-		return errno;
+		return e;
 	}
 	if (pid == 0) {
 		close(p[0]);
@@ -339,9 +349,18 @@ static int run_kid(struct kid_res *out, void (*fn)(struct kid_res *, void *), vo
 	if (read(p[0], &r, sizeof(r)) != (ssize_t)sizeof(r))
 		r.a = r.b = r.c = r.d = -1;
 	close(p[0]);
-	waitpid(pid, NULL, 0);
+	waitpid((pid_t)pid, NULL, 0);
 	*out = r;
 	return 0;
+}
+
+static int run_kid(struct kid_res *out, void (*fn)(struct kid_res *, void *), void *arg)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return errno;
+	return kid_split(fork(), p, out, fn, arg);
 }
 
 static void attempt_kid(const char *name, int v)
@@ -623,8 +642,6 @@ static int clone_into(int dirfd, struct kid_res *out, void (*fn)(struct kid_res 
 {
 	int p[2];
 	struct clone_args ca;
-	long pid;
-	struct kid_res r = { -1, -1, -1, -1 };
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return errno;
@@ -632,27 +649,7 @@ static int clone_into(int dirfd, struct kid_res *out, void (*fn)(struct kid_res 
 	ca.flags = CLONE_INTO_CGROUP;
 	ca.exit_signal = SIGCHLD;
 	ca.cgroup = (uint64_t)dirfd;
-	pid = syscall(SYS_clone3, &ca, sizeof(ca));
-	if (pid < 0) {
-		int e = errno;
-		close(p[0]);
-		close(p[1]);
-		return e;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		fn(&r, arg);
-		if (write(p[1], &r, sizeof(r)) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &r, sizeof(r)) != (ssize_t)sizeof(r))
-		r.a = r.b = r.c = r.d = -1;
-	close(p[0]);
-	waitpid((pid_t)pid, NULL, 0);
-	*out = r;
-	return 0;
+	return kid_split(syscall(SYS_clone3, &ca, sizeof(ca)), p, out, fn, arg);
 }
 
 /* escape into each cgroup2 root we can name; fn runs there */
@@ -1350,7 +1347,6 @@ static int uring_sendmsg(const struct sockaddr_in *d)
 {
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
 	struct iovec iov = { (void *)PAYLOAD, sizeof(PAYLOAD) };
 	struct msghdr m = { .msg_name = (void *)d, .msg_namelen = sizeof(*d), .msg_iov = &iov, .msg_iovlen = 1 };
 	int fd, r;
@@ -1361,14 +1357,7 @@ static int uring_sendmsg(const struct sockaddr_in *d)
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_sendmsg(sqe, fd, &m, 0);
-	io_uring_submit(&ring);
-	r = io_uring_wait_cqe(&ring, &cqe);
-	if (r == 0) {
-		r = cqe->res < 0 ? -cqe->res : 0;
-		io_uring_cqe_seen(&ring, cqe);
-	} else {
-		r = -r;
-	}
+	r = uring_complete(&ring);
 	io_uring_queue_exit(&ring);
 	close(fd);
 	return r;
@@ -1516,6 +1505,54 @@ static void mode_toctou(void)
 	report("toctou");
 }
 
+/*
+ * get(ctx, i) for each i in [lo, hi), every descriptor it returns closed
+ * again: 0 if any worked; else the last errno other than `absent` (what a
+ * number with nothing behind it gets), or ENOENT if there was no other.
+ */
+static int any_fd(int (*get)(long ctx, int i), long ctx, int lo, int hi, int absent)
+{
+	int i, got = 0, e = ENOENT;
+
+	for (i = lo; i < hi; i++) {
+		int fd = get(ctx, i);
+
+		if (fd >= 0) {
+			got++;
+			close(fd);
+		} else if (errno != absent) {
+			e = errno;
+		}
+	}
+	return got ? 0 : e;
+}
+
+/* descriptor i of the process behind pidfd ctx */
+static int pidfd_getfd_of(long ctx, int i)
+{
+	return (int)syscall(SYS_pidfd_getfd, (int)ctx, i, 0);
+}
+
+/* descriptor i of process ctx, reopened through /proc */
+static int proc_fd_of(long ctx, int i)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%ld/fd/%d", ctx, i);
+	return open(p, O_RDONLY | O_CLOEXEC);
+}
+
+/* the bpf map with id i */
+static int bpf_map_fd_of(long ctx, int i)
+{
+	union bpf_attr a;
+
+	(void)ctx;
+	memset(&a, 0, sizeof(a));
+	a.map_id = (uint32_t)i;
+	return (int)sys_bpf(BPF_MAP_GET_FD_BY_ID, &a);
+}
+
 /* ---- /proc and ptrace of the supervisor ---- */
 
 /* 13. ptrace, process_vm_*, /proc/PID/{mem,root,environ,fd}, pidfd_getfd */
@@ -1523,7 +1560,7 @@ static void mode_procfs(void)
 {
 	pid_t sup = read_pid_line("procfs");
 	char p[PATH_MAX + 64];
-	int fd, i, got = 0, e = ENOENT;
+	int fd;
 
 	if (sup <= 0) {
 		attempt_s("ptrace_seize", "no_pid_given");
@@ -1593,30 +1630,10 @@ static void mode_procfs(void)
 	fd = (int)syscall(SYS_pidfd_open, sup, 0);
 	info("pidfd_open", "%s", ename(fd < 0 ? errno : 0));
 	if (fd >= 0) {
-		for (i = 0; i < 256; i++) {
-			int s = (int)syscall(SYS_pidfd_getfd, fd, i, 0);
-			if (s >= 0) {
-				got++;
-				close(s);
-			} else if (errno != EBADF) {
-				e = errno;
-			}
-		}
-		attempt("pidfd_getfd", got ? 0 : e);
+		attempt("pidfd_getfd", any_fd(pidfd_getfd_of, fd, 0, 256, EBADF));
 		close(fd);
 	}
-	for (i = 0, got = 0, e = ENOENT; i < 256; i++) {
-		int s;
-		snprintf(p, sizeof(p), "/proc/%d/fd/%d", sup, i);
-		s = open(p, O_RDONLY | O_CLOEXEC);
-		if (s >= 0) {
-			got++;
-			close(s);
-		} else if (errno != ENOENT) {
-			e = errno;
-		}
-	}
-	attempt("reopen_proc_fd", got ? 0 : e);
+	attempt("reopen_proc_fd", any_fd(proc_fd_of, sup, 0, 256, ENOENT));
 	connect_denied("");
 	report("procfs");
 }
@@ -1719,21 +1736,7 @@ static void mode_bpf_syscall(void)
 	memset(&a, 0, sizeof(a));
 	attempt("link_get_next_id", sys_bpf(BPF_LINK_GET_NEXT_ID, &a) ? errno : 0);
 	/* try ids directly: a map id is small and guessable */
-	{
-		int i, got = 0, e = ENOENT;
-		for (i = 1; i < 2048; i++) {
-			memset(&a, 0, sizeof(a));
-			a.map_id = (uint32_t)i;
-			fd = (int)sys_bpf(BPF_MAP_GET_FD_BY_ID, &a);
-			if (fd >= 0) {
-				got++;
-				close(fd);
-			} else if (errno != ENOENT) {
-				e = errno;
-			}
-		}
-		attempt("map_get_fd_by_id", got ? 0 : e);
-	}
+	attempt("map_get_fd_by_id", any_fd(bpf_map_fd_of, 0, 1, 2048, ENOENT));
 	{
 		/* r0 = 1; exit: a cgroup/connect4 program that allows everything */
 		struct bpf_insn insn[2] = {
