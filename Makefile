@@ -111,10 +111,13 @@ bench: build
 clean:
 	$(Q)rm -rf obj dist build .tap
 
-# test/adversarial/flood.test.ts's workload: an io_uring connect flood
+# test/adversarial/flood.test.ts's workload: an io_uring connect flood; it
+# shares gs-probe's header with bench/floor.c
 ADV_FLOOD_BIN := obj/adv/flood
 ADV_FLOOD_SRC := test/adversarial/flood.c
-$(ADV_FLOOD_BIN): $(ADV_FLOOD_SRC)
+PROBE_HDR := test/probe/common.h
+$(PROBE) $(FLOOR): $(PROBE_HDR)
+$(ADV_FLOOD_BIN): $(ADV_FLOOD_SRC) $(PROBE_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_FLOOD_SRC) -luring

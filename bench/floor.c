@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../test/probe/common.h"
+
 #define BODY 150
 #define ANSWER 120
 #define LINE 462
@@ -36,21 +38,6 @@
 static struct sockaddr_un addr;
 static int per_client;
 static uint64_t *lat;
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int read_full(int fd, void *buf, size_t len)
 {

@@ -26,36 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../probe/common.h"
+
 #define BATCH 256
 
 struct tally {
 	long ok, eperm, other;
 };
-
-static uint64_t boot_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int join_cgroup(const char *dir)
-{
-	char path[4096], buf[32];
-	int fd, n;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%d", getpid());
-	if (write(fd, buf, (size_t)n) != n) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
-}
 
 /* One batch: n sockets, n io_uring connects, n completions. */
 static int batch(struct io_uring *ring, uint32_t base, long first, int n, uint16_t port, struct tally *t)

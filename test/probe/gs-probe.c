@@ -50,6 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
+
 static const char *errname(int e)
 {
 	switch (e) {
@@ -64,23 +66,6 @@ static const char *errname(int e)
 	case EAFNOSUPPORT: return "EAFNOSUPPORT";
 	default: return "EOTHER";
 	}
-}
-
-static int join_cgroup(const char *dir)
-{
-	char path[4096], buf[32];
-	int fd, n;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%d", getpid());
-	if (write(fd, buf, (size_t)n) != n) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
 }
 
 struct target {
@@ -247,21 +232,6 @@ static int do_uring_connect(const struct target *t)
 	return e;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct worker {
 	const struct target *t;
 	const char *op;
@@ -364,14 +334,6 @@ static int toctou(const char *addr, const char *ports, long repeat, long until)
 	pthread_join(th, NULL);
 	printf("{\"calls\":%ld,\"ok\":%ld,\"EPERM\":%ld,\"EACCES\":%ld,\"other\":%ld}\n", n, ok, eperm, eacces, other);
 	return 0;
-}
-
-static uint64_t boot_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int connected_send(const struct target *t, long repeat, long interval_ms, int summary,
