@@ -1505,6 +1505,16 @@ static void mode_toctou(void)
 	report("toctou");
 }
 
+/* attempt NAME: open PATH with FLAGS, closed again if it opened */
+static void attempt_open(const char *name, const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	attempt(name, fd < 0 ? errno : 0);
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * get(ctx, i) for each i in [lo, hi), every descriptor it returns closed
  * again: 0 if any worked; else the last errno other than `absent` (what a
@@ -1595,10 +1605,7 @@ static void mode_procfs(void)
 		attempt("process_vm_writev", process_vm_writev(sup, &l, 1, &r, 1, 0) < 0 ? errno : 0);
 	}
 	snprintf(p, sizeof(p), "/proc/%d/mem", sup);
-	fd = open(p, O_RDWR | O_CLOEXEC);
-	attempt("open_mem_rw", fd < 0 ? errno : 0);
-	if (fd >= 0)
-		close(fd);
+	attempt_open("open_mem_rw", p, O_RDWR);
 	snprintf(p, sizeof(p), "/proc/%d/environ", sup);
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -1611,21 +1618,12 @@ static void mode_procfs(void)
 	}
 	if (o.state) {
 		snprintf(p, sizeof(p), "/proc/%d/root%s/key", sup, opdir);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		attempt("open_key_via_proc_root", fd < 0 ? errno : 0);
-		if (fd >= 0)
-			close(fd);
+		attempt_open("open_key_via_proc_root", p, O_RDONLY);
 		snprintf(p, sizeof(p), "/proc/1/root%s/key", opdir);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		attempt("open_key_via_proc_1_root", fd < 0 ? errno : 0);
-		if (fd >= 0)
-			close(fd);
+		attempt_open("open_key_via_proc_1_root", p, O_RDONLY);
 	}
 	snprintf(p, sizeof(p), "/proc/%d/cwd/.", sup);
-	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	attempt("open_cwd", fd < 0 ? errno : 0);
-	if (fd >= 0)
-		close(fd);
+	attempt_open("open_cwd", p, O_RDONLY | O_DIRECTORY);
 	/* the supervisor's own descriptors: bpf maps, the notify fd, sockets */
 	fd = (int)syscall(SYS_pidfd_open, sup, 0);
 	info("pidfd_open", "%s", ename(fd < 0 ? errno : 0));
