@@ -357,8 +357,10 @@ class RServer : public Nan::ObjectWrap {
     gs_rsrv_drop(self->s_, static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust()));
   }
 
-  // latency(reset?) -> {count, p50, p90, p99, p999, max} in us, accept -> answer sent
-  // (10 us resolution; 50000 means 50 ms or more)
+  // latency(reset?) -> {count, p50, p90, p99, p999, max, accepted}: in us, a
+  // frame's first byte (accept, for the first) -> answer sent (10 us
+  // resolution; 50000 means 50 ms or more); accepted: connections admitted
+  // so far, never reset
   static NAN_METHOD(Latency) {
     RServer *self = Open(info);
     if (!self) return;
@@ -368,6 +370,7 @@ class RServer : public Nan::ObjectWrap {
     for (uint64_t c : h) n += c;
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
     Set(o, "count", Num(static_cast<double>(n)));
+    Set(o, "accepted", Num(static_cast<double>(gs_rsrv_accepted(self->s_))));
     const double qs[] = {0.5, 0.9, 0.99, 0.999, 1.0};
     const char *names[] = {"p50", "p90", "p99", "p999", "max"};
     for (int k = 0; k < 5; k++) {

@@ -19,6 +19,8 @@
 
 enum { L_NONE, L_IDLE, L_FRAME, L_DRAIN, L_COUNT };
 enum { C_READ, C_HANDED, C_DRAIN };
+/* why a connection came back from its answer to the I/O thread */
+enum { B_NEXT, B_EARLY, B_DRAIN };
 
 #define HASH_BUCKETS 1024
 
@@ -40,8 +42,11 @@ struct conn {
 	struct ucred cred;
 	uint8_t *answer;
 	size_t answer_len;
-	uint64_t t_accept; /* CLOCK_MONOTONIC us */
+	uint64_t t_accept; /* CLOCK_MONOTONIC us: accept, then each later frame's first byte */
 	int complete; /* handed over with its whole frame read: the client is done sending */
+	int closing;  /* close after this answer: a refusal, or bytes after the frame */
+	int back;     /* B_*: what the I/O thread does with it after the answer */
+	uint64_t served; /* answers sent on this connection */
 };
 
 struct dlist {
@@ -64,7 +69,8 @@ struct gs_rsrv {
 	pthread_mutex_t mu; /* everything below */
 	struct gs_rsrv_req *rq_head, *rq_tail;
 	struct conn *handed[HASH_BUCKETS];
-	struct conn *drain_q;
+	struct conn *back_q; /* answered, back to the I/O thread */
+	uint64_t accepted;   /* connections admitted (atomic) */
 	int stopping;
 	int stopped;
 	unsigned refs; /* answers waiting on a log */
@@ -168,6 +174,7 @@ static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt,
 	}
 	c->state = C_HANDED;
 	c->complete = status == GS_RQ_FRAME;
+	c->closing = status != GS_RQ_FRAME;
 	r->id = c->id;
 	r->status = status;
 	r->has_cred = c->has_cred;
@@ -186,6 +193,7 @@ static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt,
 		r->len = c->body_len;
 		c->body = NULL;
 		r->trailing = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+		c->closing = r->trailing;
 	}
 	pthread_mutex_lock(&s->mu);
 	c->hnext = s->handed[c->id % HASH_BUCKETS];
@@ -240,6 +248,7 @@ static void on_accept(struct gs_rsrv *s)
 			hand(s, c, GS_RQ_PEER_REFUSED, "%s", why);
 			continue;
 		}
+		__atomic_fetch_add(&s->accepted, 1, __ATOMIC_RELAXED);
 		c->state = C_READ;
 		list_put(s, c, L_IDLE, GS_FRAME_IDLE_MS);
 		/* a client sends its frame right after connecting: it is often
@@ -285,18 +294,30 @@ static int on_read(struct gs_rsrv *s, struct conn *c)
 				continue;
 			if (errno == EAGAIN)
 				return 1;
+			if (c->served && !got) { /* gone between frames: nothing to refuse */
+				conn_close(s, c);
+				return 0;
+			}
 			hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection failed after %u bytes: %s", got, strerror(errno));
 			return 0;
 		}
 		if (n == 0) {
+			if (c->served && !got) {
+				/* the client is done with its sequence */
+				conn_close(s, c);
+				return 0;
+			}
 			if (c->body)
 				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of %u", got, 4 + c->body_len);
 			else
 				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of a frame", got);
 			return 0;
 		}
-		if (c->list == L_IDLE) /* first byte: the frame clock starts */
+		if (c->list == L_IDLE) { /* first byte: the frame clock starts */
 			list_put(s, c, L_FRAME, GS_FRAME_TIMEOUT_MS);
+			if (c->served)
+				c->t_accept = mono_us();
+		}
 		size_t off = 0;
 		if (!c->body) {
 			size_t k = 4 - c->hdr_n;
@@ -345,8 +366,12 @@ static void expire(struct gs_rsrv *s)
 	uint64_t now = mono_ms();
 	struct conn *c;
 
-	while ((c = s->lists[L_IDLE].head) && c->deadline <= now)
-		hand(s, c, GS_RQ_FRAME_TIMEOUT, "no frame within %d ms", GS_FRAME_IDLE_MS);
+	while ((c = s->lists[L_IDLE].head) && c->deadline <= now) {
+		if (c->served) /* an idle sequence: closed, nothing refused */
+			conn_close(s, c);
+		else
+			hand(s, c, GS_RQ_FRAME_TIMEOUT, "no frame within %d ms", GS_FRAME_IDLE_MS);
+	}
 	while ((c = s->lists[L_FRAME].head) && c->deadline <= now)
 		hand(s, c, GS_RQ_FRAME_TIMEOUT, "frame not complete within %d ms of its first byte (%u bytes)",
 		     GS_FRAME_TIMEOUT_MS, c->hdr_n + c->body_n);
@@ -366,25 +391,40 @@ static int next_timeout(struct gs_rsrv *s)
 	return best <= now ? 0 : (int)(best - now + 1);
 }
 
-/* answered connections come back here to be drained and closed */
-static void take_drained(struct gs_rsrv *s)
+/* Answered connections come back here: to read the next frame of their
+ * sequence, to have an early one refused, or to be drained and closed. */
+static void take_back(struct gs_rsrv *s)
 {
 	struct conn *c;
 
 	pthread_mutex_lock(&s->mu);
-	c = s->drain_q;
-	s->drain_q = NULL;
+	c = s->back_q;
+	s->back_q = NULL;
 	pthread_mutex_unlock(&s->mu);
 	while (c) {
 		struct conn *next = c->hnext;
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
 		c->hnext = NULL;
-		c->state = C_DRAIN;
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
+		free(c->answer);
+		c->answer = NULL;
+		if (c->back == B_EARLY) {
+			hand(s, c, GS_RQ_FRAME_TRAILING, "bytes of a next frame arrived before the answer to the previous one was sent");
+		} else if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
 			conn_close(s, c);
-		} else {
+		} else if (c->back == B_DRAIN) {
+			c->state = C_DRAIN;
 			c->in_epoll = 1;
 			list_put(s, c, L_DRAIN, GS_DRAIN_MS);
+		} else {
+			c->state = C_READ;
+			c->in_epoll = 1;
+			c->hdr_n = 0;
+			c->body_len = c->body_n = 0;
+			free(c->body);
+			c->body = NULL;
+			list_put(s, c, L_IDLE, GS_FRAME_IDLE_MS);
+			/* the next frame may be here already */
+			on_read(s, c);
 		}
 		c = next;
 	}
@@ -420,11 +460,11 @@ static void *io_thread(void *arg)
 		pthread_mutex_unlock(&s->mu);
 		if (stop)
 			break;
-		take_drained(s);
+		take_back(s);
 		expire(s);
 	}
 	/* close everything this thread owns */
-	take_drained(s);
+	take_back(s);
 	for (int i = L_IDLE; i < L_COUNT; i++)
 		while (s->lists[i].head)
 			conn_close(s, s->lists[i].head);
@@ -547,10 +587,16 @@ static void send_answer(void *arg, int err)
 {
 	struct conn *c = arg;
 	struct gs_rsrv *s = c->s;
-	int last;
+	int last, early = 0, sent = 0;
+	char b;
 
 	if (!err) {
 		size_t off = 0;
+		/* Bytes waiting before the answer leaves belong to a frame sent
+		 * before it: refused, and the sequence ends there. Looked at
+		 * before sending, since a client may send its next frame as soon
+		 * as it has read this answer. */
+		early = !c->closing && recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 		while (off < c->answer_len) {
 			ssize_t n = send(c->fd, c->answer + off, c->answer_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n < 0 && errno == EINTR)
@@ -559,23 +605,29 @@ static void send_answer(void *arg, int err)
 				break; /* the client went away; the evidence is written */
 			off += (size_t)n;
 		}
-		shutdown(c->fd, SHUT_WR);
-		uint64_t b = (mono_us() - c->t_accept) / GS_LAT_BUCKET_US;
-		__atomic_fetch_add(&s->lat[b < GS_LAT_BUCKETS ? b : GS_LAT_BUCKETS - 1], 1, __ATOMIC_RELAXED);
+		sent = off == c->answer_len;
+		c->served++;
+		uint64_t bk = (mono_us() - c->t_accept) / GS_LAT_BUCKET_US;
+		__atomic_fetch_add(&s->lat[bk < GS_LAT_BUCKETS ? bk : GS_LAT_BUCKETS - 1], 1, __ATOMIC_RELAXED);
 	}
-	/* A whole frame and nothing unread (the usual case): the client is done
-	 * sending, closing now cannot reset it, and it reads the answer at its
-	 * pace. Otherwise (a refused or trickling client, bytes after the
-	 * frame) drain first: closing with unread input, or under a client
-	 * still writing, would reset it and it could lose the answer. */
-	char b;
-	int unread = !err && (!c->complete || recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0);
+	if (!err && sent && !c->closing) {
+		c->back = early ? B_EARLY : B_NEXT;
+	} else if (!err) {
+		/* The sequence ends: half-close. A whole frame and nothing unread
+		 * (the usual case): the client is done sending, closing now cannot
+		 * reset it, and it reads the answer at its pace. Otherwise (a
+		 * refused or trickling client, bytes after the frame) drain first:
+		 * closing with unread input, or under a client still writing,
+		 * would reset it and it could lose the answer. */
+		shutdown(c->fd, SHUT_WR);
+		c->back = (!c->complete || recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0) ? B_DRAIN : -1;
+	}
 	pthread_mutex_lock(&s->mu);
-	if (err || !unread || s->stopped || s->stopping) {
-			conn_free(c);
+	if (err || c->back < 0 || s->stopped || s->stopping) {
+		conn_free(c);
 	} else {
-		c->hnext = s->drain_q;
-		s->drain_q = c;
+		c->hnext = s->back_q;
+		s->back_q = c;
 		kick(s);
 	}
 	s->refs--;
@@ -639,6 +691,11 @@ void gs_rsrv_latency(struct gs_rsrv *s, uint64_t *out, int reset)
 {
 	for (int i = 0; i < GS_LAT_BUCKETS; i++)
 		out[i] = reset ? __atomic_exchange_n(&s->lat[i], 0, __ATOMIC_RELAXED) : __atomic_load_n(&s->lat[i], __ATOMIC_RELAXED);
+}
+
+uint64_t gs_rsrv_accepted(struct gs_rsrv *s)
+{
+	return __atomic_load_n(&s->accepted, __ATOMIC_RELAXED);
 }
 
 void gs_rsrv_stop(struct gs_rsrv *s)

@@ -2,20 +2,24 @@
 /* The supervisor socket's I/O, on its own thread (src/resolver/server.ts
  * decides; this file only moves bytes and enforces the wire rules).
  *
- * One request frame per connection (DESIGN.md "Wire formats"): a 4-byte
- * big-endian length, a body of 1..65536 bytes, the whole frame within 2 s of
- * its first byte, the first byte within 5 s of the connection, no bytes after
- * the frame. Peers are authenticated at accept with SO_PEERCRED: uid root or
- * the owner, and never a process inside the operation's cgroup.
+ * A connection carries a sequence of request/answer pairs (DESIGN.md "Wire
+ * formats"): each request is a 4-byte big-endian length and a body of
+ * 1..65536 bytes, the whole frame within 2 s of its first byte; after its
+ * answer is sent the next frame is read. No bytes may follow a frame before
+ * its answer is sent: bytes after the frame, or a next frame that arrived
+ * early, are refused and end the sequence. A connection idle for 30 s is
+ * closed (refused if it never sent a frame). Peers are authenticated at
+ * accept with SO_PEERCRED: uid root or the owner, never a process inside
+ * the operation's cgroup, and in gensee's own user and mount namespaces.
  *
- * Each connection ends up as exactly one request handed to JavaScript: a
- * complete frame, or a refusal (bad peer, bad frame) with its code. JS
- * answers each with gs_rsrv_answer(); the answer leaves only once the
- * evidence line it names (an evlog ticket) is durable, straight from the
- * syncer thread, with no JavaScript in between. After the answer the socket
- * is half-closed and whatever the client still sends is read and dropped
- * until it closes (closing with unread input would reset the client and it
- * could lose the answer), for at most 2 s.
+ * Each frame, and each refusal (bad peer, bad frame) with its code, becomes
+ * one request handed to JavaScript. JS answers each with gs_rsrv_answer();
+ * the answer leaves only once the evidence line it names (an evlog ticket)
+ * is durable, straight from the syncer thread, with no JavaScript in
+ * between. After answering a refusal the socket is half-closed and whatever
+ * the client still sends is read and dropped until it closes (closing with
+ * unread input would reset the client and it could lose the answer), for
+ * at most 2 s.
  */
 #ifndef GS_RSRV_H
 #define GS_RSRV_H
@@ -32,7 +36,7 @@ extern "C" {
 
 #define GS_FRAME_MAX 65536
 #define GS_FRAME_TIMEOUT_MS 2000
-#define GS_FRAME_IDLE_MS 5000
+#define GS_FRAME_IDLE_MS 30000
 #define GS_DRAIN_MS 2000
 
 enum gs_rsrv_status {
@@ -90,6 +94,9 @@ int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id);
 
 /* Copy the latency histogram (GS_LAT_BUCKETS counts) and, with reset, start a new one. */
 void gs_rsrv_latency(struct gs_rsrv *s, uint64_t *out, int reset);
+
+/* Connections admitted so far (past the peer checks). */
+uint64_t gs_rsrv_accepted(struct gs_rsrv *s);
 
 /* Stop the thread and close every connection. Answers already waiting on
  * the log are still sent when their ticket becomes durable; the last of

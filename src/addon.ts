@@ -147,7 +147,7 @@ export interface FdWatcher {
 
 // ---- the supervisor socket and client (addon/chan_glue.cc, rsrv.c, rcli.c) ----
 
-/** One connection as the I/O thread hands it over. */
+/** One request (a frame, or a refusal) as the I/O thread hands it over. */
 export interface NativeRequest {
   id: number;
   /** 'frame', or the refusal: 'unauthenticated_peer' | FrameErrorCode */
@@ -169,7 +169,7 @@ export interface NativeRServer {
   stop(): void;
 }
 
-/** accept → answer sent, as the resolver sees it (us, 10 us resolution) */
+/** a frame's first byte (accept, for a connection's first) → answer sent, as the resolver sees it (us, 10 us resolution) */
 export interface AnswerLatency {
   count: number;
   p50: number;
@@ -177,6 +177,8 @@ export interface AnswerLatency {
   p99: number;
   p999: number;
   max: number;
+  /** connections admitted so far (past the peer checks; not reset) */
+  accepted: number;
 }
 
 export interface NativeSubmitResult {

@@ -1,5 +1,6 @@
-// The supervisor socket: <op dir>/supervisor.sock (0600). One request frame
-// per connection, one signed Resolution back. Peers are authenticated with
+// The supervisor socket: <op dir>/supervisor.sock (0600). A connection
+// carries a sequence of fault frames, each answered by one signed Resolution
+// (a trusted adapter keeps one open). Peers are authenticated with
 // SO_PEERCRED: uid root or the operation owner, and never a process inside
 // the operation's cgroup (a workload cannot submit or approve its own
 // faults, even as root in its container).
@@ -7,10 +8,12 @@
 // The bytes move on the addon's I/O thread (addon/rsrv.c): accept, peer
 // credentials, the framing rules and their deadlines, and the answer, which
 // it sends straight after the fdatasync that makes its resolution line
-// durable (addon/evlog.c). Each connection reaches this file as exactly one
-// request — a frame, or a refusal with its code — and every request is
-// recorded in faults.jsonl and answered. A slow client only ever holds its
-// own connection; this thread never waits on a socket or the disk.
+// durable (addon/evlog.c). Each frame reaches this file as one request, and
+// so does each refusal with its code (a bad peer, a bad frame, bytes sent
+// before the previous answer); every request is recorded in faults.jsonl
+// and answered, and a refusal ends its connection's sequence. A slow
+// client only ever holds its own connection; this thread never waits on a
+// socket or the disk.
 import { loadAddon } from '../addon';
 import type { NativeRServer, NativeRequest, AnswerLatency } from '../addon';
 import { cgroupRelPath } from '../cgroup';
@@ -53,7 +56,7 @@ export class SupervisorServer {
     this.listenFd = fd;
   }
 
-  /** accept → answer sent for the requests answered so far (reset: start counting again) */
+  /** first byte (accept, for a connection's first frame) → answer sent, so far (reset: start counting again) */
   latency(reset = false): AnswerLatency | null {
     return this.native?.latency(reset) ?? null;
   }

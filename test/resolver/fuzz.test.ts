@@ -1,13 +1,14 @@
 // Fuzz of the supervisor socket against a real `gensee supervise` process:
 // random bytes, mutated valid protobuf (bit flips, truncation, duplicated and
 // unknown fields, spliced garbage), wrong length prefixes, truncated and
-// zero-length frames, oversized ones, several frames on one connection, a
+// zero-length frames, oversized ones, several frames in one write, a
 // second frame after the answer, clients that leave without reading, and a
 // few slow senders dribbling bytes past the 2 s frame limit the whole time.
 //
-// The socket carries one request frame per connection (addon/rsrv.h), so
-// every frame is its own connection; workers keep CONCURRENCY of them in
-// flight. Afterwards: the same resolver pid is alive, its RSS stayed bounded
+// A connection carries a sequence of request/answer pairs (addon/rsrv.h):
+// each case is its own connection, most with one frame, the `sequence` ones
+// with a second frame sent after the first answer; workers keep CONCURRENCY
+// of them in flight. Afterwards: the same resolver pid is alive, its RSS stayed bounded
 // and its fd count came back, it answers a valid fault with the policy's
 // answer under a MAC the client verifies, every connection left exactly one
 // line (a refusal or a fault) in faults.jsonl, and `gensee verify` passes.
@@ -125,7 +126,7 @@ type Mode = 'read' | 'leave' | 'end-read' | 'seq';
 interface Case {
   kind: string;
   data: Buffer;
-  /** read: write, wait for the answer; end-read: write, half-close, wait; leave: write and go; seq: write, read the answer, write a second frame */
+  /** read: write, wait for the answer; end-read: write, half-close, wait; leave: write and go; seq: write, read the answer, write a second frame, read its answer */
   mode: Mode;
   frames: number;
 }
@@ -289,14 +290,19 @@ function send(sockPath: string, c: Case, key: Buffer, second: Buffer): Promise<{
     };
     s.on('data', (d: Buffer) => {
       chunks.push(d);
-      if (c.mode === 'seq') {
-        const j = judge();
-        if (j && !s.writableEnded) {
-          // after the answer the resolver reads and drops: the second frame gets no answer
-          s.write(second);
-          s.end();
-        }
+      const j = judge();
+      if (!j) return;
+      if (c.mode !== 'seq' || j.outcome !== 'answered') return finish(j);
+      if (!s.writableEnded) {
+        // the connection goes on: the second frame, sent after the answer, is answered too
+        const all = Buffer.concat(chunks);
+        chunks.length = 0;
+        chunks.push(all.subarray(4 + all.readUInt32BE(0)));
+        s.write(second);
+        s.end();
+        return;
       }
+      finish(j);
     });
     s.on('end', () => {
       const j = judge();
@@ -437,6 +443,7 @@ t.test(`supervisor socket survives ${FRAMES} fuzzed frames`, async (t) => {
   const second = frame(valid[0]);
   let sent = 0;
   let conns = 0;
+  let seqs = 0; // connections whose second frame is a request of its own
   let rssWarm = 0;
   let rssMax = 0;
   const warmAt = Math.min(5000, Math.floor(FRAMES / 10));
@@ -458,6 +465,7 @@ t.test(`supervisor socket survives ${FRAMES} fuzzed frames`, async (t) => {
         conns++;
         bump(kinds, c.kind);
         const r = await send(sockPath, c, key, second);
+        if (c.mode === 'seq') seqs++;
         bump(outcomes, r.outcome);
         if (r.outcome === 'answered') bump(reasons, r.reason!);
         else if (r.outcome !== 'left' && failures.length < 20) failures.push(`${c.kind}/${c.mode}: ${r.outcome} ${r.reason ?? ''} (${c.data.subarray(0, 48).toString('hex')})`);
@@ -496,7 +504,7 @@ t.test(`supervisor socket survives ${FRAMES} fuzzed frames`, async (t) => {
   const del = await submitFault({ socketPath: sockPath, body: encodeFault({ ...base(443), fault_id: 'after-fuzz-443' }), faultId: 'after-fuzz-443', key, resolver: record.resolver });
   t.match(del.resolution, { action: 'delegate', delegate_to: 'egress-proxy' }, 'and a delegated one its delegate');
 
-  // every connection is one request, recorded once: a refusal, or a fault with its resolution
+  // every request is recorded once: a refusal, or a fault with its resolution
   const lines = () => {
     const c = { refusal: 0, fault: 0, resolution: 0, torn: 0 } as Record<string, number>;
     for (const l of fs.readFileSync(path.join(opDir, 'faults.jsonl'), 'utf8').split('\n')) {
@@ -510,14 +518,14 @@ t.test(`supervisor socket survives ${FRAMES} fuzzed frames`, async (t) => {
     }
     return c;
   };
-  const expected = conns + slow.n + 2;
+  const expected = conns + seqs + slow.n + 2;
   const counted = await waitFor(() => {
     const c = lines();
     return c.refusal + c.fault >= expected && c;
   }, 10_000).catch(() => lines());
   t.comment(`faults.jsonl: ${Object.entries(counted).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   t.ok(counted.refusal > 0, `refusals recorded: ${counted.refusal}`);
-  t.equal(counted.refusal + counted.fault, expected, 'one refusal or fault line per connection');
+  t.equal(counted.refusal + counted.fault, expected, 'one refusal or fault line per request');
   t.equal(counted.resolution, counted.fault, 'every fault has its resolution');
 
   // bounded memory, and every connection's fd closed (the drain lasts up to 2 s)
