@@ -191,6 +191,7 @@ void LoopFault(void *ctx, gs_fault_info *f) {
       req->expect_pid = core->cfg.pid;
       req->expect_start = core->cfg.start;
       req->timeout_ms = core->cfg.deadline_ms;
+      req->keep = 1;  // one connection to the resolver for successive faults
       req->done = ChanDone;
       req->arg = cc;
       core->inflight++;

@@ -26,6 +26,16 @@ enum { S_CONNECT, S_WRITE, S_READ };
 #define CONNECT_RETRY_NS (200ULL * 1000)
 #define REPLY_MAX 65536
 
+/* an idle kept connection, and the resolver its peer was verified to be */
+struct kept {
+	struct kept *next;
+	int fd;
+	char path[108];
+	int32_t pid;
+	uint64_t start;
+	uint64_t idle_until;
+};
+
 struct gs_rcli {
 	int epfd, efd;
 	pthread_t thread;
@@ -33,6 +43,9 @@ struct gs_rcli {
 	struct gs_submit *incoming; /* under mu */
 	int stopping;               /* under mu */
 	struct gs_submit *head, *tail; /* in flight, by deadline (thread-owned) */
+	struct kept *kept;             /* idle kept connections, newest first (thread-owned) */
+	unsigned n_kept;
+	uint64_t connections;          /* atomic */
 };
 
 static char TAG_EVENT;
@@ -142,6 +155,76 @@ static void list_add(struct gs_rcli *c, struct gs_submit *q)
 		c->head = q;
 }
 
+/* ---- kept connections ---------------------------------------------------- */
+
+static void kept_close(struct kept *k)
+{
+	close(k->fd);
+	free(k);
+}
+
+/* q's connection, its answer read to the last byte, waits for the next
+ * submission. 0 when the pool is full (the caller closes it). */
+static int keep_put(struct gs_rcli *c, struct gs_submit *q)
+{
+	struct kept *k;
+
+	if (c->n_kept >= GS_RCLI_KEEP_MAX || !(k = calloc(1, sizeof(*k))))
+		return 0;
+	k->fd = q->fd;
+	memcpy(k->path, q->path, sizeof(k->path));
+	k->pid = q->expect_pid;
+	k->start = q->expect_start;
+	k->idle_until = gs_mono_ns() + GS_RCLI_IDLE_MS * 1000000ULL;
+	k->next = c->kept;
+	c->kept = k;
+	c->n_kept++;
+	return 1;
+}
+
+/* An idle connection to q's resolver that is still open, or -1. A resolver
+ * that closed it (it stopped, or restarted) has left an end of file. */
+static int keep_take(struct gs_rcli *c, struct gs_submit *q)
+{
+	struct kept **pp = &c->kept;
+
+	while (*pp) {
+		struct kept *k = *pp;
+		char b;
+		if (strcmp(k->path, q->path) || k->pid != q->expect_pid || k->start != q->expect_start) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		c->n_kept--;
+		ssize_t n = recv(k->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			int fd = k->fd;
+			free(k);
+			return fd;
+		}
+		/* closed, failed, or bytes nobody asked for: not a sequence to go on with */
+		kept_close(k);
+	}
+	return -1;
+}
+
+static void keep_expire(struct gs_rcli *c, uint64_t now)
+{
+	struct kept **pp = &c->kept;
+
+	while (*pp) {
+		struct kept *k = *pp;
+		if (k->idle_until > now) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		c->n_kept--;
+		kept_close(k);
+	}
+}
+
 static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnum, const char *fmt, ...)
@@ -151,7 +234,9 @@ static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnu
 	if (q->fd >= 0) {
 		if (q->in_epoll && c)
 			epoll_ctl(c->epfd, EPOLL_CTL_DEL, q->fd, NULL);
-		close(q->fd);
+		/* only a sequence that went exactly as agreed goes on */
+		if (!(c && q->keep && status == GS_SUB_OK && !fmt && keep_put(c, q)))
+			close(q->fd);
 		q->fd = -1;
 	}
 	q->status = status;
@@ -322,6 +407,12 @@ static void do_connect(struct gs_rcli *c, struct gs_submit *q)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 
+	if (q->fd < 0 && q->keep && (q->fd = keep_take(c, q)) >= 0) {
+		q->reused = 1;
+		q->state = S_WRITE;
+		do_write(c, q);
+		return;
+	}
 	if (q->fd < 0) {
 		q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (q->fd < 0) {
@@ -340,6 +431,7 @@ static void do_connect(struct gs_rcli *c, struct gs_submit *q)
 		return;
 	}
 	q->retry_at = 0;
+	__atomic_fetch_add(&c->connections, 1, __ATOMIC_RELAXED);
 	if (q->expect_pid) {
 		struct ucred cr;
 		socklen_t sl = sizeof(cr);
@@ -369,6 +461,7 @@ static void expire(struct gs_rcli *c)
 
 	while ((q = c->head) && q->deadline <= now)
 		finish(c, q, GS_SUB_TIMEOUT, ETIMEDOUT, "no answer within %u ms", q->timeout_ms);
+	keep_expire(c, now);
 	for (q = c->head; q; q = next) {
 		next = q->next;
 		if (q->retry_at && q->retry_at <= now)
@@ -382,6 +475,9 @@ static int next_timeout_ms(struct gs_rcli *c)
 
 	if (c->head)
 		best = c->head->deadline;
+	for (struct kept *k = c->kept; k; k = k->next)
+		if (k->idle_until < best)
+			best = k->idle_until;
 	for (struct gs_submit *q = c->head; q; q = q->next)
 		if (q->retry_at && q->retry_at < best)
 			best = q->retry_at;
@@ -440,6 +536,12 @@ static void *engine(void *arg)
 	}
 	while (c->head)
 		finish(c, c->head, GS_SUB_ERROR, ECANCELED, "the client was stopped");
+	while (c->kept) {
+		struct kept *k = c->kept;
+		c->kept = k->next;
+		kept_close(k);
+	}
+	c->n_kept = 0;
 	return NULL;
 }
 
@@ -483,6 +585,7 @@ void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *q)
 
 	q->fd = -1;
 	q->in_epoll = 0;
+	q->reused = 0;
 	q->state = S_CONNECT;
 	q->t0 = gs_mono_ns();
 	q->deadline = q->t0 + (uint64_t)q->timeout_ms * 1000000ULL;
@@ -502,6 +605,11 @@ void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *q)
 	if (write(c->efd, &one, sizeof(one)) < 0) {
 		/* EAGAIN: saturated counter, the engine is awake anyway */
 	}
+}
+
+uint64_t gs_rcli_connections(struct gs_rcli *c)
+{
+	return __atomic_load_n(&c->connections, __ATOMIC_RELAXED);
 }
 
 void gs_rcli_stop(struct gs_rcli *c)

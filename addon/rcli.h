@@ -9,6 +9,16 @@
  * must verify under the operation key over the canonical input of
  * src/protocol/mac.ts. A Resolution that fails any of that is reported as
  * GS_SUB_UNAUTH, never as what it says.
+ *
+ * A submission with `keep` set (the pause adapter's) goes on a connection
+ * the engine keeps open: a connection carries a sequence of request/answer
+ * pairs (DESIGN.md "Wire formats"), so after an authenticated answer to its
+ * own fault the connection waits, idle, for the next such submission to the
+ * same resolver. A new connection is made when none is idle (concurrent
+ * faults each take one), and its peer is verified as above; a connection
+ * that fails during a request fails that request (never a silent allow).
+ * Idle connections are closed after GS_RCLI_IDLE_MS, before the resolver's
+ * own 30 s idle limit would close them under a request.
  */
 #ifndef GS_RCLI_H
 #define GS_RCLI_H
@@ -23,6 +33,8 @@ extern "C" {
 
 #define GS_KEY_BYTES 32
 #define GS_MAC_BYTES 32
+#define GS_RCLI_IDLE_MS 20000
+#define GS_RCLI_KEEP_MAX 16 /* idle connections kept */
 
 enum gs_submit_status {
 	GS_SUB_OK = 0,   /* an authenticated Resolution for this fault */
@@ -41,6 +53,7 @@ struct gs_submit {
 	int32_t expect_pid;     /* 0: skip the identity check (tests only) */
 	uint64_t expect_start;
 	uint32_t timeout_ms;
+	int keep;               /* use and return a kept connection */
 	/* called once, on the engine's thread (or the stopping one); owns req after */
 	void (*done)(struct gs_submit *req, void *arg);
 	void *arg;
@@ -70,6 +83,7 @@ struct gs_submit {
 	size_t sent;
 	uint8_t hdr[4];
 	uint32_t hdr_n, rlen, rgot;
+	int reused;             /* the connection was a kept one */
 };
 
 struct gs_rcli;
@@ -77,6 +91,8 @@ struct gs_rcli;
 struct gs_rcli *gs_rcli_start(struct gs_err *err);
 /* Hand req over; done() will be called exactly once. */
 void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *req);
+/* Connections opened so far (kept or not). */
+uint64_t gs_rcli_connections(struct gs_rcli *c);
 /* Fail everything in flight (GS_SUB_ERROR, ECANCELED), stop, free. */
 void gs_rcli_stop(struct gs_rcli *c);
 void gs_submit_free(struct gs_submit *req);
