@@ -7,6 +7,8 @@
 #                                → src/gen/fault.js, src/gen/fault.d.ts   (pbjs static-module, pbts)
 #                                → src/gen/fault-fields.js, .d.ts         (field-number table for
 #                                   strict wire checks: unknown fields, wire types, oneofs)
+#   proto/gensee/v2/control.proto → addon/gen/gensee/v2/control.pb-c.{c,h} (protoc-c)
+#                                → src/gen/control.js, src/gen/control.d.ts (pbjs static-module, pbts)
 #   schema/*.schema.json         → src/gen/validators.js, .d.ts           (ajv standalone)
 #
 #   scripts/gen.sh           rewrite the generated files that differ
@@ -19,9 +21,14 @@ cd "$(dirname "$0")/.."
 
 PROTO_ROOT=proto
 PROTO=gensee/v2/fault.proto
+CONTROL_PROTO=gensee/v2/control.proto
 GENERATED=(
 	addon/gen/gensee/v2/fault.pb-c.c
 	addon/gen/gensee/v2/fault.pb-c.h
+	addon/gen/gensee/v2/control.pb-c.c
+	addon/gen/gensee/v2/control.pb-c.h
+	src/gen/control.js
+	src/gen/control.d.ts
 	src/gen/fault.js
 	src/gen/fault.d.ts
 	src/gen/fault-fields.js
@@ -52,13 +59,17 @@ generate() {
 	mkdir -p "$out/addon/gen" "$out/src/gen" "$out/work"
 
 	# C: protoc-c, include root = proto/ so the output names gensee/v2/fault.proto
-	protoc-c -I "$PROTO_ROOT" --c_out="$out/addon/gen" "$PROTO_ROOT/$PROTO"
+	protoc-c -I "$PROTO_ROOT" --c_out="$out/addon/gen" "$PROTO_ROOT/$PROTO" "$PROTO_ROOT/$CONTROL_PROTO"
 
 	# TypeScript: static module with snake_case field names (--keep-case), own root
 	node_modules/.bin/pbjs -t static-module -w commonjs --keep-case -r gensee_v2 \
 		--no-delimited --no-typeurl --no-service \
 		-o "$out/src/gen/fault.js" "$PROTO_ROOT/$PROTO"
 	node_modules/.bin/pbts --no-comments -o "$out/src/gen/fault.d.ts" "$out/src/gen/fault.js"
+	node_modules/.bin/pbjs -t static-module -w commonjs --keep-case -r gensee_v2_control \
+		--no-delimited --no-typeurl --no-service \
+		-o "$out/src/gen/control.js" "$PROTO_ROOT/$CONTROL_PROTO"
+	node_modules/.bin/pbts --no-comments -o "$out/src/gen/control.d.ts" "$out/src/gen/control.js"
 	node_modules/.bin/pbjs -t json --keep-case -o "$out/work/fault.json" "$PROTO_ROOT/$PROTO"
 
 	node - "$out/work/fault.json" "$out/src/gen" <<'EOF'
