@@ -5,80 +5,112 @@
 //
 //   <state>/network-operations/<OP>/control.sock     (0600, beside supervisor.sock)
 //
-// Authentication, both ways, as on supervisor.sock:
-// - the supervisor checks the client with SO_PEERCRED: uid root or the
-//   operation owner, and never a process inside the operation's cgroup;
-// - the client checks that the socket's SO_PEERCRED pid and its start time
-//   are the resolver identity in operation.json, and that the reply's `mac`
-//   (HMAC-SHA256 under the operation key, over the reply's JSON without
-//   `mac`) verifies.
+// It is served by the supervisor socket's own I/O thread code (addon/rsrv.c):
+// the same framing (4-byte big-endian length, body ≤ 64 KiB, whole frame
+// within 2 s, a sequence of request/answer pairs, nothing sent before an
+// answer, idle-closed after 30 s) and the same peer admission (uid root or
+// the operation owner, never a process inside the operation's cgroup, only
+// gensee's own user and mount namespaces). Refusals are recorded in
+// faults.jsonl like those of supervisor.sock.
 //
-// Wire: the framing of every gensee socket (4-byte big-endian length, body
-// ≤ 64 KiB, whole frame within 2 s, nothing after it), one request and one
-// reply per connection. The body is JSON (not the fault protobuf: the fault
-// wire protocol is unchanged):
-//   request  {"schema":1,"command":"policy_apply","policy_text":"<the policy file>"}
-//            {"schema":1,"command":"lease_add","protocol":"tcp","address":"127.0.0.1","port":8080,"ttl_ms":30000,"max_uses":0}
-//            {"schema":1,"command":"lease_rm","protocol":"tcp","address":"127.0.0.1","port":8080}
-//   reply    {"ok":true,"command":...,"generation":N,...,"mac":"<64 hex>"}
-//            {"ok":false,"code":"E_...","error":"...","mac":"<64 hex>"}
-import { listenPrivate, closePrivate, fdOf } from '../resolver/unixsock';
+// Bodies are proto/gensee/v2/control.proto: a ControlRequest in, a
+// SignedControlReply out, whose MAC (HMAC-SHA256 under the operation key)
+// covers the whole encoded ControlReply. The client checks that the socket's
+// SO_PEERCRED pid and its start time are the resolver identity in
+// operation.json, and the MAC, before believing a reply.
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { loadAddon } from '../addon';
-import { pidInCgroupTree } from '../cgroup';
-import { GenseeError, ErrorCode } from '../errors';
-import { readFrame, writeFrame } from '../protocol/framing';
+import type { NativeRServer, NativeRequest } from '../addon';
+import { cgroupRelPath } from '../cgroup';
+import { GenseeError, ErrorCode, type DenyReason } from '../errors';
+import { readFrame, writeFrame, encodeFrame } from '../protocol/framing';
+import { policyHash } from '../protocol/json';
+import { gensee } from '../gen/control';
+import type { Resolver, PeerInfo } from '../resolver/resolver';
+import { listenPrivateFd, fdOf } from '../resolver/unixsock';
 import type { ResolverIdentity } from '../state/operation';
 import { readStartTimeTicks } from '../resolver/subject';
+import type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
+
+export type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
 
 export const CONTROL_SOCKET = 'control.sock';
+export const CONTROL_SCHEMA = 2;
 
-export interface ControlPeer {
-  pid: number;
-  uid: number;
+const pb = gensee.v2;
+const MAC_TAG = Buffer.from('gensee-control-reply-v1\0', 'utf8');
+
+export function replyMac(key: Uint8Array, reply: Uint8Array): Buffer {
+  return createHmac('sha256', key).update(MAC_TAG).update(reply).digest();
 }
 
-export type ControlRequest =
-  | { schema: 1; command: 'policy_apply'; policy_text: string }
-  | { schema: 1; command: 'lease_add'; protocol: string; address: string; port: number; ttl_ms: number; max_uses: number }
-  | { schema: 1; command: 'lease_rm'; protocol: string; address: string; port: number };
+type Reply = { ok: true; command: string; fields: Record<string, unknown> } | { ok: false; code: string; error: string };
 
-export type ControlReply = { ok: true; command: string; [k: string]: unknown } | { ok: false; code: string; error: string };
-
-export type ControlHandler = (req: ControlRequest, peer: ControlPeer) => Promise<Record<string, unknown>>;
-
-
-export function replyMac(key: Uint8Array, reply: object): string {
-  return createHmac('sha256', key).update(JSON.stringify(reply)).digest('hex');
+/** A SignedControlReply body. */
+export function encodeReply(key: Uint8Array, r: Reply): Buffer {
+  const reply = pb.ControlReply.encode(
+    r.ok
+      ? { schema: CONTROL_SCHEMA, ok: { command: r.command, fields_json: JSON.stringify(r.fields) } }
+      : { schema: CONTROL_SCHEMA, error: { code: r.code, message: r.error } },
+  ).finish();
+  return Buffer.from(pb.SignedControlReply.encode({ reply, mac: replyMac(key, reply) }).finish());
 }
 
-function parseRequest(body: Buffer): ControlRequest {
-  let v: unknown;
+/**
+ * Strict decode: protobufjs skips unknown fields, so a message is accepted
+ * only if it encodes back to exactly its bytes (which also refuses unknown
+ * fields at every level, and non-canonical encodings).
+ */
+function strictDecode<M>(codec: { decode(b: Uint8Array): M; encode(m: M): { finish(): Uint8Array } }, body: Uint8Array, what: string): M {
+  let m: M;
   try {
-    v = JSON.parse(body.toString('utf8'));
+    m = codec.decode(body);
   } catch (e) {
-    throw new GenseeError('E_BAD_JSON', `control request is not JSON: ${(e as Error).message}`);
+    throw new GenseeError('E_SCHEMA', `${what}: not a protobuf message: ${(e as Error).message}`);
   }
-  const o = v as Record<string, unknown>;
-  if (typeof o !== 'object' || o === null || Array.isArray(o) || o.schema !== 1) {
-    throw new GenseeError('E_SCHEMA', 'control request: expected an object with schema 1');
+  if (!Buffer.from(codec.encode(m).finish()).equals(Buffer.from(body))) throw new GenseeError('E_SCHEMA', `${what}: unknown fields or a non-canonical encoding`);
+  return m;
+}
+
+function tupleOf(t: gensee.v2.ILeaseTuple | null | undefined): { protocol: string; address: string; port: number } {
+  if (!t) throw new GenseeError('E_SCHEMA', 'control request: missing field "tuple"');
+  return { protocol: t.protocol ?? '', address: t.address ?? '', port: t.port ?? 0 };
+}
+
+export function decodeRequest(body: Uint8Array): ControlRequest {
+  const m = strictDecode<gensee.v2.ControlRequest>(pb.ControlRequest, body, 'control request');
+  if (m.schema !== CONTROL_SCHEMA) throw new GenseeError('E_SCHEMA', `control request: schema ${m.schema}, expected ${CONTROL_SCHEMA}`);
+  if (m.policy_apply) {
+    const text = m.policy_apply.policy_text ?? '';
+    const hash = m.policy_apply.policy_hash ?? '';
+    if (hash && hash !== policyHash(text)) throw new GenseeError('E_SCHEMA', 'control request: policy_hash is not the hash of policy_text');
+    return { schema: 1, command: 'policy_apply', policy_text: text };
   }
-  const allowed: Record<string, string[]> = {
-    policy_apply: ['schema', 'command', 'policy_text'],
-    lease_add: ['schema', 'command', 'protocol', 'address', 'port', 'ttl_ms', 'max_uses'],
-    lease_rm: ['schema', 'command', 'protocol', 'address', 'port'],
-  };
-  const keys = allowed[String(o.command)];
-  if (!keys) throw new GenseeError('E_SCHEMA', `control request: unknown command ${JSON.stringify(o.command)}`);
-  for (const k of Object.keys(o)) if (!keys.includes(k)) throw new GenseeError('E_SCHEMA', `control request: unknown field "${k}"`);
-  for (const k of keys) if (!(k in o)) throw new GenseeError('E_SCHEMA', `control request: missing field "${k}"`);
-  return o as ControlRequest;
+  if (m.lease_add) {
+    const ttl = m.lease_add.ttl_ms;
+    return { schema: 1, command: 'lease_add', ...tupleOf(m.lease_add.tuple), ttl_ms: typeof ttl === 'number' ? ttl : Number(ttl ?? 0), max_uses: m.lease_add.max_uses ?? 0 };
+  }
+  if (m.lease_rm) return { schema: 1, command: 'lease_rm', ...tupleOf(m.lease_rm.tuple) };
+  throw new GenseeError('E_SCHEMA', 'control request: no command');
+}
+
+export function encodeRequest(r: ControlRequest): Buffer {
+  const tuple = r.command === 'policy_apply' ? null : { protocol: r.protocol, address: r.address, port: r.port };
+  const m: gensee.v2.IControlRequest =
+    r.command === 'policy_apply'
+      ? { schema: CONTROL_SCHEMA, policy_apply: { policy_text: r.policy_text, policy_hash: policyHash(r.policy_text) } }
+      : r.command === 'lease_add'
+        ? { schema: CONTROL_SCHEMA, lease_add: { tuple, ttl_ms: r.ttl_ms, max_uses: r.max_uses } }
+        : { schema: CONTROL_SCHEMA, lease_rm: { tuple } };
+  return Buffer.from(pb.ControlRequest.encode(m).finish());
 }
 
 export class ControlServer {
-  private server: net.Server | null = null;
-  private readonly sockets = new Set<net.Socket>();
+  private native: NativeRServer | null = null;
+  private listenFd = -1;
+  private refusalSeq = 0;
 
   constructor(
     private readonly o: {
@@ -89,78 +121,78 @@ export class ControlServer {
       handler: ControlHandler;
       /** a request refused before it reached the handler (peer, frame, schema) */
       onRefused?: (reason: string, detail: string, peer: ControlPeer | null) => void;
+      /** where refusals are recorded (faults.jsonl); the answer leaves once its line is durable */
+      refusals?: Pick<Resolver, 'refuseTicket' | 'log'>;
     },
   ) {}
 
   async listen(): Promise<void> {
-    this.server = await listenPrivate(this.o.socketPath, this.o.ownerUid, (s) => this.onConnection(s));
+    const addon = loadAddon();
+    const fd = listenPrivateFd(this.o.socketPath, this.o.ownerUid);
+    try {
+      this.native = new addon.RServer(fd, this.o.ownerUid, cgroupRelPath(this.o.cgroup), () => this.onReady());
+    } catch (e) {
+      addon.closeFd(fd);
+      throw e;
+    }
+    this.listenFd = fd;
   }
 
   async close(): Promise<void> {
-    const srv = this.server;
-    this.server = null;
-    if (srv) await closePrivate(srv, this.sockets, this.o.socketPath);
-  }
-
-  private onConnection(sock: net.Socket): void {
-    this.sockets.add(sock);
-    sock.on('close', () => this.sockets.delete(sock));
-    sock.on('error', () => undefined);
-    const frameP = readFrame(sock);
-    frameP.catch(() => undefined);
-    void this.serve(sock, frameP).catch(() => sock.destroy());
-  }
-
-  private async answer(sock: net.Socket, reply: ControlReply): Promise<void> {
-    const body = Buffer.from(JSON.stringify({ ...reply, mac: replyMac(this.o.key, reply) }), 'utf8');
+    const n = this.native;
+    this.native = null;
+    if (!n) return;
+    n.stop();
+    loadAddon().closeFd(this.listenFd);
+    this.listenFd = -1;
     try {
-      await writeFrame(sock, body);
+      fs.unlinkSync(this.o.socketPath);
     } catch {
-      /* client gone */
+      /* already gone */
     }
-    sock.end();
-    const t = setTimeout(() => sock.destroy(), 2000);
-    t.unref();
-    sock.once('close', () => clearTimeout(t));
   }
 
-  private async serve(sock: net.Socket, frameP: ReturnType<typeof readFrame>): Promise<void> {
-    let peer: ControlPeer | null = null;
-    const fail = (code: string, error: string) => {
-      this.o.onRefused?.(code, error, peer);
-      return this.answer(sock, { ok: false, code, error });
-    };
-    try {
-      const c = loadAddon().peerCred(fdOf(sock));
-      peer = { pid: c.pid, uid: c.uid };
-    } catch (e) {
-      return fail('unauthenticated_peer', `SO_PEERCRED failed: ${(e as Error).message}`);
+  private onReady(): void {
+    const n = this.native;
+    if (!n) return;
+    for (const req of n.take()) {
+      this.serve(req).catch(() => this.native?.drop(req.id));
     }
-    if (peer.uid !== 0 && peer.uid !== this.o.ownerUid) return fail('unauthenticated_peer', `uid ${peer.uid} is neither root nor the operation owner`);
-    if (pidInCgroupTree(peer.pid, this.o.cgroup)) return fail('unauthenticated_peer', `pid ${peer.pid} is inside the operation's cgroup`);
-    const refusal = loadAddon().peerRefusal(fdOf(sock), peer.pid);
-    if (refusal !== null) return fail('unauthenticated_peer', refusal);
-    const who = peer;
-    let frame;
-    try {
-      frame = await frameP;
-    } catch (e) {
-      return fail('malformed_request', (e as Error).message);
+  }
+
+  private answer(id: number, r: Reply, ticket?: number): void {
+    const log = ticket !== undefined && this.o.refusals ? this.o.refusals.log.handle : null;
+    this.native?.answer(id, encodeFrame(encodeReply(this.o.key, r)), log, ticket ?? 0, true);
+  }
+
+  private refuse(id: number, code: string, reason: DenyReason, detail: string, peer: ControlPeer | null, gid?: number): void {
+    this.o.onRefused?.(code, detail, peer);
+    let ticket: number | undefined;
+    if (this.o.refusals) {
+      const who: PeerInfo | undefined = peer ? { pid: peer.pid, uid: peer.uid, gid: gid ?? 0 } : undefined;
+      ticket = this.o.refusals.refuseTicket(reason, `control.sock: ${code}: ${detail}`, { via: 'socket', peer: who }, `control-refused-${process.pid}-${++this.refusalSeq}`).ticket;
     }
-    if (frame.hasTrailing()) return fail('malformed_request', 'bytes after the frame');
-    let req: ControlRequest;
+    this.answer(id, { ok: false, code, error: detail }, ticket);
+  }
+
+  private async serve(req: NativeRequest): Promise<void> {
+    const peer: ControlPeer | null = req.pid !== undefined ? { pid: req.pid, uid: req.uid! } : null;
+    if (req.status === 'unauthenticated_peer') return this.refuse(req.id, 'unauthenticated_peer', 'unauthenticated_peer', req.detail, peer, req.gid);
+    if (req.status !== 'frame' || !req.body) return this.refuse(req.id, 'malformed_request', 'malformed_fault', `${req.status}: ${req.detail}`, peer, req.gid);
+    if (req.trailing) return this.refuse(req.id, 'malformed_request', 'malformed_fault', 'frame_trailing: bytes after the frame', peer, req.gid);
+    let r: ControlRequest;
     try {
-      req = parseRequest(frame);
+      r = decodeRequest(req.body);
     } catch (e) {
-      return fail((e as GenseeError).code ?? 'malformed_request', (e as Error).message);
+      return this.refuse(req.id, (e as GenseeError).code ?? 'malformed_request', 'malformed_fault', (e as Error).message, peer, req.gid);
     }
     try {
-      const r = await this.o.handler(req, who);
-      return this.answer(sock, { ok: true, command: req.command, ...r });
+      const fields = await this.o.handler(r, peer!);
+      this.answer(req.id, { ok: true, command: r.command, fields });
     } catch (e) {
       // the handler's own refusal (bad policy, no such lease): answered, not a refused peer
       const code = e instanceof GenseeError ? e.code : 'backend_error';
-      return this.answer(sock, { ok: false, code, error: (e as Error).message });
+      this.answer(req.id, { ok: false, code, error: (e as Error).message });
     }
   }
 }
@@ -199,23 +231,33 @@ export async function controlRequest(o: {
     }
     const reply = readFrame(sock, { idleTimeoutMs: timeoutMs, timeoutMs });
     reply.catch(() => undefined);
-    await writeFrame(sock, Buffer.from(JSON.stringify(o.request), 'utf8'));
+    await writeFrame(sock, encodeRequest(o.request));
     const frame = await reply;
-    let r: Record<string, unknown>;
+    let signed: gensee.v2.SignedControlReply;
+    let r: gensee.v2.ControlReply;
     try {
-      r = JSON.parse(frame.toString('utf8')) as Record<string, unknown>;
-    } catch {
-      throw new GenseeError('E_STATE', 'control reply is not JSON', 1);
+      signed = strictDecode<gensee.v2.SignedControlReply>(pb.SignedControlReply, frame, 'control reply');
+      const got = Buffer.from(signed.mac);
+      const want = replyMac(o.key, signed.reply);
+      if (got.length !== want.length || !timingSafeEqual(got, want)) throw new GenseeError('E_STATE', 'control reply MAC does not verify under the operation key', 1);
+      r = strictDecode<gensee.v2.ControlReply>(pb.ControlReply, signed.reply, 'control reply');
+    } catch (e) {
+      if (e instanceof GenseeError && e.code === 'E_STATE') throw e;
+      throw new GenseeError('E_STATE', (e as Error).message, 1);
     }
-    const { mac, ...rest } = r;
-    const want = Buffer.from(replyMac(o.key, rest), 'hex');
-    const got = typeof mac === 'string' && /^[0-9a-f]{64}$/.test(mac) ? Buffer.from(mac, 'hex') : Buffer.alloc(0);
-    if (got.length !== want.length || !timingSafeEqual(got, want)) throw new GenseeError('E_STATE', 'control reply MAC does not verify under the operation key', 1);
-    if (rest.ok !== true) {
-      const code = typeof rest.code === 'string' && /^E_[A-Z_]+$/.test(rest.code) ? (rest.code as ErrorCode) : 'E_STATE';
-      throw new GenseeError(code, `supervisor refused: ${String(rest.error ?? rest.code)}`, 1);
+    if (r.schema !== CONTROL_SCHEMA) throw new GenseeError('E_STATE', `control reply: schema ${r.schema}, expected ${CONTROL_SCHEMA}`, 1);
+    if (r.ok) {
+      let fields: Record<string, unknown>;
+      try {
+        fields = JSON.parse(r.ok.fields_json ?? '') as Record<string, unknown>;
+      } catch {
+        throw new GenseeError('E_STATE', 'control reply: fields_json is not JSON', 1);
+      }
+      return { ok: true, command: r.ok.command ?? '', ...fields };
     }
-    return rest;
+    const code = r.error?.code ?? '';
+    const ecode = /^E_[A-Z_]+$/.test(code) ? (code as ErrorCode) : 'E_STATE';
+    throw new GenseeError(ecode, `supervisor refused: ${r.error?.message || code}`, 1);
   } finally {
     sock.destroy();
   }

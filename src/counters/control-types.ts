@@ -1,0 +1,15 @@
+// The control socket's request as its handler sees it (src/counters/control.ts
+// decodes it from proto/gensee/v2/control.proto), and who sent it.
+
+export interface ControlPeer {
+  pid: number;
+  uid: number;
+}
+
+export type ControlRequest =
+  | { schema: 1; command: 'policy_apply'; policy_text: string }
+  | { schema: 1; command: 'lease_add'; protocol: string; address: string; port: number; ttl_ms: number; max_uses: number }
+  | { schema: 1; command: 'lease_rm'; protocol: string; address: string; port: number };
+
+/** Carries out one request; its result is the reply's fields. A GenseeError's code is the reply's error code. */
+export type ControlHandler = (req: ControlRequest, peer: ControlPeer) => Promise<Record<string, unknown>>;

@@ -1,0 +1,116 @@
+// control.sock on the supervisor socket's native server: protobuf bodies, a
+// MAC'd reply, several requests on one connection, and refusals (a peer
+// inside the operation's cgroup, unknown fields, bytes before an answer)
+// recorded in faults.jsonl.
+import t from 'tap';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { spawn } from 'node:child_process';
+import { requireKernel, waitFor } from '../helpers/kernel';
+import { startTestSupervisor, faultLines } from '../helpers/supervisor';
+import { ControlServer, controlRequest, encodeRequest, replyMac, type ControlRequest } from '../../src/counters/control';
+import { gensee } from '../../src/gen/control';
+
+function frame(body: Uint8Array): Buffer {
+  const h = Buffer.alloc(4);
+  h.writeUInt32BE(body.length);
+  return Buffer.concat([h, body]);
+}
+
+async function rawClient(sockPath: string) {
+  const s = net.createConnection(sockPath);
+  s.on('error', () => undefined);
+  await new Promise<void>((r) => s.once('connect', () => r()));
+  let buf = Buffer.alloc(0);
+  const replies: Buffer[] = [];
+  let ended = false;
+  s.on('data', (d: Buffer) => {
+    buf = Buffer.concat([buf, d]);
+    while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
+      replies.push(buf.subarray(4, 4 + buf.readUInt32BE(0)));
+      buf = buf.subarray(4 + buf.readUInt32BE(0));
+    }
+  });
+  s.on('close', () => (ended = true));
+  return { send: (b: Buffer) => s.write(b), replies, ended: () => ended, next: (k: number) => waitFor(() => replies.length >= k && replies[k - 1], 5000), destroy: () => s.destroy() };
+}
+
+t.test('control.sock served by rsrv', async (t) => {
+  if (!requireKernel(t)) return;
+  const s = await startTestSupervisor(t, undefined, 'gs-cs');
+  const seen: ControlRequest[] = [];
+  const refusedCb: string[] = [];
+  const sockPath = path.join(s.sup.dir, 'ctl-test.sock');
+  const srv = new ControlServer({
+    socketPath: sockPath,
+    ownerUid: 0,
+    cgroup: s.cgroup,
+    key: s.key,
+    handler: async (req) => {
+      seen.push(req);
+      return { generation: seen.length };
+    },
+    onRefused: (code) => refusedCb.push(code),
+    refusals: s.sup.resolver,
+  });
+  await srv.listen();
+  t.teardown(() => srv.close());
+  const refusals = () => faultLines(s.stateDir, s.op).filter((l) => l.kind === 'refusal' && /^control\.sock: /.test(String(l.detail)));
+
+  // the client API: a request, its reply authenticated
+  const r = await controlRequest({ socketPath: sockPath, key: s.key, resolver: s.sup.record.resolver, request: { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 8080, ttl_ms: 30_000, max_uses: 2 } });
+  t.same(r, { ok: true, command: 'lease_add', generation: 1 });
+  t.same(seen[0], { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 8080, ttl_ms: 30_000, max_uses: 2 }, 'the handler sees the request as before');
+
+  // several requests on one connection; each reply's MAC covers the whole reply
+  const c = await rawClient(sockPath);
+  t.teardown(() => c.destroy());
+  for (let i = 0; i < 3; i++) {
+    c.send(frame(encodeRequest({ schema: 1, command: 'lease_rm', protocol: 'udp', address: '10.0.0.1', port: 53 + i })));
+    const body = await c.next(i + 1);
+    const signed = gensee.v2.SignedControlReply.decode(body);
+    t.same(Buffer.from(signed.mac), replyMac(s.key, signed.reply), `reply ${i + 1}: the MAC verifies`);
+    const reply = gensee.v2.ControlReply.decode(signed.reply);
+    t.equal(reply.ok?.command, 'lease_rm');
+  }
+  t.notOk(c.ended(), 'the connection stays open');
+  t.equal(seen.length, 4);
+
+  // an unknown field: refused, recorded, the sequence ends
+  const good = encodeRequest({ schema: 1, command: 'lease_rm', protocol: 'tcp', address: '127.0.0.1', port: 1 });
+  const unk = Buffer.concat([good, Buffer.from([0x98, 0x06, 0x01])]);
+  const u = await rawClient(sockPath);
+  t.teardown(() => u.destroy());
+  u.send(frame(unk));
+  const ur = gensee.v2.ControlReply.decode(gensee.v2.SignedControlReply.decode(await u.next(1)).reply);
+  t.equal(ur.error?.code, 'E_SCHEMA', 'unknown field → E_SCHEMA');
+  await waitFor(() => refusals().some((l) => /unknown fields/.test(String(l.detail))), 4000).catch(() => undefined);
+  t.ok(refusals().some((l) => /unknown fields/.test(String(l.detail))), 'recorded in faults.jsonl');
+
+  // bytes after the frame: refused, recorded
+  const tr = await rawClient(sockPath);
+  t.teardown(() => tr.destroy());
+  tr.send(Buffer.concat([frame(good), Buffer.from('MORE')]));
+  await waitFor(() => tr.ended(), 5000);
+  await waitFor(() => refusals().some((l) => /frame_trailing/.test(String(l.detail))), 4000).catch(() => undefined);
+  t.ok(refusals().some((l) => /frame_trailing/.test(String(l.detail))), 'bytes after the frame: recorded');
+
+  // a client inside the operation's cgroup: refused, recorded, handler never called
+  const before = seen.length;
+  const script = `
+const { controlRequest } = require(${JSON.stringify(path.resolve(__dirname, '../../src/counters/control.js'))});
+controlRequest({ socketPath: ${JSON.stringify(sockPath)}, key: Buffer.from(${JSON.stringify(s.key.toString('hex'))}, 'hex'), resolver: ${JSON.stringify(s.sup.record.resolver)},
+  request: { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 4444, ttl_ms: 0, max_uses: 0 } })
+  .then(() => console.log('accepted'), (e) => console.log('refused ' + e.message));`;
+  const out = await new Promise<string>((resolve) => {
+    const ch = spawn('sh', ['-c', `echo $$ > "${path.join(s.cgroup, 'cgroup.procs')}" && exec node -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let o = '';
+    ch.stdout.on('data', (b: Buffer) => (o += b.toString()));
+    ch.on('close', () => resolve(o.trim()));
+  });
+  t.match(out, /^refused .*inside the operation's cgroup/, `workload refused: ${out}`);
+  t.equal(seen.length, before, 'the handler never saw it');
+  await waitFor(() => refusals().some((l) => l.reason === 'unauthenticated_peer'), 4000).catch(() => undefined);
+  t.ok(refusals().some((l) => l.reason === 'unauthenticated_peer' && /inside the operation/.test(String(l.detail))), 'the refused peer is in faults.jsonl');
+  t.ok(refusedCb.includes('unauthenticated_peer') && refusedCb.includes('E_SCHEMA'), 'and reported to onRefused');
+});
