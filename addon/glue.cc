@@ -92,15 +92,6 @@ NAN_METHOD(PeerCred) {
   info.GetReturnValue().Set(o);
 }
 
-// the admission rule of every gensee socket (peercred.h): null when admitted
-NAN_METHOD(PeerRefusal) {
-  if (info.Length() < 2 || !info[0]->IsInt32() || !info[1]->IsInt32()) return Nan::ThrowTypeError("fd and pid must be integers");
-  char why[160] = "";
-  if (gs_peer_in_our_namespaces(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<int32_t>(info[1]).FromJust(), why, sizeof(why)))
-    return info.GetReturnValue().SetNull();
-  info.GetReturnValue().Set(Nan::New(why).ToLocalChecked());
-}
-
 // ---- DataPlane: an operation's maps opened from their pins ------------
 
 class DataPlane : public Nan::ObjectWrap {
@@ -351,7 +342,6 @@ NAN_MODULE_INIT(InitAll) {
   Nan::Set(target, Nan::New("linkNames").ToLocalChecked(), links);
   Nan::SetMethod(target, "bootNs", BootNs);
   Nan::SetMethod(target, "peerCred", PeerCred);
-  Nan::SetMethod(target, "peerRefusal", PeerRefusal);
   v8::Local<v8::Object> abi = Nan::New<v8::Object>();
   Nan::Set(abi, Nan::New("version").ToLocalChecked(), Nan::New<v8::Number>(GS_ABI_VERSION));
   Nan::Set(abi, Nan::New("leaseKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_lease_key)));

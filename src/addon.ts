@@ -216,8 +216,6 @@ export interface Addon {
   linkNames: readonly string[];
   bootNs(): bigint;
   peerCred(fd: number): { pid: number; uid: number; gid: number };
-  /** gensee's socket admission rule (addon/peercred.h): null when the peer shares our user and mount namespaces, else why not */
-  peerRefusal(fd: number, pid: number): string | null;
   DataPlane: new (pinDir: string) => NativeDataPlane;
 
   // ---- pause mode (addon/notify_glue.cc) ----

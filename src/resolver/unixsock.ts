@@ -46,36 +46,6 @@ export function listenPrivateFd(socketPath: string, ownerUid: number, backlog = 
   return fd;
 }
 
-export async function listenPrivate(socketPath: string, ownerUid: number, onConnection: (s: net.Socket) => void): Promise<net.Server> {
-  clearStale(socketPath);
-  const srv = net.createServer({ allowHalfOpen: true }, onConnection);
-  const old = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      srv.once('error', reject);
-      srv.listen(socketPath, () => {
-        srv.off('error', reject);
-        resolve();
-      });
-    });
-  } finally {
-    process.umask(old);
-  }
-  makePrivate(socketPath, ownerUid);
-  return srv;
-}
-
-/** Stop listening, drop open connections, remove the socket file. */
-export async function closePrivate(srv: net.Server, sockets: Set<net.Socket>, socketPath: string): Promise<void> {
-  for (const s of sockets) s.destroy();
-  await new Promise<void>((r) => srv.close(() => r()));
-  try {
-    fs.unlinkSync(socketPath);
-  } catch {
-    /* already gone */
-  }
-}
-
 /** The fd of a connected socket (for SO_PEERCRED), -1 if it has none. */
 export function fdOf(sock: net.Socket): number {
   const h = (sock as unknown as { _handle?: { fd?: number } })._handle;
