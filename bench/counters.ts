@@ -75,7 +75,7 @@ async function samplerCost(o: { n: number; seconds: number; nft: boolean; busy: 
   let sup: Supervisor | null = null;
   try {
     sup = await Supervisor.start({ stateDir: st, op, cgroup: cg, policy: { policy: parsePolicy(p), hash: policyHash(JSON.stringify(p)) }, nft: o.nft, onError: (e) => process.stderr.write(`bench: ${e.message}\n`) });
-    const ev = sup.evidence!;
+    const ev = sup.envelope!;
     const network = sup.resolver.network;
     const gen = ev.policyGeneration;
     const exp = bootNs() + 3600n * 1_000_000_000n;
@@ -99,14 +99,14 @@ async function samplerCost(o: { n: number; seconds: number; nft: boolean; busy: 
     const t0 = cpuMs();
     const k0 = ev.stats.tickMs;
     const n0 = ev.stats.ticks;
-    const l0 = ev.log.seq;
+    const l0 = ev.recorder.log.seq;
     const w0 = Date.now();
     await sleep(o.seconds * 1000);
     const wall = (Date.now() - w0) / 1000;
     const cpu = (cpuMs() - t0) / wall;
     const ticks = ev.stats.ticks - n0;
     const tick = (ev.stats.tickMs - k0) / Math.max(1, ticks);
-    const lines = (ev.log.seq - l0) / wall;
+    const lines = (ev.recorder.log.seq - l0) / wall;
     await traffic?.stop();
     return [
       `${o.n} leases, ${o.busy ? 'busy' : 'idle'}${o.nft ? ', nft' : ''}`,

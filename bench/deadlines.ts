@@ -297,7 +297,7 @@ async function leaseExpiry(leases: number, quietMs: number): Promise<{ refusedOk
     };
     const rs = await Promise.all(Array.from({ length: leases }, (_, i) => one(i)));
     // readings with nothing due: their spacing is the sampling period as kept
-    const ev = rig.sup.evidence!;
+    const ev = rig.sup.envelope!;
     const stamps: number[] = [];
     let last = ev.stats.ticks;
     const end = nowMs() + quietMs;

@@ -15,7 +15,7 @@ import { readNetwork, writeNetwork, beginGeneration } from './state/network';
 import { ChainedLog } from './evidence/chain';
 import { closeOpenFaults } from './evidence/abandon';
 import { NetworkBackend } from './backends/network';
-import { CounterEvidence } from './counters/evidence';
+import { Envelope } from './counters/envelope';
 import { Resolver } from './resolver/resolver';
 import { SupervisorServer, AnswerLatency } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
@@ -93,8 +93,8 @@ export class Supervisor {
   private stopped = false;
   /** the resolver answers operation_not_active once this is false */
   private readonly live: { active: boolean };
-  /** counters.jsonl sampler, generations, nft layer, control.sock (src/counters/evidence.ts) */
-  evidence: CounterEvidence | null = null;
+  /** the operation's envelope: generations, handover, operator leases, control.sock, counter recording (src/counters/envelope.ts) */
+  envelope: Envelope | null = null;
 
   private constructor(x: {
     o: SupervisorOptions;
@@ -147,7 +147,7 @@ export class Supervisor {
       throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`, 1);
     }
     if (!pinned) attachHooks(o.op, cgroup);
-    let evidence: CounterEvidence | null = null;
+    let envelope: Envelope | null = null;
     try {
       const record = await createOperation(
         o.stateDir,
@@ -182,7 +182,7 @@ export class Supervisor {
         network,
       });
       resolver.on('backend_error', onError);
-      evidence = await CounterEvidence.open({
+      envelope = await Envelope.open({
         stateDir: o.stateDir,
         op: o.op,
         cgroup,
@@ -196,15 +196,17 @@ export class Supervisor {
         intervalMs: o.sampleIntervalMs,
         onError,
       });
+      // the resolver's installs are reported to the envelope's ledger (src/counters/installs.ts)
+      network.reportTo(envelope.installs);
       const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
       await server.listen();
       const loop = startRejectLoop(dp, resolver, onError);
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled, live });
-      sup.evidence = evidence;
+      sup.envelope = envelope;
       return sup;
     } catch (e) {
       // the sampler's last reading, its control socket; the nft table goes with hooks we attached
-      await evidence?.stop({ removeNft: !pinned }).catch(() => undefined);
+      await envelope?.stop({ removeNft: !pinned }).catch(() => undefined);
       // hooks this call attached come off again; pre-existing pins stay (failing closed)
       if (!pinned) {
         try {
@@ -273,7 +275,7 @@ export class Supervisor {
     await this.server.close();
     await this.loop.idle();
     // final harvest; the nft table goes with the hooks (close or detach)
-    await this.evidence?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) });
+    await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) });
     await this.resolver.network.flush();
     if (process.env.GENSEE_DEBUG) {
       const s = this.faults.syncStats;

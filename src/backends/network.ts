@@ -38,14 +38,19 @@ export interface ResolveOptions {
 }
 
 /**
- * Set by the counter evidence (src/counters/evidence.ts); absent otherwise,
- * and then every kernel entry is tagged with the newest generation.
+ * Where this backend's installs are reported (src/counters/installs.ts),
+ * handed over by the supervisor; without one (or once closed) every kernel
+ * entry is tagged with the newest generation. It never calls this backend.
  */
-export interface NetworkHooks {
-  /** the generation a new kernel entry is tagged with: a lease takes a new one, a grant the policy's */
-  generationFor?(kind: 'lease' | 'grant', tuple: Tuple): number;
+export interface InstallSink {
+  /** false once the operation's envelope stopped */
+  readonly open: boolean;
+  /** the generation a grant's kernel entry is tagged with */
+  readonly policyGeneration: number;
+  /** generation `generation` was just added to the record (its `generation` line) */
+  generationStarted(generation: number, reason: string, extra: Record<string, unknown>, at: string): void;
   /** a lease was installed and recorded (replacing `replaced`); awaited before the answer (nft mirror) */
-  installed?(l: LeaseRecord, replaced: LeaseRecord | undefined): Promise<void>;
+  installed(l: LeaseRecord, replaced: LeaseRecord | undefined): Promise<void>;
 }
 
 function live(l: Lease | null, now: bigint): boolean {
@@ -119,13 +124,28 @@ export class NetworkBackend {
     return this.rec.generation;
   }
 
-  hooks: NetworkHooks = {};
+  private sink: InstallSink | null = null;
+
+  /** Report installs to `sink` from now on (the supervisor, once the envelope runs). */
+  reportTo(sink: InstallSink | null): void {
+    this.sink = sink;
+  }
+
+  /** The generation a new lease's kernel entry is tagged with: a new one, when installs are reported. */
+  private leaseGeneration(t: Tuple): number {
+    const sink = this.sink;
+    if (!sink?.open) return this.rec.generation;
+    const at = new Date().toISOString();
+    const g = this.addGeneration('lease_added', new Date(at));
+    sink.generationStarted(g, 'lease_added', { family: t.family, protocol: t.protocol, address: t.address, port: t.port }, at);
+    return g;
+  }
 
   get currentPolicy(): Policy {
     return this.policy;
   }
 
-  /** A policy change takes effect for the next decision (the handover is src/counters/evidence.ts). */
+  /** A policy change takes effect for the next decision (the handover is src/counters/envelope.ts). */
   setPolicy(p: Policy): void {
     this.policy = p;
   }
@@ -153,7 +173,7 @@ export class NetworkBackend {
       // tuple (the hook decides on the kernel map, not on this answer).
       const cur = this.dp.getLease(tuple);
       if (!live(cur, now) || cur!.expiresBootNs !== 0n || cur!.usesLeft !== null) {
-        const l = this.dp.putLease({ tuple, generation: BigInt(this.hooks.generationFor?.('grant', tuple) ?? this.rec.generation), maxUses: 0 });
+        const l = this.dp.putLease({ tuple, generation: BigInt(this.sink?.open ? this.sink.policyGeneration : this.rec.generation), maxUses: 0 });
         await this.remember(l, 0);
       }
       return { action: 'continue_already_authorized', reason: 'grant' };
@@ -164,7 +184,7 @@ export class NetworkBackend {
 
     const rule = this.policy.leases.find((r) => matchesNetwork(r.network, e));
     if (rule) {
-      const generation = BigInt(this.hooks.generationFor?.('lease', tuple) ?? this.rec.generation);
+      const generation = BigInt(this.leaseGeneration(tuple));
       await opts.intent?.({ generation: Number(generation), ...tuple, ttl_s: rule.ttl_s, max_uses: rule.max_uses });
       const l = this.dp.putLease({ tuple, generation, ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses }, key);
       await this.remember(l, rule.max_uses);
@@ -190,7 +210,7 @@ export class NetworkBackend {
     const replaced = this.leases().get(leaseKey(rec));
     this.leases().set(leaseKey(rec), rec);
     this.scheduleSnapshot();
-    return this.hooks.installed ? this.hooks.installed(rec, replaced) : Promise.resolve();
+    return this.sink?.open ? this.sink.installed(rec, replaced) : Promise.resolve();
   }
 
   private scheduleSnapshot(): void {

@@ -71,7 +71,7 @@ t.test('policy handovers under continuous traffic', async (t) => {
 
   // handover 2, in-process: back to the wide policy
   const p2 = policy('1024-65535');
-  const r2 = await s.sup.evidence!.applyPolicy(parsePolicy(p2), policyHash(JSON.stringify(p2)), { pid: process.pid, uid: 0 });
+  const r2 = await s.sup.envelope!.applyPolicy(parsePolicy(p2), policyHash(JSON.stringify(p2)), { pid: process.pid, uid: 0 });
   t.equal(r2.retagged, 1, 'keep moved again');
   const [rk, rd, ru] = await traffic;
   t.equal(rk.summary?.ok, N, 'keep: every call succeeded across both handovers (no gap)');

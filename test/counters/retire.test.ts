@@ -26,8 +26,8 @@ t.test('retired generations leave the counter map', async (t) => {
   t.match(lines.find((l) => l.kind === 'generation_revoked' && l.generation === gen), { final_allow: 3 }, 'retired with its final count');
   t.same(allowKeys(), [], 'the retired generation\'s counter was deleted from the kernel map');
   // two more readings: the first after the retirement sees the counter gone
-  const ticks = s.sup.evidence!.stats.ticks;
-  await waitFor(() => s.sup.evidence!.stats.ticks >= ticks + 2, 10_000).catch(() => t.fail('no further readings'));
+  const ticks = s.sup.envelope!.stats.ticks;
+  await waitFor(() => s.sup.envelope!.stats.ticks >= ticks + 2, 10_000).catch(() => t.fail('no further readings'));
   const after = counterLines(s.stateDir, s.op);
   t.notOk(after.some((l) => l.kind === 'reset'), 'its disappearance is not recorded as a reset');
   const sum = after.filter((l) => l.kind === 'allow' && l.source === 'ebpf' && l.generation === gen).reduce((a, l) => a + (l.delta as number), 0);
