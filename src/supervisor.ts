@@ -11,7 +11,7 @@ import { parsePolicy, policyHash } from './protocol/json';
 import type { Policy } from './protocol/types';
 import { readFileNoFollow } from './state/fsutil';
 import { createOperation, openOperation, opDir, readKey, updateOperation, OperationRecord } from './state/operation';
-import { readNetwork, writeNetwork, beginGeneration } from './state/network';
+import { readNetwork, writeNetwork, beginGeneration, leaseKey, LeaseRecord } from './state/network';
 import { ChainedLog } from './evidence/chain';
 import { closeOpenFaults } from './evidence/abandon';
 import { NetworkBackend } from './backends/network';
@@ -156,11 +156,14 @@ export class Supervisor {
       );
       const key = await readKey(o.stateDir, o.op);
       const dp = DataPlane.open(o.op);
-      let net = await readNetwork(o.stateDir, o.op);
+      // leases recorded in another boot expire on a clock that has started again: left out
+      const otherBoot: LeaseRecord[] = [];
+      let net = await readNetwork(o.stateDir, o.op, { dropped: otherBoot });
       net = beginGeneration(net, existing ? (existing.policy_hash === o.policy.hash ? 'restart' : 'policy_change') : 'start');
       net = await writeNetwork(o.stateDir, o.op, net);
       const network = new NetworkBackend({ stateDir: o.stateDir, op: o.op, dp, policy: o.policy.policy, record: net });
       const reconciled = await network.reconcile();
+      reconciled.dropped.push(...otherBoot.map(leaseKey));
       const dir = opDir(o.stateDir, o.op);
       // group commit without a window: a batch forms while the previous fdatasync runs
       const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'));
