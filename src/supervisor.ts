@@ -198,6 +198,7 @@ export class Supervisor {
         nft: o.nft,
         intervalMs: o.sampleIntervalMs,
         onError,
+        refusals: resolver,
       });
       // the resolver's installs are reported to the envelope's ledger (src/counters/installs.ts)
       network.reportTo(envelope.installs);

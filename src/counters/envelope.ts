@@ -48,6 +48,7 @@ import type { Policy } from '../protocol/types';
 import { LeaseRecord, NetworkRecord, findLease, leaseKey } from '../state/network';
 import { updateOperation } from '../state/operation';
 import { ControlServer, CONTROL_SOCKET } from './control';
+import type { Resolver } from '../resolver/resolver';
 import type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
 import { compact, editLeases, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
 import { InstallLedger } from './installs';
@@ -74,6 +75,8 @@ export interface EnvelopeOptions {
   nft?: boolean;
   intervalMs?: number;
   onError: (e: Error) => void;
+  /** where control.sock's refusals are recorded (faults.jsonl), like any refused peer */
+  refusals?: Pick<Resolver, 'refuseTicket' | 'log'>;
 }
 
 /** step 2 of a change under traffic: what it ended, and what follows the final harvest */
@@ -161,6 +164,7 @@ export class Envelope {
       key: o.key,
       handler: (req, peer) => this.handle(req, peer),
       onRefused: (reason, detail, peer) => this.refused(reason, detail, peer),
+      refusals: o.refusals,
     });
     await this.control.listen();
     await this.tick();

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { requireKernel, waitFor } from '../helpers/kernel';
 import { startTestSupervisor, faultLines } from '../helpers/supervisor';
-import { ControlServer, controlRequest, encodeRequest, replyMac, type ControlRequest } from '../../src/counters/control';
+import { ControlServer, CONTROL_SOCKET, controlRequest, encodeRequest, replyMac, type ControlRequest } from '../../src/counters/control';
 import { gensee } from '../../src/gen/control';
 
 function frame(body: Uint8Array): Buffer {
@@ -113,4 +113,20 @@ controlRequest({ socketPath: ${JSON.stringify(sockPath)}, key: Buffer.from(${JSO
   await waitFor(() => refusals().some((l) => l.reason === 'unauthenticated_peer'), 4000).catch(() => undefined);
   t.ok(refusals().some((l) => l.reason === 'unauthenticated_peer' && /inside the operation/.test(String(l.detail))), 'the refused peer is in faults.jsonl');
   t.ok(refusedCb.includes('unauthenticated_peer') && refusedCb.includes('E_SCHEMA'), 'and reported to onRefused');
+});
+
+t.test("a running supervisor's own control.sock records its refusals in faults.jsonl", async (t) => {
+  if (!requireKernel(t)) return;
+  const s = await startTestSupervisor(t, undefined, 'gs-csl');
+  const sockPath = path.join(s.sup.dir, CONTROL_SOCKET);
+  const refusals = () => faultLines(s.stateDir, s.op).filter((l) => l.kind === 'refusal' && /^control\.sock: /.test(String(l.detail)));
+  t.equal(refusals().length, 0, 'none before');
+  const good = encodeRequest({ schema: 1, command: 'lease_rm', protocol: 'tcp', address: '127.0.0.1', port: 1 });
+  const c = await rawClient(sockPath);
+  t.teardown(() => c.destroy());
+  c.send(frame(Buffer.concat([good, Buffer.from([0x98, 0x06, 0x01])])));
+  const reply = gensee.v2.ControlReply.decode(gensee.v2.SignedControlReply.decode(await c.next(1)).reply);
+  t.equal(reply.error?.code, 'E_SCHEMA', 'an unknown field is refused');
+  await waitFor(() => refusals().length > 0, 4000).catch(() => undefined);
+  t.ok(refusals().some((l) => /unknown fields/.test(String(l.detail))), 'and recorded in faults.jsonl, like any refused peer');
 });
