@@ -455,12 +455,14 @@ export class Envelope {
     const retagged: LeaseRecord[] = [];
     let carried = 0;
     let revoked = 0;
+    // planned once; what it revokes leaves the record durably first (see revokeLease)
+    const plan = planHandover(net.record, policy, bootNs());
+    await this.forgetDurably(plan.filter((a) => a.action === 'revoke').map((a) => leaseKey(tupleOf(a.lease))));
     const { generation } = await this.changeUnderTraffic(
       (at) => existing ?? this.newGeneration('policy_apply', { policy_hash: hash, by }, at),
-      (G, now, at) => {
+      (G, _now, at) => {
         this.installs.policyGeneration = G;
         net.setPolicy(policy);
-        const plan = planHandover(net.record, policy, now);
         const ended: Ended[] = [];
         const remove = new Set<string>();
         for (const a of plan) {
@@ -500,6 +502,14 @@ export class Envelope {
     });
   }
 
+  /** Leases out of network.json, durably, before the kernel removes them (a restart never restores a revoked lease). */
+  private async forgetDurably(keys: string[]): Promise<void> {
+    if (!keys.length) return;
+    const net = this.o.network;
+    net.setRecord(editLeases(net.record, new Set(keys)));
+    await net.persist();
+  }
+
   /** `gensee lease rm` through the control socket: harvested, then revoked, as its own generation. */
   revokeLease(t: Tuple, by: ControlPeer): Promise<Record<string, unknown>> {
     return this.locked(async () => {
@@ -509,6 +519,10 @@ export class Envelope {
       const k = dp.getLease(t);
       if (!r && !k) throw new GenseeError('E_USAGE', `no lease for ${formatTuple(t)} in operation ${this.o.op}`);
       const lease = r ?? this.recordOf(k!);
+      // the revocation is durable before the kernel lets go of the lease:
+      // a crash in between leaves a kernel lease with no record, which the
+      // restart removes; never a record that would restore it
+      await this.forgetDurably([leaseKey(t)]);
       const { generation, ended } = await this.changeUnderTraffic(
         (at) => this.newGeneration('lease_revoked', { by, ...dest(t) }, at),
         (G) => {
