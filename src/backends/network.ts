@@ -295,7 +295,7 @@ export class NetworkBackend {
     for (const k of this.dp.listLeases()) {
       const rk = leaseKey(k.tuple);
       const r = known.get(rk);
-      const expired = k.expiresBootNs !== 0n && k.expiresBootNs <= now;
+      const expired = leaseExpired(k, now);
       if (!r || expired || BigInt(r.expires_at_boot_ns) !== k.expiresBootNs) {
         this.dp.removeLease(k.tuple);
         removed.push(rk);
@@ -304,7 +304,7 @@ export class NetworkBackend {
     for (const r of this.rec.leases) {
       const exp = BigInt(r.expires_at_boot_ns);
       const t: Tuple = { family: r.family, protocol: r.protocol, address: r.address, port: r.port };
-      if (exp !== 0n && exp <= now) {
+      if (leaseExpired({ expiresBootNs: exp }, now)) {
         this.rec = recRemoveLease(this.rec, t);
         dropped.push(leaseKey(r));
         continue;
