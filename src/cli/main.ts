@@ -53,10 +53,6 @@ function wantsHelp(argv: string[]): boolean {
   return (dd < 0 ? argv : argv.slice(0, dd)).some((a) => a === '--help' || a === '-h');
 }
 
-export function registerCommand(name: string, fn: Command): void {
-  commands[name] = fn;
-}
-
 const USAGE = `usage: gensee <command> [options]
   hooks attach|detach   attach the eBPF boundary to a cgroup / remove it
   lease add|rm|ls       exact leases in the kernel map
