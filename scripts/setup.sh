@@ -2,13 +2,14 @@
 # Installs everything a fresh Debian 12 machine needs to build and test
 # gensee. Idempotent: re-running it only checks. python3: node-gyp runs
 # gyp with it to build the addon, and test/counters/nft.test.ts uses it.
+# clang-format: make lint checks the hand-written C with it.
 set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make g++ \
  libseccomp-dev liburing-dev libcap-dev nftables libnftables-dev \
  protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libssl-dev \
- runc crun busybox-static curl iproute2 util-linux python3"
+ runc crun busybox-static curl iproute2 util-linux python3 clang-format"
 
 missing=""
 for p in $PKGS; do
