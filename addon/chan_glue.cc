@@ -22,7 +22,9 @@ void ThrowErr(const gs_err &e) {
   Nan::ThrowError(Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what));
 }
 
-v8::Local<v8::Value> Num(double v) { return Nan::New<v8::Number>(v); }
+v8::Local<v8::Value> Num(double v) {
+  return Nan::New<v8::Number>(v);
+}
 
 void Set(v8::Local<v8::Object> o, const char *key, v8::Local<v8::Value> v) {
   Nan::Set(o, Nan::New(key).ToLocalChecked(), v);
@@ -278,7 +280,8 @@ class RServer : public Nan::ObjectWrap {
   // keeps the event loop alive until stop()
   static NAN_METHOD(New) {
     if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new RServer(listenFd, ownerUid, cgroupRel, onReady)");
-    if (info.Length() < 4 || !info[0]->IsInt32() || !info[1]->IsUint32() || !info[2]->IsString() || !info[3]->IsFunction())
+    if (info.Length() < 4 || !info[0]->IsInt32() || !info[1]->IsUint32() || !info[2]->IsString() ||
+        !info[3]->IsFunction())
       return Nan::ThrowTypeError("RServer(listenFd: int, ownerUid: uint, cgroupRel: string, onReady: function)");
     Nan::Utf8String cg(info[2]);
     RServer *self = new RServer();
@@ -343,7 +346,8 @@ class RServer : public Nan::ObjectWrap {
     uint64_t id = static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust());
     uint64_t ticket = static_cast<uint64_t>(Nan::To<double>(info[3]).FromJust());
     int request = info.Length() < 5 || Nan::To<bool>(info[4]).FromJust();
-    if (gs_rsrv_answer(self->s_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket, request)) {
+    if (gs_rsrv_answer(self->s_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket,
+                       request)) {
       gs_err err = {};
       gs_errf(&err, errno, "answer", "request %llu", static_cast<unsigned long long>(id));
       return ThrowErr(err);
@@ -500,11 +504,13 @@ NAN_METHOD(Submit) {
   gs_submit *req = static_cast<gs_submit *>(calloc(1, sizeof(gs_submit)));
   if (!req) return Nan::ThrowError("out of memory");
   auto bail = [&]() { gs_submit_free(req); };
-  if (!OptString(o, "socketPath", req->path, sizeof(req->path)) || !OptString(o, "faultId", req->fault_id, sizeof(req->fault_id)))
+  if (!OptString(o, "socketPath", req->path, sizeof(req->path)) ||
+      !OptString(o, "faultId", req->fault_id, sizeof(req->fault_id)))
     return bail();
   v8::Local<v8::Value> body = Nan::Get(o, Nan::New("body").ToLocalChecked()).ToLocalChecked();
   v8::Local<v8::Value> key = Nan::Get(o, Nan::New("key").ToLocalChecked()).ToLocalChecked();
-  if (!node::Buffer::HasInstance(body) || node::Buffer::Length(body) == 0 || node::Buffer::Length(body) > GS_FRAME_MAX) {
+  if (!node::Buffer::HasInstance(body) || node::Buffer::Length(body) == 0 ||
+      node::Buffer::Length(body) > GS_FRAME_MAX) {
     bail();
     return Nan::ThrowTypeError("body must be a Buffer of 1..65536 bytes");
   }
@@ -523,8 +529,10 @@ NAN_METHOD(Submit) {
   v8::Local<v8::Value> v = Nan::Get(o, Nan::New("expectPid").ToLocalChecked()).ToLocalChecked();
   req->expect_pid = v->IsInt32() ? Nan::To<int32_t>(v).FromJust() : 0;
   v = Nan::Get(o, Nan::New("expectStart").ToLocalChecked()).ToLocalChecked();
-  if (v->IsBigInt()) req->expect_start = v.As<v8::BigInt>()->Uint64Value();
-  else if (v->IsNumber()) req->expect_start = static_cast<uint64_t>(Nan::To<double>(v).FromJust());
+  if (v->IsBigInt())
+    req->expect_start = v.As<v8::BigInt>()->Uint64Value();
+  else if (v->IsNumber())
+    req->expect_start = static_cast<uint64_t>(Nan::To<double>(v).FromJust());
   v = Nan::Get(o, Nan::New("timeoutMs").ToLocalChecked()).ToLocalChecked();
   req->timeout_ms = v->IsUint32() && Nan::To<uint32_t>(v).FromJust() > 0 ? Nan::To<uint32_t>(v).FromJust() : 5000;
   if (!hub) {
@@ -565,7 +573,8 @@ NAN_METHOD(Subject) {
   if (!cache) return Nan::ThrowError("out of memory");
   uint64_t start;
   char cg[4096];
-  if (gs_subject_lookup(cache, Nan::To<uint32_t>(info[0]).FromJust(), &start, cg, sizeof(cg))) return info.GetReturnValue().SetNull();
+  if (gs_subject_lookup(cache, Nan::To<uint32_t>(info[0]).FromJust(), &start, cg, sizeof(cg)))
+    return info.GetReturnValue().SetNull();
   v8::Local<v8::Object> o = Nan::New<v8::Object>();
   Set(o, "start", Num(static_cast<double>(start)));
   Set(o, "cgroup", Nan::New(cg).ToLocalChecked());

@@ -23,11 +23,13 @@
 
 /* Pinned links, one per program, in gs_dp_attach's order of programs. */
 static const char *const gs_link_names[GS_LINKS] = {
-	"link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6",
-	"link_udp_egress",
+	"link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6", "link_udp_egress",
 };
 static const char *const gs_map_names[4] = {
-	GS_MAP_LEASES, GS_MAP_COUNTERS, GS_MAP_EVENTS, GS_MAP_STATS,
+	GS_MAP_LEASES,
+	GS_MAP_COUNTERS,
+	GS_MAP_EVENTS,
+	GS_MAP_STATS,
 };
 
 /* The one error helper of the addon's C code (dataplane.h): libbpf's
@@ -119,8 +121,7 @@ int gs_dp_detach(const char *pin_dir, struct gs_err *err)
 	return gs_unpin_all(pin_dir, 1, err);
 }
 
-int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
-		 const struct gs_attach_opts *opts, struct gs_err *err)
+int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_attach_opts *opts, struct gs_err *err)
 {
 	struct gensee_bpf *skel = NULL;
 	struct bpf_program *progs[GS_LINKS];
@@ -169,7 +170,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 			memset(&agg, 0, sizeof(agg));
 			agg.verdict = vd;
 			if (bpf_map_update_elem(bpf_map__fd(skel->maps.gs_counters_v1), &agg, zero, BPF_NOEXIST)) {
-				gs_errf(err, errno, "bpf_map_update_elem", "aggregate counter in map %s", GS_MAP_COUNTERS);
+				gs_errf(err, errno, "bpf_map_update_elem", "aggregate counter in map %s",
+					GS_MAP_COUNTERS);
 				free(zero);
 				goto out;
 			}
@@ -197,8 +199,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
 	for (i = 0; i < GS_LINKS; i++) {
 		links[i] = bpf_program__attach_cgroup(progs[i], cg_fd);
 		if (!links[i]) {
-			gs_errf(err, errno, "bpf_link_create", "program %s on cgroup %s",
-				bpf_program__name(progs[i]), cgroup_path);
+			gs_errf(err, errno, "bpf_link_create", "program %s on cgroup %s", bpf_program__name(progs[i]),
+				cgroup_path);
 			goto out;
 		}
 		gs_path(p, sizeof(p), pin_dir, gs_link_names[i]);
@@ -278,16 +280,15 @@ int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err)
 	return 0;
 }
 
-int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k,
-		 const struct gs_lease_value *v, int only_new, struct gs_err *err)
+int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, int only_new,
+		 struct gs_err *err)
 {
 	if (bpf_map_update_elem(dp->leases_fd, k, v, only_new ? BPF_NOEXIST : BPF_ANY))
 		return gs_errf(err, errno, "bpf_map_update_elem", "map %s", GS_MAP_LEASES);
 	return 0;
 }
 
-int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k,
-		 struct gs_lease_value *v, struct gs_err *err)
+int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_lease_value *v, struct gs_err *err)
 {
 	if (bpf_map_lookup_elem(dp->leases_fd, k, v) == 0)
 		return 1;
@@ -309,8 +310,8 @@ int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *
  * Generic hash-map dump. vsize is the per-element value size as the syscall
  * sees it (already multiplied by ncpus for per-CPU maps).
  */
-static int gs_dump(int fd, const char *name, size_t ksize, size_t vsize,
-		   void **keys_out, void **vals_out, size_t *n_out, struct gs_err *err)
+static int gs_dump(int fd, const char *name, size_t ksize, size_t vsize, void **keys_out, void **vals_out,
+		   size_t *n_out, struct gs_err *err)
 {
 	size_t cap = 1024, n = 0;
 	char *keys = malloc(cap * ksize), *vals = malloc(cap * vsize);
@@ -336,8 +337,8 @@ static int gs_dump(int fd, const char *name, size_t ksize, size_t vsize,
 			cap *= 2;
 		}
 		count = (__u32)(cap - n);
-		r = bpf_map_lookup_batch(fd, first ? NULL : &batch_in, &batch_out,
-					 keys + n * ksize, vals + n * vsize, &count, &opts);
+		r = bpf_map_lookup_batch(fd, first ? NULL : &batch_in, &batch_out, keys + n * ksize, vals + n * vsize,
+					 &count, &opts);
 		if (r && errno != ENOENT) {
 			if (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP)
 				goto slow; /* kernel without batch ops for this map */
@@ -390,10 +391,18 @@ slow:
 			}
 			if (n == cap) {
 				char *nk = realloc(keys, cap * 2 * ksize), *nv;
-				if (!nk) { free(cur); free(next); goto nomem; }
+				if (!nk) {
+					free(cur);
+					free(next);
+					goto nomem;
+				}
 				keys = nk;
 				nv = realloc(vals, cap * 2 * vsize);
-				if (!nv) { free(cur); free(next); goto nomem; }
+				if (!nv) {
+					free(cur);
+					free(next);
+					goto nomem;
+				}
 				vals = nv;
 				cap *= 2;
 			}
@@ -419,21 +428,20 @@ fail:
 	return -1;
 }
 
-int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys,
-		  struct gs_lease_value **vals, size_t *n, struct gs_err *err)
+int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys, struct gs_lease_value **vals, size_t *n,
+		  struct gs_err *err)
 {
-	return gs_dump(dp->leases_fd, GS_MAP_LEASES, sizeof(**keys), sizeof(**vals),
-		       (void **)keys, (void **)vals, n, err);
+	return gs_dump(dp->leases_fd, GS_MAP_LEASES, sizeof(**keys), sizeof(**vals), (void **)keys, (void **)vals, n,
+		       err);
 }
 
-int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys,
-		     uint64_t **sums, size_t *n, struct gs_err *err)
+int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys, uint64_t **sums, size_t *n, struct gs_err *err)
 {
 	uint64_t *percpu = NULL;
 	size_t i, c, ncpus = (size_t)dp->ncpus;
 
-	if (gs_dump(dp->counters_fd, GS_MAP_COUNTERS, sizeof(**keys), 8 * ncpus,
-		    (void **)keys, (void **)&percpu, n, err))
+	if (gs_dump(dp->counters_fd, GS_MAP_COUNTERS, sizeof(**keys), 8 * ncpus, (void **)keys, (void **)&percpu, n,
+		    err))
 		return -1;
 	/* sum in place: sums[i] = Σ percpu[i*ncpus + c] */
 	for (i = 0; i < *n; i++) {
@@ -446,8 +454,8 @@ int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys,
 	return 0;
 }
 
-int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size_t n,
-		       size_t *deleted, struct gs_err *err)
+int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size_t n, size_t *deleted,
+		       struct gs_err *err)
 {
 	size_t i;
 

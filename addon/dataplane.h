@@ -54,8 +54,7 @@ struct gs_dp {
 #define GS_LINKS 5
 
 /* Load the programs, pin maps and links under pin_dir, attach to cgroup. */
-int gs_dp_attach(const char *pin_dir, const char *cgroup_path,
-		 const struct gs_attach_opts *opts, struct gs_err *err);
+int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_attach_opts *opts, struct gs_err *err);
 /* Detach the links pinned under pin_dir, unpin everything, remove pin_dir.
  * Missing pins are tolerated (a killed run may have left half of them). */
 int gs_dp_detach(const char *pin_dir, struct gs_err *err);
@@ -67,25 +66,23 @@ int gs_dp_links_present(const char *pin_dir);
 /* The pin name of link i (0 <= i < GS_LINKS) under an operation's pin dir. */
 const char *gs_dp_link_name(int i);
 
-int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k,
-		 const struct gs_lease_value *v, int only_new, struct gs_err *err);
+int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, int only_new,
+		 struct gs_err *err);
 /* 1 found, 0 absent, -1 error */
-int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k,
-		 struct gs_lease_value *v, struct gs_err *err);
+int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_lease_value *v, struct gs_err *err);
 /* 1 removed, 0 absent, -1 error */
 int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *err);
 
 /* Dump a hash map into caller-owned arrays (malloc'd; caller frees).
  * Uses BPF_MAP_LOOKUP_BATCH, falling back to get_next_key where the
  * kernel lacks it. */
-int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys,
-		  struct gs_lease_value **vals, size_t *n, struct gs_err *err);
+int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys, struct gs_lease_value **vals, size_t *n,
+		  struct gs_err *err);
 /* Counters with per-CPU values summed. */
-int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys,
-		     uint64_t **sums, size_t *n, struct gs_err *err);
+int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys, uint64_t **sums, size_t *n, struct gs_err *err);
 /* Delete counters (of a retired generation, after its final harvest). */
-int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size_t n,
-		       size_t *deleted, struct gs_err *err);
+int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size_t n, size_t *deleted,
+		       struct gs_err *err);
 int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *err);
 
 uint64_t gs_boot_ns(void);

@@ -164,8 +164,7 @@ static void *syncer(void *arg)
 	return NULL;
 }
 
-struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx,
-			       struct gs_err *err)
+struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx, struct gs_err *err)
 {
 	struct gs_evlog *l = calloc(1, sizeof(*l));
 	pthread_condattr_t ca;
@@ -263,11 +262,11 @@ void gs_evlog_request(struct gs_evlog *l)
 	pthread_mutex_unlock(&l->mu);
 }
 
-#define LOCKED_READ(field)                      \
-	uint64_t v;                             \
-	pthread_mutex_lock(&l->mu);             \
-	v = (uint64_t)(field);                  \
-	pthread_mutex_unlock(&l->mu);           \
+#define LOCKED_READ(field)            \
+	uint64_t v;                   \
+	pthread_mutex_lock(&l->mu);   \
+	v = (uint64_t)(field);        \
+	pthread_mutex_unlock(&l->mu); \
 	return v
 
 uint64_t gs_evlog_written(struct gs_evlog *l)

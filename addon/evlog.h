@@ -33,9 +33,9 @@ struct gs_evlog;
 typedef void (*gs_durable_fn)(void *arg, int err);
 
 struct gs_evlog_stats {
-	uint64_t syncs;      /* fdatasync calls */
-	uint64_t lines;      /* lines made durable by them */
-	uint64_t sync_ns;    /* time spent in fdatasync */
+	uint64_t syncs;   /* fdatasync calls */
+	uint64_t lines;   /* lines made durable by them */
+	uint64_t sync_ns; /* time spent in fdatasync */
 	uint64_t max_sync_ns;
 	uint64_t slow_syncs; /* fdatasync calls that took over 1 ms */
 };
@@ -44,8 +44,7 @@ struct gs_evlog_stats {
  * after gs_evlog_close). wake(ctx) is called from the syncer thread on
  * failure, and after each fdatasync while gs_evlog_want_wake is on. delay_us: hold a requested sync this long
  * for company (0 for the fault log; counters use a window). */
-struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx,
-			       struct gs_err *err);
+struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx, struct gs_err *err);
 
 /* Write one or more whole lines now. want_sync=0: written but no fdatasync
  * is asked for (a write-ahead line; the next sync or at the latest 5 ms

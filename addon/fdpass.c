@@ -63,8 +63,8 @@ static int take_fds(struct msghdr *mh, int *fd_out)
 	return bad ? -1 : 0;
 }
 
-int gs_recv_fd(int sock, int timeout_ms, int until_eof, size_t max_bytes, int *fd_out,
-	       uint8_t **data, size_t *len, struct gs_err *err)
+int gs_recv_fd(int sock, int timeout_ms, int until_eof, size_t max_bytes, int *fd_out, uint8_t **data, size_t *len,
+	       struct gs_err *err)
 {
 	int64_t deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
 	size_t cap = 4096, used = 0;
@@ -102,8 +102,8 @@ int gs_recv_fd(int sock, int timeout_ms, int until_eof, size_t max_bytes, int *f
 			goto fail;
 		}
 		if (r == 0) {
-			gs_errf(err, timeout_ms == 0 ? EAGAIN : ETIMEDOUT, "recvmsg",
-				"fd %d: nothing within %d ms", sock, timeout_ms);
+			gs_errf(err, timeout_ms == 0 ? EAGAIN : ETIMEDOUT, "recvmsg", "fd %d: nothing within %d ms",
+				sock, timeout_ms);
 			goto fail;
 		}
 		if (used == cap) {

@@ -28,8 +28,8 @@ int gs_socketpair(int out[2], struct gs_err *err);
  * Returns 1 with *fd_out (-1 if no fd came) and a malloc'd *data (free it),
  * 0 when the peer closed having sent nothing, -1 on error (ETIMEDOUT,
  * EMSGSIZE past max_bytes, EPROTO for a truncated control message). */
-int gs_recv_fd(int sock, int timeout_ms, int until_eof, size_t max_bytes, int *fd_out,
-	       uint8_t **data, size_t *len, struct gs_err *err);
+int gs_recv_fd(int sock, int timeout_ms, int until_eof, size_t max_bytes, int *fd_out, uint8_t **data, size_t *len,
+	       struct gs_err *err);
 
 /* Send data with nfds fds attached (SCM_RIGHTS), one sendmsg, MSG_NOSIGNAL.
  * Returns bytes sent or -1. */

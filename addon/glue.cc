@@ -28,7 +28,8 @@ bool StringArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const ch
   return true;
 }
 
-bool BufferArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, size_t size, const char **out) {
+bool BufferArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, size_t size,
+               const char **out) {
   if (info.Length() <= i || !node::Buffer::HasInstance(info[i])) {
     Nan::ThrowTypeError((std::string(name) + " must be a Buffer").c_str());
     return false;
@@ -170,11 +171,13 @@ class DataPlane : public Nan::ObjectWrap {
     if (!self) return;
     const char *k, *v;
     if (!BufferArg(info, 0, "key", sizeof(gs_lease_key), &k) ||
-        !BufferArg(info, 1, "value", sizeof(gs_lease_value), &v)) return;
+        !BufferArg(info, 1, "value", sizeof(gs_lease_value), &v))
+      return;
     bool only_new = info.Length() > 2 && Nan::To<bool>(info[2]).FromJust();
     gs_err err = {};
-    if (gs_lease_put(&self->dp_, reinterpret_cast<const gs_lease_key *>(k),
-                     reinterpret_cast<const gs_lease_value *>(v), only_new, &err)) return ThrowGs(err);
+    if (gs_lease_put(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), reinterpret_cast<const gs_lease_value *>(v),
+                     only_new, &err))
+      return ThrowGs(err);
   }
 
   static NAN_METHOD(LeaseGet) {
@@ -245,7 +248,8 @@ class DataPlane : public Nan::ObjectWrap {
     size_t deleted = 0;
     gs_err err = {};
     if (gs_counters_delete(&self->dp_, reinterpret_cast<const gs_counter_key *>(node::Buffer::Data(info[0])),
-                           len / sizeof(gs_counter_key), &deleted, &err)) return ThrowGs(err);
+                           len / sizeof(gs_counter_key), &deleted, &err))
+      return ThrowGs(err);
     info.GetReturnValue().Set(Nan::New<v8::Number>(static_cast<double>(deleted)));
   }
 
@@ -256,14 +260,14 @@ class DataPlane : public Nan::ObjectWrap {
     gs_err err = {};
     if (gs_stats_read(&self->dp_, st, &err)) return ThrowGs(err);
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
-    Nan::Set(o, Nan::New("lostEvents").ToLocalChecked(), v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_LOST_EVENTS]));
-    Nan::Set(o, Nan::New("counterFull").ToLocalChecked(), v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_COUNTER_FULL]));
+    Nan::Set(o, Nan::New("lostEvents").ToLocalChecked(),
+             v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_LOST_EVENTS]));
+    Nan::Set(o, Nan::New("counterFull").ToLocalChecked(),
+             v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_COUNTER_FULL]));
     info.GetReturnValue().Set(o);
   }
 
-  static void OnEvent(void *arg, const gs_fault_event *ev) {
-    static_cast<DataPlane *>(arg)->pending_.push_back(*ev);
-  }
+  static void OnEvent(void *arg, const gs_fault_event *ev) { static_cast<DataPlane *>(arg)->pending_.push_back(*ev); }
 
   static void OnReadable(uv_poll_t *h, int status, int) {
     DataPlane *self = static_cast<DataPlane *>(h->data);
@@ -348,11 +352,15 @@ NAN_MODULE_INIT(InitAll) {
   Nan::Set(abi, Nan::New("leaseValueSize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_lease_value)));
   Nan::Set(abi, Nan::New("counterKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_counter_key)));
   Nan::Set(abi, Nan::New("faultEventSize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_fault_event)));
-  Nan::Set(abi, Nan::New("leaseValueUsesLeftOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_lease_value, uses_left)));
-  Nan::Set(abi, Nan::New("counterKeyAddrOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_counter_key, addr)));
-  Nan::Set(abi, Nan::New("faultEventAddrOffset").ToLocalChecked(), Nan::New<v8::Number>(offsetof(gs_fault_event, addr)));
+  Nan::Set(abi, Nan::New("leaseValueUsesLeftOffset").ToLocalChecked(),
+           Nan::New<v8::Number>(offsetof(gs_lease_value, uses_left)));
+  Nan::Set(abi, Nan::New("counterKeyAddrOffset").ToLocalChecked(),
+           Nan::New<v8::Number>(offsetof(gs_counter_key, addr)));
+  Nan::Set(abi, Nan::New("faultEventAddrOffset").ToLocalChecked(),
+           Nan::New<v8::Number>(offsetof(gs_fault_event, addr)));
   Nan::Set(abi, Nan::New("faultRlKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_fault_rl_key)));
-  Nan::Set(abi, Nan::New("faultRlWindowNs").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(GS_FAULT_RL_WINDOW_NS)));
+  Nan::Set(abi, Nan::New("faultRlWindowNs").ToLocalChecked(),
+           Nan::New<v8::Number>(static_cast<double>(GS_FAULT_RL_WINDOW_NS)));
   Nan::Set(abi, Nan::New("eventsBytes").ToLocalChecked(), Nan::New<v8::Number>(GS_EVENTS_BYTES));
   Nan::Set(target, Nan::New("abi").ToLocalChecked(), abi);
   DataPlane::Init(target);

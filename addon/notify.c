@@ -87,9 +87,9 @@ struct gs_notifier {
 
 /* outcome of looking at one paused call */
 enum gs_verdict_kind {
-	GS_V_FAULT,       /* raise it */
-	GS_V_FAST,        /* exact lease present */
-	GS_V_PASS,        /* nothing for the boundary to decide */
+	GS_V_FAULT, /* raise it */
+	GS_V_FAST,  /* exact lease present */
+	GS_V_PASS,  /* nothing for the boundary to decide */
 	GS_V_UNINSPECTABLE,
 	GS_V_GONE,
 };
@@ -232,8 +232,8 @@ static int is_listener(int fd)
 	return strcmp(target, "anon_inode:seccomp notify") == 0;
 }
 
-struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin,
-				     const struct gs_notify_opts *opts, struct gs_err *err)
+struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin, const struct gs_notify_opts *opts,
+				     struct gs_err *err)
 {
 	struct gs_notifier *n;
 	size_t reqsz, respsz;
@@ -261,8 +261,7 @@ struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin,
 	}
 	/* the kernel's structs may be larger than our headers' (never smaller) */
 	reqsz = n->sizes.seccomp_notif > sizeof(*n->req) ? n->sizes.seccomp_notif : sizeof(*n->req);
-	respsz = n->sizes.seccomp_notif_resp > sizeof(*n->resp) ? n->sizes.seccomp_notif_resp
-								 : sizeof(*n->resp);
+	respsz = n->sizes.seccomp_notif_resp > sizeof(*n->resp) ? n->sizes.seccomp_notif_resp : sizeof(*n->resp);
 	n->sizes.seccomp_notif = (__u16)reqsz;
 	n->sizes.seccomp_notif_resp = (__u16)respsz;
 	n->req = calloc(1, reqsz);

@@ -37,28 +37,28 @@ enum gs_notify_syscall {
 };
 
 struct gs_notify_stats {
-	uint64_t fast_path;   /* exact lease present: CONTINUE without a JS hop */
-	uint64_t slow_path;   /* raised as a fault */
-	uint64_t passthrough; /* not for the boundary (AF_UNIX, NULL address, connected send...) */
+	uint64_t fast_path;     /* exact lease present: CONTINUE without a JS hop */
+	uint64_t slow_path;     /* raised as a fault */
+	uint64_t passthrough;   /* not for the boundary (AF_UNIX, NULL address, connected send...) */
 	uint64_t uninspectable; /* could not read the call: CONTINUE, the hook decides */
-	uint64_t gone;        /* target died or the call was interrupted before the answer */
-	uint64_t continued;   /* faults answered CONTINUE */
-	uint64_t refused;     /* faults answered with an errno (incl. at close) */
+	uint64_t gone;          /* target died or the call was interrupted before the answer */
+	uint64_t continued;     /* faults answered CONTINUE */
+	uint64_t refused;       /* faults answered with an errno (incl. at close) */
 };
 
 /* A paused call raised as a fault (slow path). */
 struct gs_fault_info {
-	uint64_t id;                 /* seccomp notification id */
-	uint32_t pid;                /* thread id of the caller */
-	uint32_t tgid;               /* its process, 0 if unknown */
-	int syscall;                 /* enum gs_notify_syscall */
-	struct gs_lease_key key;     /* the exact tuple, as the eBPF hook keys it */
-	char address[48];            /* textual (v4-mapped v6 shown as v4) */
-	uint64_t start_time_ticks;   /* field 22 of /proc/PID/stat */
-	uint64_t observed_at_boot_ns;/* CLOCK_BOOTTIME when received */
-	uint64_t cgroup_id;          /* 0 if unknown */
-	char fault_id[64];           /* sn-<pid>-<seq> */
-	uint8_t *fault;              /* protobuf gensee.v2.CapabilityFault, malloc'd: free() it */
+	uint64_t id;                  /* seccomp notification id */
+	uint32_t pid;                 /* thread id of the caller */
+	uint32_t tgid;                /* its process, 0 if unknown */
+	int syscall;                  /* enum gs_notify_syscall */
+	struct gs_lease_key key;      /* the exact tuple, as the eBPF hook keys it */
+	char address[48];             /* textual (v4-mapped v6 shown as v4) */
+	uint64_t start_time_ticks;    /* field 22 of /proc/PID/stat */
+	uint64_t observed_at_boot_ns; /* CLOCK_BOOTTIME when received */
+	uint64_t cgroup_id;           /* 0 if unknown */
+	char fault_id[64];            /* sn-<pid>-<seq> */
+	uint8_t *fault;               /* protobuf gensee.v2.CapabilityFault, malloc'd: free() it */
 	size_t fault_len;
 };
 
@@ -79,12 +79,11 @@ struct gs_notify_loop {
 };
 
 /* Takes ownership of listener_fd on success (closed by gs_notifier_close). */
-struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin,
-				     const struct gs_notify_opts *opts, struct gs_err *err);
+struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin, const struct gs_notify_opts *opts,
+				     struct gs_err *err);
 int gs_notifier_fd(const struct gs_notifier *n);
 /* 1 if SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is on (6.6+) */
 int gs_notifier_sync_wake_up(const struct gs_notifier *n);
-
 
 /* Receive and handle one notification. Returns 1 when *f was filled (a
  * fault now pending: free f->fault), 0 when it was answered or was gone,

@@ -267,7 +267,8 @@ class Notifier : public Nan::ObjectWrap {
     NotifyCore *core = core_;
     core_ = nullptr;
     core->owner = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t *>(&core->async), [](uv_handle_t *h) { delete static_cast<NotifyCore *>(h->data); });
+    uv_close(reinterpret_cast<uv_handle_t *>(&core->async),
+             [](uv_handle_t *h) { delete static_cast<NotifyCore *>(h->data); });
     if (running_) {
       running_ = false;
       Unref();
@@ -289,7 +290,8 @@ class Notifier : public Nan::ObjectWrap {
     Set(o, "observedAtBootNs", Big(f.observed_at_boot_ns));
     Set(o, "cgroupId", Big(f.cgroup_id));
     Set(o, "faultId", Nan::New(f.fault_id).ToLocalChecked());
-    if (f.fault) Set(o, "fault", Nan::CopyBuffer(reinterpret_cast<const char *>(f.fault), f.fault_len).ToLocalChecked());
+    if (f.fault)
+      Set(o, "fault", Nan::CopyBuffer(reinterpret_cast<const char *>(f.fault), f.fault_len).ToLocalChecked());
     Set(o, "leaseKey", Nan::CopyBuffer(reinterpret_cast<const char *>(&f.key), sizeof(f.key)).ToLocalChecked());
     return o;
   }
@@ -330,7 +332,9 @@ class Notifier : public Nan::ObjectWrap {
         Set(o, "action", Nan::New<v8::Number>(e.action));
         Set(o, "reason", Nan::New(e.reason).ToLocalChecked());
         Set(o, "detail", Nan::New(e.detail).ToLocalChecked());
-        Set(o, "verdict", e.verdict ? Nan::New<v8::Number>(e.verdict).As<v8::Value>() : Nan::New("continue").ToLocalChecked().As<v8::Value>());
+        Set(o, "verdict",
+            e.verdict ? Nan::New<v8::Number>(e.verdict).As<v8::Value>()
+                      : Nan::New("continue").ToLocalChecked().As<v8::Value>());
         Set(o, "delivered", Nan::New<v8::Boolean>(e.delivered));
         Set(o, "micros", Nan::New<v8::Number>(e.micros));
         v8::Local<v8::Value> argv[] = {FaultObject(e.f), o};
@@ -440,9 +444,12 @@ class Notifier : public Nan::ObjectWrap {
     v8::Local<v8::Value> v = Get(o, "resolverPid");
     cfg.pid = v->IsInt32() ? Nan::To<int32_t>(v).FromJust() : 0;
     v = Get(o, "resolverStart");
-    cfg.start = v->IsBigInt() ? v.As<v8::BigInt>()->Uint64Value() : v->IsNumber() ? static_cast<uint64_t>(Nan::To<double>(v).FromJust()) : 0;
+    cfg.start = v->IsBigInt()   ? v.As<v8::BigInt>()->Uint64Value()
+                : v->IsNumber() ? static_cast<uint64_t>(Nan::To<double>(v).FromJust())
+                                : 0;
     v = Get(o, "deadlineMs");
-    if (!v->IsUint32() || Nan::To<uint32_t>(v).FromJust() == 0) return Nan::ThrowTypeError("deadlineMs must be a positive integer");
+    if (!v->IsUint32() || Nan::To<uint32_t>(v).FromJust() == 0)
+      return Nan::ThrowTypeError("deadlineMs must be a positive integer");
     cfg.deadline_ms = Nan::To<uint32_t>(v).FromJust();
     if (!errnos->IsObject()) return Nan::ThrowTypeError("errnos must be {deny, delegate, timeout}");
     v8::Local<v8::Object> eo = errnos.As<v8::Object>();
@@ -466,7 +473,8 @@ class Notifier : public Nan::ObjectWrap {
   // channelInflight() -> paused calls submitted through the channel and not yet reported
   static NAN_METHOD(ChannelInflight) {
     Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
-    info.GetReturnValue().Set(Nan::New<v8::Number>(self->core_ ? static_cast<double>(self->core_->inflight.load()) : 0));
+    info.GetReturnValue().Set(
+        Nan::New<v8::Number>(self->core_ ? static_cast<double>(self->core_->inflight.load()) : 0));
   }
 
   // respond(id: bigint, verdict: 'continue' | errno) → true answered, false gone
@@ -519,7 +527,8 @@ class Notifier : public Nan::ObjectWrap {
     Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
     int errnum = EACCES;
     if (info.Length() > 0 && !info[0]->IsUndefined()) {
-      if (!info[0]->IsInt32() || Nan::To<int32_t>(info[0]).FromJust() <= 0 || Nan::To<int32_t>(info[0]).FromJust() >= 4096)
+      if (!info[0]->IsInt32() || Nan::To<int32_t>(info[0]).FromJust() <= 0 ||
+          Nan::To<int32_t>(info[0]).FromJust() >= 4096)
         return Nan::ThrowTypeError("errno must be a positive integer");
       errnum = Nan::To<int32_t>(info[0]).FromJust();
     }
@@ -604,7 +613,8 @@ class FdWatcher : public Nan::ObjectWrap {
       delete self->poll_;
       self->poll_ = nullptr;
       delete self;
-      return Nan::ThrowError(Nan::ErrnoException(-r, "uv_poll_start", uv_strerror(r), ("fd " + std::to_string(fd)).c_str()));
+      return Nan::ThrowError(
+          Nan::ErrnoException(-r, "uv_poll_start", uv_strerror(r), ("fd " + std::to_string(fd)).c_str()));
     }
     self->cb_.Reset(info[1].As<v8::Function>());
     self->Wrap(info.This());
@@ -636,7 +646,8 @@ NAN_METHOD(SocketPair) {
 NAN_METHOD(RecvFd) {
   int fd;
   if (!FdArg(info, 0, "fd", &fd)) return;
-  if (info.Length() < 2 || !info[1]->IsInt32()) return Nan::ThrowTypeError("timeoutMs must be an integer (-1 = forever)");
+  if (info.Length() < 2 || !info[1]->IsInt32())
+    return Nan::ThrowTypeError("timeoutMs must be an integer (-1 = forever)");
   int timeout = Nan::To<int32_t>(info[1]).FromJust();
   int until_eof = 0;
   size_t max_bytes = 65536;

@@ -40,12 +40,12 @@ struct gs_rcli {
 	int epfd, efd;
 	pthread_t thread;
 	pthread_mutex_t mu;
-	struct gs_submit *incoming; /* under mu */
-	int stopping;               /* under mu */
+	struct gs_submit *incoming;    /* under mu */
+	int stopping;                  /* under mu */
 	struct gs_submit *head, *tail; /* in flight, by deadline (thread-owned) */
 	struct kept *kept;             /* idle kept connections, newest first (thread-owned) */
 	unsigned n_kept;
-	uint64_t connections;          /* atomic */
+	uint64_t connections; /* atomic */
 };
 
 static char TAG_EVENT;
@@ -269,9 +269,8 @@ static void judge(struct gs_rcli *c, struct gs_submit *q)
 		return;
 	}
 	n = gs_mac_input(r, in, sizeof(in));
-	if (!n || r->mac.len != GS_MAC_BYTES ||
-	    !HMAC(EVP_sha256(), q->key, GS_KEY_BYTES, in, n, mac, &mac_len) || mac_len != GS_MAC_BYTES ||
-	    CRYPTO_memcmp(mac, r->mac.data, GS_MAC_BYTES)) {
+	if (!n || r->mac.len != GS_MAC_BYTES || !HMAC(EVP_sha256(), q->key, GS_KEY_BYTES, in, n, mac, &mac_len) ||
+	    mac_len != GS_MAC_BYTES || CRYPTO_memcmp(mac, r->mac.data, GS_MAC_BYTES)) {
 		gensee__v2__resolution__free_unpacked(r, NULL);
 		finish(c, q, GS_SUB_UNAUTH, 0, "resolution MAC does not verify under the operation key");
 		return;
@@ -348,7 +347,8 @@ static void do_read(struct gs_rcli *c, struct gs_submit *q)
 			q->hdr_n += (uint32_t)n;
 			if (q->hdr_n < 4)
 				continue;
-			q->rlen = (uint32_t)q->hdr[0] << 24 | (uint32_t)q->hdr[1] << 16 | (uint32_t)q->hdr[2] << 8 | q->hdr[3];
+			q->rlen = (uint32_t)q->hdr[0] << 24 | (uint32_t)q->hdr[1] << 16 | (uint32_t)q->hdr[2] << 8 |
+				  q->hdr[3];
 			if (q->rlen == 0 || q->rlen > REPLY_MAX) {
 				finish(c, q, GS_SUB_UNAUTH, 0, "malformed resolution: frame of %u bytes", q->rlen);
 				return;
@@ -437,16 +437,19 @@ static void do_connect(struct gs_rcli *c, struct gs_submit *q)
 		socklen_t sl = sizeof(cr);
 		uint64_t st;
 		if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl)) {
-			finish(c, q, GS_SUB_UNAUTH, 0, "SO_PEERCRED on the resolver socket failed: %s", strerror(errno));
+			finish(c, q, GS_SUB_UNAUTH, 0, "SO_PEERCRED on the resolver socket failed: %s",
+			       strerror(errno));
 			return;
 		}
 		if (cr.pid != q->expect_pid) {
-			finish(c, q, GS_SUB_UNAUTH, 0, "socket peer pid %d is not the resolver pid %d of operation.json",
-			       cr.pid, q->expect_pid);
+			finish(c, q, GS_SUB_UNAUTH, 0,
+			       "socket peer pid %d is not the resolver pid %d of operation.json", cr.pid,
+			       q->expect_pid);
 			return;
 		}
 		if (gs_proc_start_time((uint32_t)cr.pid, &st) || st != q->expect_start) {
-			finish(c, q, GS_SUB_UNAUTH, 0, "resolver pid %d start time does not match operation.json", cr.pid);
+			finish(c, q, GS_SUB_UNAUTH, 0, "resolver pid %d start time does not match operation.json",
+			       cr.pid);
 			return;
 		}
 	}

@@ -37,31 +37,31 @@ extern "C" {
 #define GS_RCLI_KEEP_MAX 16 /* idle connections kept */
 
 enum gs_submit_status {
-	GS_SUB_OK = 0,   /* an authenticated Resolution for this fault */
-	GS_SUB_UNAUTH,   /* the resolver or its answer failed authentication */
-	GS_SUB_TIMEOUT,  /* no answer within timeout_ms */
-	GS_SUB_ERROR,    /* could not connect, or the connection failed (errnum) */
+	GS_SUB_OK = 0,  /* an authenticated Resolution for this fault */
+	GS_SUB_UNAUTH,  /* the resolver or its answer failed authentication */
+	GS_SUB_TIMEOUT, /* no answer within timeout_ms */
+	GS_SUB_ERROR,   /* could not connect, or the connection failed (errnum) */
 };
 
 struct gs_submit {
 	/* in */
 	char path[108];
-	uint8_t *body;          /* encoded CapabilityFault, malloc'd; the engine frees it */
+	uint8_t *body; /* encoded CapabilityFault, malloc'd; the engine frees it */
 	size_t body_len;
 	char fault_id[128];
 	uint8_t key[GS_KEY_BYTES];
-	int32_t expect_pid;     /* 0: skip the identity check (tests only) */
+	int32_t expect_pid; /* 0: skip the identity check (tests only) */
 	uint64_t expect_start;
 	uint32_t timeout_ms;
-	int keep;               /* use and return a kept connection */
+	int keep; /* use and return a kept connection */
 	/* called once, on the engine's thread (or the stopping one); owns req after */
 	void (*done)(struct gs_submit *req, void *arg);
 	void *arg;
 
 	/* out */
-	int status;             /* enum gs_submit_status */
+	int status; /* enum gs_submit_status */
 	int errnum;
-	int action;             /* proto Action number when status is OK */
+	int action; /* proto Action number when status is OK */
 	char reason[96];
 	char detail[256];
 	char res_fault_id[128]; /* the Resolution as decoded, when OK */
@@ -72,7 +72,7 @@ struct gs_submit {
 	uint32_t l_port, l_max_uses;
 	int has_delegate;
 	char delegate_to[128];
-	uint8_t *reply;         /* the Resolution body as received (malloc'd) */
+	uint8_t *reply; /* the Resolution body as received (malloc'd) */
 	uint32_t reply_len;
 	uint64_t elapsed_ns;
 
@@ -83,7 +83,7 @@ struct gs_submit {
 	size_t sent;
 	uint8_t hdr[4];
 	uint32_t hdr_n, rlen, rgot;
-	int reused;             /* the connection was a kept one */
+	int reused; /* the connection was a kept one */
 };
 
 struct gs_rcli;

@@ -27,7 +27,7 @@ enum { B_NEXT, B_EARLY, B_DRAIN };
 struct conn {
 	struct conn *prev, *next; /* deadline list */
 	int list;
-	struct conn *hnext;       /* handed table */
+	struct conn *hnext; /* handed table */
 	struct gs_rsrv *s;
 	int fd;
 	int in_epoll;
@@ -43,10 +43,10 @@ struct conn {
 	uint8_t *answer;
 	size_t answer_len;
 	uint64_t t_accept; /* CLOCK_MONOTONIC us: accept, then each later frame's first byte */
-	int complete; /* handed over with its whole frame read: the client is done sending */
-	int closing;  /* close after this answer: a refusal, or bytes after the frame */
-	int back;     /* B_*: what the I/O thread does with it after the answer */
-	uint64_t served; /* answers sent on this connection */
+	int complete;      /* handed over with its whole frame read: the client is done sending */
+	int closing;       /* close after this answer: a refusal, or bytes after the frame */
+	int back;          /* B_*: what the I/O thread does with it after the answer */
+	uint64_t served;   /* answers sent on this connection */
 };
 
 struct dlist {
@@ -308,7 +308,8 @@ static int on_read(struct gs_rsrv *s, struct conn *c)
 				return 0;
 			}
 			if (c->body)
-				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of %u", got, 4 + c->body_len);
+				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of %u", got,
+				     4 + c->body_len);
 			else
 				hand(s, c, GS_RQ_FRAME_TRUNCATED, "connection ended after %u bytes of a frame", got);
 			return 0;
@@ -328,13 +329,15 @@ static int on_read(struct gs_rsrv *s, struct conn *c)
 			off = k;
 			if (c->hdr_n < 4)
 				continue;
-			uint32_t len = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 | (uint32_t)c->hdr[2] << 8 | c->hdr[3];
+			uint32_t len = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 |
+				       (uint32_t)c->hdr[2] << 8 | c->hdr[3];
 			if (len == 0) {
 				hand(s, c, GS_RQ_FRAME_EMPTY, "zero-length frame");
 				return 0;
 			}
 			if (len > GS_FRAME_MAX) {
-				hand(s, c, GS_RQ_FRAME_OVERSIZE, "declared length %u exceeds %u bytes", len, GS_FRAME_MAX);
+				hand(s, c, GS_RQ_FRAME_OVERSIZE, "declared length %u exceeds %u bytes", len,
+				     GS_FRAME_MAX);
 				return 0;
 			}
 			c->body = malloc(len);
@@ -408,7 +411,8 @@ static void take_back(struct gs_rsrv *s)
 		free(c->answer);
 		c->answer = NULL;
 		if (c->back == B_EARLY) {
-			hand(s, c, GS_RQ_FRAME_TRAILING, "bytes of a next frame arrived before the answer to the previous one was sent");
+			hand(s, c, GS_RQ_FRAME_TRAILING,
+			     "bytes of a next frame arrived before the answer to the previous one was sent");
 		} else if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
 			conn_close(s, c);
 		} else if (c->back == B_DRAIN) {
@@ -471,8 +475,8 @@ static void *io_thread(void *arg)
 	return NULL;
 }
 
-struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel,
-			      void (*ready)(void *ctx), void *ctx, struct gs_err *err)
+struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel, void (*ready)(void *ctx),
+			      void *ctx, struct gs_err *err)
 {
 	struct gs_rsrv *s = calloc(1, sizeof(*s));
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -637,8 +641,8 @@ static void send_answer(void *arg, int err)
 		rsrv_free(s);
 }
 
-int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log,
-		   uint64_t ticket, int request)
+int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log, uint64_t ticket,
+		   int request)
 {
 	struct conn *c;
 
@@ -690,7 +694,8 @@ int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id)
 void gs_rsrv_latency(struct gs_rsrv *s, uint64_t *out, int reset)
 {
 	for (int i = 0; i < GS_LAT_BUCKETS; i++)
-		out[i] = reset ? __atomic_exchange_n(&s->lat[i], 0, __ATOMIC_RELAXED) : __atomic_load_n(&s->lat[i], __ATOMIC_RELAXED);
+		out[i] = reset ? __atomic_exchange_n(&s->lat[i], 0, __ATOMIC_RELAXED)
+			       : __atomic_load_n(&s->lat[i], __ATOMIC_RELAXED);
 }
 
 uint64_t gs_rsrv_accepted(struct gs_rsrv *s)

@@ -40,8 +40,8 @@ extern "C" {
 #define GS_DRAIN_MS 2000
 
 enum gs_rsrv_status {
-	GS_RQ_FRAME = 0,         /* body holds one complete frame */
-	GS_RQ_PEER_REFUSED,      /* unauthenticated_peer (detail says why) */
+	GS_RQ_FRAME = 0,    /* body holds one complete frame */
+	GS_RQ_PEER_REFUSED, /* unauthenticated_peer (detail says why) */
 	GS_RQ_FRAME_OVERSIZE,
 	GS_RQ_FRAME_TRUNCATED,
 	GS_RQ_FRAME_TIMEOUT,
@@ -69,8 +69,8 @@ struct gs_rsrv;
  * after gs_rsrv_stop). cgroup_rel: the operation's cgroup as /proc/PID/cgroup
  * names it ("/gensee/op"). ready(ctx) is called from the I/O thread when
  * requests are waiting for gs_rsrv_take(). */
-struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel,
-			      void (*ready)(void *ctx), void *ctx, struct gs_err *err);
+struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel, void (*ready)(void *ctx),
+			      void *ctx, struct gs_err *err);
 
 /* Take every waiting request (a list; free each with gs_rsrv_req_free). */
 struct gs_rsrv_req *gs_rsrv_take(struct gs_rsrv *s);
@@ -82,8 +82,8 @@ void gs_rsrv_req_free(struct gs_rsrv_req *r);
  * record. request: ask for the covering sync now (else the caller does,
  * gs_evlog_request, once a whole batch is queued). Returns 0, or -1 with
  * errno (ENOENT: no such request). */
-int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log,
-		   uint64_t ticket, int request);
+int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log, uint64_t ticket,
+		   int request);
 
 /* Close request id's connection without an answer. */
 int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id);

@@ -149,8 +149,8 @@ static int lookup_once(struct gs_subject_cache *c, uint32_t pid, uint64_t *start
 		}
 		return -1;
 	}
-	if (gs_proc_start_time(pid, start) || gs_proc_cgroup(pid, cgroup, cap) ||
-	    cgroupid_of(fd, &id2, &unsupported) || id2 != id) {
+	if (gs_proc_start_time(pid, start) || gs_proc_cgroup(pid, cgroup, cap) || cgroupid_of(fd, &id2, &unsupported) ||
+	    id2 != id) {
 		/* died, or moved while we read: no answer we could stand by */
 		*moved = gs_proc_start_time(pid, &id2) == 0;
 		close(fd);

@@ -174,7 +174,8 @@ int main(int argc, char **argv)
 	double secs = (double)(now_ns() - t0) / 1e9;
 	qsort(lat, (size_t)total, sizeof(*lat), cmp_u64);
 	printf("{\"clients\":%d,\"n\":%d,\"fps\":%.0f,\"p50_ns\":%llu,\"p99_ns\":%llu,\"syncs\":%ld}\n", clients, total,
-	       total / secs, (unsigned long long)lat[total / 2], (unsigned long long)lat[(size_t)total * 99 / 100], syncs);
+	       total / secs, (unsigned long long)lat[total / 2], (unsigned long long)lat[(size_t)total * 99 / 100],
+	       syncs);
 	close(log);
 	close(l);
 	unlink(addr.sun_path);

@@ -24,8 +24,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* configuration, set by the loader before load */
-const volatile __u8 gs_emit_events = 1;    /* ring-buffer fault events on deny */
-const volatile __u8 gs_count_allows = 1;   /* per-destination allow counters */
+const volatile __u8 gs_emit_events = 1;  /* ring-buffer fault events on deny */
+const volatile __u8 gs_count_allows = 1; /* per-destination allow counters */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -181,8 +181,8 @@ static __always_inline void gs_key_ip4(struct gs_lease_key *lk, __u8 protocol, _
 }
 
 /* The lease key of an IPv6 destination given as four network-order words. */
-static __always_inline void gs_key_ip6(struct gs_lease_key *lk, __u8 protocol, __u16 port,
-				       __u32 w0, __u32 w1, __u32 w2, __u32 w3)
+static __always_inline void gs_key_ip6(struct gs_lease_key *lk, __u8 protocol, __u16 port, __u32 w0, __u32 w1, __u32 w2,
+				       __u32 w3)
 {
 	/* ::ffff:a.b.c.d on an AF_INET6 socket reaches an IPv4 peer:
 	 * it must meet the IPv4 lease, never a separate v6 one. */
@@ -228,8 +228,7 @@ static __always_inline int gs_decide(struct bpf_sock_addr *ctx, __u8 hook)
 	if (hook == GS_HOOK_CONNECT4 || hook == GS_HOOK_SENDMSG4)
 		gs_key_ip4(&lk, protocol, port, ctx->user_ip4);
 	else
-		gs_key_ip6(&lk, protocol, port, ctx->user_ip6[0], ctx->user_ip6[1],
-			   ctx->user_ip6[2], ctx->user_ip6[3]);
+		gs_key_ip6(&lk, protocol, port, ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3]);
 
 	lv = bpf_map_lookup_elem(&gs_leases_v1, &lk);
 	verdict = gs_lease_verdict(lv);
@@ -255,16 +254,28 @@ static __always_inline int gs_decide(struct bpf_sock_addr *ctx, __u8 hook)
 }
 
 SEC("cgroup/connect4")
-int gs_connect4(struct bpf_sock_addr *ctx) { return gs_decide(ctx, GS_HOOK_CONNECT4); }
+int gs_connect4(struct bpf_sock_addr *ctx)
+{
+	return gs_decide(ctx, GS_HOOK_CONNECT4);
+}
 
 SEC("cgroup/connect6")
-int gs_connect6(struct bpf_sock_addr *ctx) { return gs_decide(ctx, GS_HOOK_CONNECT6); }
+int gs_connect6(struct bpf_sock_addr *ctx)
+{
+	return gs_decide(ctx, GS_HOOK_CONNECT6);
+}
 
 SEC("cgroup/sendmsg4")
-int gs_sendmsg4(struct bpf_sock_addr *ctx) { return gs_decide(ctx, GS_HOOK_SENDMSG4); }
+int gs_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return gs_decide(ctx, GS_HOOK_SENDMSG4);
+}
 
 SEC("cgroup/sendmsg6")
-int gs_sendmsg6(struct bpf_sock_addr *ctx) { return gs_decide(ctx, GS_HOOK_SENDMSG6); }
+int gs_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return gs_decide(ctx, GS_HOOK_SENDMSG6);
+}
 
 /*
  * Per-packet check of UDP egress.
@@ -309,8 +320,7 @@ static __always_inline int gs_udp4_dest(struct __sk_buff *skb, struct gs_lease_k
 	if (ip.protocol != IPPROTO_UDP)
 		return GS_PKT_OTHER;
 	gs_key_ip4(lk, IPPROTO_UDP, 0, ip.daddr);
-	if ((ip.frag_off & bpf_htons(0x1fff)) || ip.ihl < 5 ||
-	    bpf_skb_load_bytes(skb, ip.ihl * 4, &uh, sizeof(uh)))
+	if ((ip.frag_off & bpf_htons(0x1fff)) || ip.ihl < 5 || bpf_skb_load_bytes(skb, ip.ihl * 4, &uh, sizeof(uh)))
 		return GS_PKT_OPAQUE;
 	lk->port = bpf_ntohs(uh.dest);
 	return GS_PKT_UDP;
@@ -349,7 +359,7 @@ static __always_inline int gs_udp6_dest(struct __sk_buff *skb, struct gs_lease_k
 			return GS_PKT_OPAQUE;
 		lk->port = bpf_ntohs(uh.dest);
 		return GS_PKT_UDP;
-	case IPPROTO_HOPOPTS:  /* more than GS_V6_EXT_MAX headers */
+	case IPPROTO_HOPOPTS: /* more than GS_V6_EXT_MAX headers */
 	case IPPROTO_ROUTING:
 	case IPPROTO_DSTOPTS:
 	case IPPROTO_FRAGMENT:
@@ -359,10 +369,8 @@ static __always_inline int gs_udp6_dest(struct __sk_buff *skb, struct gs_lease_k
 	case 139: /* HIP */
 	case 140: /* shim6 */
 	case 253: /* experimentation (RFC 3692) */
-	case 254:
-		return GS_PKT_OPAQUE;
-	default:
-		return GS_PKT_OTHER;
+	case 254: return GS_PKT_OPAQUE;
+	default: return GS_PKT_OTHER;
 	}
 }
 

@@ -45,8 +45,8 @@ enum gs_hook {
 
 /* gs_stats_v1 (per-CPU array) indexes */
 enum gs_stat {
-	GS_STAT_LOST_EVENTS = 0,    /* ring buffer reserve failed */
-	GS_STAT_COUNTER_FULL = 1,   /* counter map full: a count could not be keyed */
+	GS_STAT_LOST_EVENTS = 0,  /* ring buffer reserve failed */
+	GS_STAT_COUNTER_FULL = 1, /* counter map full: a count could not be keyed */
 	GS_STAT_MAX = 2,
 };
 
@@ -79,7 +79,7 @@ struct gs_counter_key {
 	__u8 family;
 	__u8 protocol;
 	__u16 port;
-	__u8 verdict;  /* enum gs_verdict */
+	__u8 verdict; /* enum gs_verdict */
 	__u8 _pad[3];
 	__u64 generation; /* lease generation for allows, 0 for denies */
 	__u8 addr[16];
@@ -90,12 +90,12 @@ struct gs_fault_event {
 	__u64 cgroup_id;
 	__u64 boot_ns;
 	__u32 tgid;
-	__u32 pid;     /* thread id */
+	__u32 pid; /* thread id */
 	__u8 family;
 	__u8 protocol;
 	__u16 port;
-	__u8 reason;   /* enum gs_verdict */
-	__u8 hook;     /* enum gs_hook */
+	__u8 reason; /* enum gs_verdict */
+	__u8 hook;   /* enum gs_hook */
 	__u8 _pad[2];
 	__u8 addr[16];
 };
@@ -110,8 +110,8 @@ struct gs_fault_rl_key {
 	__u8 family;
 	__u8 protocol;
 	__u16 port;
-	__u8 reason;   /* enum gs_verdict */
-	__u8 hook;     /* enum gs_hook */
+	__u8 reason; /* enum gs_verdict */
+	__u8 hook;   /* enum gs_hook */
 	__u8 _pad[2];
 	__u8 addr[16];
 };

@@ -170,8 +170,10 @@ static void usage(const char *msg) __attribute__((noreturn));
 
 static void usage(const char *msg)
 {
-	fprintf(stderr, "gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root] "
-			"[--notify-fd N] [--ro PATH]... [--hide PATH]... -- CMD ARGS...\n", msg);
+	fprintf(stderr,
+		"gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root] "
+		"[--notify-fd N] [--ro PATH]... [--hide PATH]... -- CMD ARGS...\n",
+		msg);
 	exit(EXIT_FAILED);
 }
 
@@ -343,8 +345,8 @@ static void unescape_octal(char *s)
 	char *r = s, *w = s;
 
 	while (*r) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
-		    r[3] >= '0' && r[3] <= '7') {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+		    r[3] <= '7') {
 			*w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
 			r += 4;
 		} else {
@@ -629,9 +631,10 @@ static void drop_bounding(int last)
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL)
 			fail(errno, "capabilities: PR_CAPBSET_DROP %d", c);
 	/* root gets no special treatment at exec, ever, and it can't be undone */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-			  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-			  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0))
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+			  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		  0, 0, 0))
 		fail(errno, "capabilities: PR_SET_SECUREBITS");
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0))
 		fail(errno, "capabilities: PR_CAP_AMBIENT_CLEAR_ALL");
@@ -676,8 +679,7 @@ static int high_fd(int fd)
 	long floor = NOTIFY_FD_FLOOR;
 	int hi;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    (long)rl.rlim_cur <= floor + 1)
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur <= floor + 1)
 		floor = (long)rl.rlim_cur / 2;
 	if (floor <= fd)
 		return fd;
@@ -721,8 +723,8 @@ static int install_filter(int notify_fd, int *killable)
 	if (r)
 		fail(-r, "seccomp: SCMP_FLTATR_ACT_BADARCH");
 	add_rule(ctx, "connect", 0, NULL);
-	add_rule(ctx, "sendto", 1, &to_addr);       /* NULL destination: a connected send */
-	add_rule(ctx, "sendmsg", 1, &not_ours);     /* all but the hand-over below */
+	add_rule(ctx, "sendto", 1, &to_addr);   /* NULL destination: a connected send */
+	add_rule(ctx, "sendmsg", 1, &not_ours); /* all but the hand-over below */
 	add_rule(ctx, "sendmmsg", 0, NULL);
 
 	mfd = memfd_create("gensee-filter", MFD_CLOEXEC);
@@ -748,8 +750,7 @@ static int install_filter(int notify_fd, int *killable)
 				SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
 	if (listener < 0 && errno == EINVAL) { /* before 5.19 */
 		*killable = 0;
-		listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-					SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	}
 	if (listener < 0)
 		fail(errno, "seccomp: SECCOMP_SET_MODE_FILTER NEW_LISTENER");

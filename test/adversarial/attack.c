@@ -183,7 +183,7 @@ static void report(const char *mode)
 
 	info_num("uid", getuid());
 	n = snprintf(line, sizeof(line), "{\"attack\":\"%s\",\"pid\":%d,\"attempts\":{%s},\"info\":{%s}}\n", mode,
-			 getpid(), rep_att, rep_inf);
+		     getpid(), rep_att, rep_inf);
 	emit_line(line, (size_t)n);
 	rep_att_n = rep_inf_n = 0;
 	rep_att[0] = rep_inf[0] = 0;
@@ -480,7 +480,8 @@ static int link_detach(int fd)
 	return sys_bpf(BPF_LINK_DETACH, &a) ? errno : 0;
 }
 
-static const char *const LINKS[] = { "link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6", "link_udp_egress" };
+static const char *const LINKS[] = { "link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6",
+				     "link_udp_egress" };
 
 /* the pin dirs of our own op, through every path we can think of */
 static int pin_dirs(char out[][PATH_MAX], int max)
@@ -563,7 +564,9 @@ static int cgroup_roots(char out[][PATH_MAX], int max)
 	int n = 0, i, m = mounts_of("cgroup2", mnts, 16), na = ancestors(anc, 16);
 	FILE *f;
 	static const char *fixed[] = {
-		"/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/proc/1/root/sys/fs/cgroup",
+		"/sys/fs/cgroup",
+		"/sys/fs/cgroup/unified",
+		"/proc/1/root/sys/fs/cgroup",
 		"/proc/1/root/sys/fs/cgroup/unified",
 	};
 
@@ -850,7 +853,8 @@ static void mode_signal(void)
 		if (k == 0) {
 			char line[128];
 			int e = kill(-1, SIGKILL) ? errno : 0;
-			int n = snprintf(line, sizeof(line), "{\"attack\":\"signal-kill-all\",\"result\":\"%s\"}\n", ename(e));
+			int n = snprintf(line, sizeof(line), "{\"attack\":\"signal-kill-all\",\"result\":\"%s\"}\n",
+					 ename(e));
 			emit_line(line, (size_t)n);
 			_exit(0);
 		}
@@ -980,7 +984,8 @@ static int unix_connect(const char *path)
 }
 
 /* send one frame, read the reply (up to cap-1 bytes, 3 s) */
-static int frame_exchange(const char *path, const void *body, uint32_t len, unsigned char *reply, size_t cap, size_t *got)
+static int frame_exchange(const char *path, const void *body, uint32_t len, unsigned char *reply, size_t cap,
+			  size_t *got)
 {
 	unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16), (unsigned char)(len >> 8),
 				 (unsigned char)len };
@@ -1013,10 +1018,11 @@ static int ctl_lease_add(int port, char *reply, size_t cap)
 	int n, e;
 
 	snprintf(path, sizeof(path), "%s/control.sock", opdir);
-	n = snprintf(body, sizeof(body),
-		     "{\"schema\":1,\"command\":\"lease_add\",\"protocol\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":%d,"
-		     "\"ttl_ms\":60000,\"max_uses\":0}",
-		     port);
+	n = snprintf(
+		body, sizeof(body),
+		"{\"schema\":1,\"command\":\"lease_add\",\"protocol\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":%d,"
+		"\"ttl_ms\":60000,\"max_uses\":0}",
+		port);
 	e = frame_exchange(path, body, (uint32_t)n, (unsigned char *)reply, cap - 1, &got);
 	reply[got > 4 ? got : 0] = 0;
 	if (got > 4)
@@ -1306,7 +1312,9 @@ static void mode_raw(void)
 		attempt("raw_udp_socket", errno);
 	} else {
 		attempt("raw_udp_socket", 0);
-		attempt("raw_udp_sendto", sendto(fd, &p.udp, sizeof(p) - sizeof(p.ip), 0, (struct sockaddr *)&d, sizeof(d)) < 0 ? errno : 0);
+		attempt("raw_udp_sendto",
+			sendto(fd, &p.udp, sizeof(p) - sizeof(p.ip), 0, (struct sockaddr *)&d, sizeof(d)) < 0 ? errno
+													      : 0);
 		close(fd);
 	}
 	fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
@@ -1314,7 +1322,8 @@ static void mode_raw(void)
 		attempt("raw_ip_socket", errno);
 	} else {
 		attempt("raw_ip_socket", 0);
-		attempt("raw_ip_sendto", sendto(fd, &p, sizeof(p), 0, (struct sockaddr *)&d, sizeof(d)) < 0 ? errno : 0);
+		attempt("raw_ip_sendto",
+			sendto(fd, &p, sizeof(p), 0, (struct sockaddr *)&d, sizeof(d)) < 0 ? errno : 0);
 		close(fd);
 	}
 	/* AF_PACKET bound to lo: write(2), which no seccomp filter looks at */
@@ -1746,7 +1755,7 @@ static void mode_bpf_syscall(void)
 		a.expected_attach_type = BPF_CGROUP_INET4_CONNECT;
 		a.insns = (uint64_t)(uintptr_t)insn;
 		a.insn_cnt = 2;
-		a.license = (uint64_t)(uintptr_t)"GPL";
+		a.license = (uint64_t)(uintptr_t) "GPL";
 		fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
 		attempt("prog_load_cgroup_connect4", fd < 0 ? errno : 0);
 		if (fd >= 0)
@@ -1782,12 +1791,23 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*fn)(void);
 	} modes[] = {
-		{ "plain", mode_plain },	     { "bpffs", mode_bpffs },	       { "cgroup", mode_cgroup },
-		{ "evidence", mode_evidence },	     { "signal", mode_signal },	       { "exit-window", mode_exit_window },
-		{ "pid-reuse", mode_pid_reuse },     { "sockets", mode_sockets },      { "nested-userns", mode_nested_userns },
-		{ "raw", mode_raw },		     { "udp", mode_udp },	       { "alias", mode_alias },
-		{ "toctou", mode_toctou },	     { "procfs", mode_procfs },	       { "fds", mode_fds },
-		{ "setns", mode_setns },	     { "bpf-syscall", mode_bpf_syscall },
+		{ "plain", mode_plain },
+		{ "bpffs", mode_bpffs },
+		{ "cgroup", mode_cgroup },
+		{ "evidence", mode_evidence },
+		{ "signal", mode_signal },
+		{ "exit-window", mode_exit_window },
+		{ "pid-reuse", mode_pid_reuse },
+		{ "sockets", mode_sockets },
+		{ "nested-userns", mode_nested_userns },
+		{ "raw", mode_raw },
+		{ "udp", mode_udp },
+		{ "alias", mode_alias },
+		{ "toctou", mode_toctou },
+		{ "procfs", mode_procfs },
+		{ "fds", mode_fds },
+		{ "setns", mode_setns },
+		{ "bpf-syscall", mode_bpf_syscall },
 	};
 	size_t i;
 	int a;

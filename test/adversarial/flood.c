@@ -106,7 +106,8 @@ int main(int argc, char **argv)
 	}
 	if (a != argc || !cg || !base_s || inet_pton(AF_INET, base_s, &base) != 1 || port <= 0 || port > 65535 ||
 	    count <= 0 || bursts <= 0) {
-		fprintf(stderr, "usage: flood --cgroup DIR --base A.B.C.D --port PORT --count N [--bursts B] [--gap-ms MS]\n");
+		fprintf(stderr,
+			"usage: flood --cgroup DIR --base A.B.C.D --port PORT --count N [--bursts B] [--gap-ms MS]\n");
 		return 2;
 	}
 	if (join_cgroup(cg)) {

@@ -140,7 +140,10 @@ static int do_sendmsg(const struct target *t)
 	static char msg[] = "gensee-probe";
 	struct iovec iov = { msg, sizeof(msg) - 1 };
 	struct msghdr mh = {
-		.msg_name = (void *)&t->ss, .msg_namelen = t->len, .msg_iov = &iov, .msg_iovlen = 1,
+		.msg_name = (void *)&t->ss,
+		.msg_namelen = t->len,
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
 	};
 
 	if (fd < 0)
@@ -168,7 +171,8 @@ static int do_sendmmsg(const char *cg, const char *proto, int nargs, char **args
 	memset(mm, 0, sizeof(mm));
 	for (k = 0; k < n; k++) {
 		if (parse_target(&t[k], proto, args[2 * k], args[2 * k + 1], v6sock) || t[k].family != t[0].family) {
-			fprintf(stderr, "gs-probe: bad sendmmsg target %s %s (one family per call)\n", args[2 * k], args[2 * k + 1]);
+			fprintf(stderr, "gs-probe: bad sendmmsg target %s %s (one family per call)\n", args[2 * k],
+				args[2 * k + 1]);
 			return 2;
 		}
 		snprintf(body[k], sizeof(body[k]), "gensee-mmsg-%d", k);
@@ -194,7 +198,11 @@ static int do_sendmmsg(const char *cg, const char *proto, int nargs, char **args
 		int r = sendmmsg(fd, mm + first, (unsigned int)(n - first), MSG_NOSIGNAL), e = r < 0 ? errno : 0;
 
 		printf("{\"call\":\"sendmmsg\",\"first\":%d,\"n\":%d,\"sent\":%d,\"result\":\"%s\",\"errno\":%d}\n",
-		       first, n - first, r < 0 ? 0 : r, r < 0 ? errname(e) : r == n - first ? "ok" : "partial", e);
+		       first, n - first, r < 0 ? 0 : r,
+		       r < 0            ? errname(e)
+		       : r == n - first ? "ok"
+					: "partial",
+		       e);
 		fflush(stdout);
 		if (!resume)
 			break;
@@ -336,8 +344,8 @@ static int toctou(const char *addr, const char *ports, long repeat, long until)
 	return 0;
 }
 
-static int connected_send(const struct target *t, long repeat, long interval_ms, int summary,
-			  int ipopts, int v6_dstopts)
+static int connected_send(const struct target *t, long repeat, long interval_ms, int summary, int ipopts,
+			  int v6_dstopts)
 {
 	/* 4 NOPs: the UDP header then starts at byte 24, not 20 */
 	static const unsigned char nops[4] = { 1, 1, 1, 1 };
@@ -401,8 +409,8 @@ int main(int argc, char **argv)
 	long interval_ms = 0;
 	long until = 0;
 	struct target t;
-	long counts[8] = {0};
-	int codes[8] = {0, EPERM, ECONNREFUSED, EACCES, ENOSYS, ETIMEDOUT, EINVAL, -1};
+	long counts[8] = { 0 };
+	int codes[8] = { 0, EPERM, ECONNREFUSED, EACCES, ENOSYS, ETIMEDOUT, EINVAL, -1 };
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)
@@ -435,9 +443,10 @@ int main(int argc, char **argv)
 	if (argc - i >= 4 && !strcmp(argv[i], "sendmmsg"))
 		return do_sendmmsg(cg, argv[i + 1], argc - i - 2, argv + i + 2, v6sock, resume);
 	if (argc - i != 4) {
-		fprintf(stderr, "usage: gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] [--interval MS] [--until-ok] [--ipopts] [--v6-dstopts] "
-				"connect|sendto|sendmsg|uring-connect|bench-connect|connected-send tcp|udp ADDR PORT\n"
-				"       gs-probe [--cgroup DIR] [--resume] sendmmsg udp ADDR1 PORT1 [ADDR2 PORT2 ...]\n");
+		fprintf(stderr,
+			"usage: gs-probe [--cgroup DIR] [--repeat N] [--summary] [--v6sock] [--interval MS] [--until-ok] [--ipopts] [--v6-dstopts] "
+			"connect|sendto|sendmsg|uring-connect|bench-connect|connected-send tcp|udp ADDR PORT\n"
+			"       gs-probe [--cgroup DIR] [--resume] sendmmsg udp ADDR1 PORT1 [ADDR2 PORT2 ...]\n");
 		return 2;
 	}
 	op = argv[i];
