@@ -278,7 +278,7 @@ export function loadAddon(): Addon {
   for (const c of candidates) {
     tried.push(c);
     if (!fs.existsSync(c)) continue;
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the .node binary's path is known only at run time; import cannot load it
     cached = require(c) as Addon;
     return cached;
   }

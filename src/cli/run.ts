@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
 import { parse, liveOut, requireOp } from './args';
 import { GenseeError } from '../errors';
 import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgroup';
@@ -109,7 +110,7 @@ export async function run(argv: string[]): Promise<number> {
     const ex = await launched.exited;
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
-    code = ex.code ?? 128 + (ex.signal ? (require('node:os').constants.signals[ex.signal] as number) : 0);
+    code = ex.code ?? 128 + (ex.signal ? osConstants.signals[ex.signal] : 0);
     // kill, then detach: whatever CMD left behind dies while the listener
     // and the hooks are still there (gensee-exec's pid namespace already
     // took it down with CMD; this holds even if it did not)

@@ -37,7 +37,7 @@ async function workload(t: Tap, op: { op: string; cgroup: string }, argv: string
   const faults: PausedCall[] = [];
   const startTimes: (number | null)[] = [];
   const cmdPids: (number | null)[] = [];
-  // eslint-disable-next-line prefer-const
+  // eslint-disable-next-line prefer-const -- onFault closes over w, which is built from what launchOnOp returns
   let w: Workload;
   const run = await launchOnOp(t, op, argv, (f, l) => {
     faults.push(f);

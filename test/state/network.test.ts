@@ -85,8 +85,10 @@ t.test('pure helpers', async (t) => {
 
 t.test('invalid records are refused', async (t) => {
   const base = putLease(beginGeneration(emptyNetworkRecord(), 'start'), lease());
-  const bad = (patch: (r: any) => void): unknown => {
-    const r = JSON.parse(JSON.stringify(base));
+  // a record as JSON: the patches write fields of the wrong type on purpose
+  type RawRecord = { [field: string]: unknown; leases: Record<string, unknown>[] };
+  const bad = (patch: (r: RawRecord) => void): unknown => {
+    const r: RawRecord = JSON.parse(JSON.stringify(base));
     patch(r);
     return r;
   };
