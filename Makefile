@@ -32,7 +32,7 @@ PROBE    := obj/gs-probe
 TSC_STAMP := obj/tsc.stamp
 SETUP_STAMP := obj/setup.stamp
 
-.PHONY: all setup build test demo bench clean typecheck check-gen gen
+.PHONY: all setup build test demo bench clean typecheck check-gen gen lint
 all: build
 
 $(SETUP_STAMP): scripts/setup.sh package.json
@@ -92,9 +92,23 @@ gen: $(SETUP_STAMP)
 check-gen: $(SETUP_STAMP)
 	$(Q)if [ -x scripts/gen.sh ]; then scripts/gen.sh --check; fi
 
+# the hand-written C and C++ (generated addon/gen/ is not ours to format);
+# the glue's C++ style is in its own file: addon/ also holds kernel-style C
+ESLINT   := node_modules/.bin/eslint
+LINT_C   := $(wildcard addon/*.c addon/*.h bpf/*.c bpf/*.h launcher/*.c launcher/*.h \
+	test/probe/*.c test/probe/*.h test/adversarial/*.c test/adversarial/*.h bench/*.c bench/*.h)
+LINT_CC  := $(wildcard addon/*.cc)
+
+lint: $(SETUP_STAMP)
+	$(Q)$(ESLINT) .
+	$(Q)if grep -rnE --include='*.ts' '(//|/\*) *eslint-disable' src test bench | grep -v -e ' -- ' -e '^src/gen/'; then \
+	 echo "lint: an eslint-disable above has no reason (add '-- why' on the same line)" >&2; exit 1; fi
+	$(Q)clang-format --dry-run --Werror $(LINT_C)
+	$(Q)clang-format --dry-run --Werror --style=file:addon/glue.clang-format $(LINT_CC)
+
 KERNEL_TALLY := $(CURDIR)/obj/kernel-tally.txt
 
-test: build check-gen
+test: build check-gen lint
 	$(Q)$(TSC) --noEmit -p tsconfig.json
 	@rm -f $(KERNEL_TALLY)
 	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_KERNEL_TALLY=$(KERNEL_TALLY) $(TAP) $(TAP_ARGS) 'dist/test/**/*.test.js'
