@@ -55,14 +55,16 @@ $G run --state-dir "$STATE" --op "$OP" --policy "$TMP/policy.json" -- sh -c "
 D="$STATE/network-operations/$OP"
 say "the evidence: $D"
 ls -l "$D"
-say "faults.jsonl (hash-chained; each fault line is followed by its resolution line)"
+say "faults.jsonl (hash-chained; a fault line, for a lease its durable intent, then its resolution)"
 node -e '
 const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
 for (const l of lines) {
   const o = JSON.parse(l);
   const what = o.kind === "fault" ? `${o.fault.source} pid ${o.fault.subject.process ? o.fault.subject.process.pid : "-"} ${JSON.stringify(o.fault.effect)}`
-    : o.kind === "resolution" ? `${o.resolution.action} (${o.resolution.reason})` : `${o.reason}: ${o.detail}`;
-  console.log(`${String(o.seq).padStart(3)} ${o.kind.padEnd(10)} ${o.fault_id}  ${what}  prev=${o.prev.slice(0, 12)}…`);
+    : o.kind === "resolution" ? `${o.resolution.action} (${o.resolution.reason})`
+    : o.kind === "lease_intent" ? `${o.lease.protocol} ${o.lease.address}:${o.lease.port} for ${o.lease.ttl_s}s, generation ${o.lease.generation} (durable before the install)`
+    : `${o.reason}: ${o.detail}`;
+  console.log(`${String(o.seq).padStart(3)} ${o.kind.padEnd(12)} ${o.fault_id}  ${what}  prev=${o.prev.slice(0, 12)}…`);
 }' "$D/faults.jsonl"
 say "gensee verify --op $OP"
 $G verify --state-dir "$STATE" --op "$OP"
