@@ -3,37 +3,15 @@
 // inside the operation's cgroup, unknown fields, bytes before an answer)
 // recorded in faults.jsonl.
 import t from 'tap';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { requireKernel, waitFor } from '../helpers/kernel';
+import { rawFrameClient, frame } from '../helpers/rawframes';
 import { startTestSupervisor, faultLines } from '../helpers/supervisor';
 import { ControlServer, CONTROL_SOCKET, controlRequest, encodeRequest, replyMac, type ControlRequest } from '../../src/counters/control';
 import { gensee } from '../../src/gen/control';
 
-function frame(body: Uint8Array): Buffer {
-  const h = Buffer.alloc(4);
-  h.writeUInt32BE(body.length);
-  return Buffer.concat([h, body]);
-}
-
-async function rawClient(sockPath: string) {
-  const s = net.createConnection(sockPath);
-  s.on('error', () => undefined);
-  await new Promise<void>((r) => s.once('connect', () => r()));
-  let buf = Buffer.alloc(0);
-  const replies: Buffer[] = [];
-  let ended = false;
-  s.on('data', (d: Buffer) => {
-    buf = Buffer.concat([buf, d]);
-    while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
-      replies.push(buf.subarray(4, 4 + buf.readUInt32BE(0)));
-      buf = buf.subarray(4 + buf.readUInt32BE(0));
-    }
-  });
-  s.on('close', () => (ended = true));
-  return { send: (b: Buffer) => s.write(b), replies, ended: () => ended, next: (k: number) => waitFor(() => replies.length >= k && replies[k - 1], 5000), destroy: () => s.destroy() };
-}
+const rawClient = (sockPath: string) => rawFrameClient(sockPath, (body) => body);
 
 t.test('control.sock served by rsrv', async (t) => {
   if (!requireKernel(t)) return;

@@ -2,44 +2,17 @@
 // several faults on one connection, bytes sent before an answer refused and
 // recorded (the sequence ends), an idle connection closed after 30 s.
 import t from 'tap';
-import * as net from 'node:net';
 import { requireKernel, waitFor } from '../helpers/kernel';
+import { rawFrameClient, frame } from '../helpers/rawframes';
 import { startTestSupervisor, workload, networkFault, faultLines } from '../helpers/supervisor';
 import { encodeFault, decodeResolution } from '../../src/protocol/codec';
 import type { Resolution } from '../../src/protocol/types';
 
-function frame(body: Uint8Array): Buffer {
-  const h = Buffer.alloc(4);
-  h.writeUInt32BE(body.length);
-  return Buffer.concat([h, body]);
-}
-
-/** A raw client: send bytes, read answers one frame at a time, see the server close. */
-async function rawClient(sockPath: string) {
-  const s = net.createConnection(sockPath);
-  s.on('error', () => undefined);
-  await new Promise<void>((r) => s.once('connect', () => r()));
-  let buf = Buffer.alloc(0);
-  const answers: Resolution[] = [];
-  let ended = false;
-  s.on('data', (d: Buffer) => {
-    buf = Buffer.concat([buf, d]);
-    while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
-      const n = buf.readUInt32BE(0);
-      const r = decodeResolution(buf.subarray(4, 4 + n));
-      if (r.ok) answers.push(r.resolution);
-      buf = buf.subarray(4 + n);
-    }
-  });
-  s.on('close', () => (ended = true));
-  return {
-    send: (b: Buffer) => s.write(b),
-    answers,
-    ended: () => ended,
-    next: (k: number) => waitFor(() => answers.length >= k && answers[k - 1], 5000),
-    destroy: () => s.destroy(),
-  };
-}
+/** answers as decoded Resolutions (an undecodable frame is skipped) */
+const rawClient = (sockPath: string) => rawFrameClient(sockPath, (body): Resolution | null => {
+  const r = decodeResolution(body);
+  return r.ok ? r.resolution : null;
+});
 
 t.test('several faults on one connection, bytes before an answer refused', async (t) => {
   if (!requireKernel(t)) return;
@@ -70,8 +43,8 @@ t.test('several faults on one connection, bytes before an answer refused', async
   d.send(frame(encodeFault(b)));
   await waitFor(() => d.ended(), 5000);
   t.ok(d.ended(), 'the server closed the connection');
-  t.notOk(d.answers.some((r) => r.fault_id === b.fault_id && r.action !== 'deny'), 'the early frame was not served');
-  t.ok(d.answers.some((r) => r.action === 'deny' && r.reason === 'malformed_fault'), 'a deny for the early bytes');
+  t.notOk(d.got.some((r) => r.fault_id === b.fault_id && r.action !== 'deny'), 'the early frame was not served');
+  t.ok(d.got.some((r) => r.action === 'deny' && r.reason === 'malformed_fault'), 'a deny for the early bytes');
   const refusals = () => faultLines(s.stateDir, s.op).filter((l) => l.kind === 'refusal' && /frame_trailing/.test(String(l.detail)));
   await waitFor(() => refusals().length > 0, 4000).catch(() => undefined);
   t.ok(refusals().length > 0, 'the refusal is recorded in faults.jsonl');
@@ -104,5 +77,5 @@ t.test('an idle connection is closed after 30 s', async (t) => {
   const lines = faultLines(s.stateDir, s.op).filter((l) => l.kind === 'refusal');
   t.equal(lines.filter((l) => /no frame within 30000 ms/.test(String(l.detail))).length, 1, 'the connection that never sent a frame is a recorded refusal');
   t.equal(lines.length, 1, 'an idle sequence after its answers is closed, not refused');
-  t.same(silent.answers.map((r) => r.reason), ['malformed_fault'], 'the silent one is told why');
+  t.same(silent.got.map((r) => r.reason), ['malformed_fault'], 'the silent one is told why');
 });
