@@ -53,7 +53,8 @@
  *   8. with --notify-fd: install a seccomp filter that returns USER_NOTIF for
  *      connect, sendto (unless the destination argument is NULL), sendmsg and
  *      sendmmsg and allows everything else; pass the listener fd over the
- *      unix socket N with SCM_RIGHTS and wait for a 1-byte ack (0x01);
+ *      unix socket N with SCM_RIGHTS (and, as JSON, the host uid/gid the
+ *      workload runs as) and wait for a 1-byte ack (0x01);
  *   9. fork CMD, which closes every fd but 0, 1, 2 (an inherited socket made
  *      outside the cgroup would escape the hooks) and execs; the init reaps
  *      and forwards signals until CMD exits.
@@ -759,9 +760,18 @@ static int install_filter(int notify_fd, int *killable)
 	return listener;
 }
 
-static void hand_over(int sock, int listener, int killable, pid_t outer)
+/* host uid/gid the workload runs as: the map's for --map-root (inside, we
+ * are 0:0), else our own */
+static void host_ids(const struct opts *o, unsigned *uid, unsigned *gid)
 {
-	char data[128];
+	*uid = o->mode == ID_MAP_ROOT ? (unsigned)o->map_uid : (unsigned)getuid();
+	*gid = o->mode == ID_MAP_ROOT ? (unsigned)o->map_gid : (unsigned)getgid();
+}
+
+static void hand_over(const struct opts *o, int sock, int listener, int killable, pid_t outer)
+{
+	char data[192];
+	unsigned uid, gid;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -775,8 +785,11 @@ static void hand_over(int sock, int listener, int killable, pid_t outer)
 	memset(&c, 0, sizeof(c));
 	memset(&mh, 0, sizeof(mh));
 	iov.iov_base = data;
-	iov.iov_len = (size_t)snprintf(data, sizeof(data), "{\"gensee_exec\":1,\"pid\":%d,\"wait_killable\":%s}",
-				       (int)outer, killable ? "true" : "false");
+	host_ids(o, &uid, &gid);
+	iov.iov_len =
+		(size_t)snprintf(data, sizeof(data),
+				 "{\"gensee_exec\":1,\"pid\":%d,\"wait_killable\":%s,\"host_uid\":%u,\"host_gid\":%u}",
+				 (int)outer, killable ? "true" : "false", uid, gid);
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	mh.msg_control = c.buf;
@@ -1049,7 +1062,7 @@ static void __attribute__((noreturn)) run_init(const struct opts *o, const struc
 	drop_caps(last);
 	if (sock >= 0) {
 		listener = install_filter(sock, &killable);
-		hand_over(sock, listener, killable, outer);
+		hand_over(o, sock, listener, killable, outer);
 		close(listener);
 		close(sock);
 	}

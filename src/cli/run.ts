@@ -11,7 +11,7 @@ import { GenseeError } from '../errors';
 import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgroup';
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
 import { parsePolicy, policyHash } from '../protocol/json';
-import { resolveStateDir, readKey, updateOperation, WorkloadIdentity } from '../state/operation';
+import { resolveStateDir, readKey, updateOperation } from '../state/operation';
 import { PACKAGE_ROOT } from '../addon';
 import { launchUnderBoundary, workloadIdFor, WorkloadIdentityOption } from '../pause/launch';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
@@ -67,6 +67,12 @@ export async function run(argv: string[]): Promise<number> {
   const outcomes: PauseOutcome[] = [];
   let code = 1;
   let cgroupKilled = false;
+  // whether the cgroup was killed and seen empty; if not, the hooks stay
+  const killAll = () =>
+    killCgroupAndWait(cgroup).then(
+      () => true,
+      (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
+    );
   try {
     sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
@@ -87,7 +93,8 @@ export async function run(argv: string[]): Promise<number> {
       // gensee's own code is not the workload's to change, whatever uid it runs as
       readOnly: ['dist', 'bin', 'obj', 'build', 'node_modules'].map((d) => path.join(PACKAGE_ROOT, d)).filter((d) => fs.existsSync(d)),
     });
-    await updateOperation(stateDir, op, { workload: await recordedIdentity(identity, launched.pid) });
+    if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as', 1);
+    await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });
     const notifier = launched.notifier!;
     adapter = new PauseAdapter({
       notifier,
@@ -114,10 +121,7 @@ export async function run(argv: string[]): Promise<number> {
     // kill, then detach: whatever CMD left behind dies while the listener
     // and the hooks are still there (gensee-exec's pid namespace already
     // took it down with CMD; this holds even if it did not)
-    cgroupKilled = await killCgroupAndWait(cgroup).then(
-      () => true,
-      (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
-    );
+    cgroupKilled = await killAll();
     await adapter.idle();
     const ns = notifier.stats();
     notifier.close();
@@ -136,12 +140,7 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     // a launch that failed half-way, or an exception: the cgroup is killed
     // before anything is removed, whatever the path here
-    if (!cgroupKilled) {
-      cgroupKilled = await killCgroupAndWait(cgroup).then(
-        () => true,
-        (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
-      );
-    }
+    if (!cgroupKilled) cgroupKilled = await killAll();
     if (sup) await sup.stop({ close: true }).catch((e: Error) => process.stderr.write(`gensee: stop: ${e.message}\n`));
     if (!values.flags.has('keep-hooks') && cgroupKilled) {
       try {
@@ -165,29 +164,3 @@ export async function run(argv: string[]): Promise<number> {
   return code;
 }
 
-/** operation.json's record of who the workload is on the host, read back from the running launcher where it can be. */
-async function recordedIdentity(id: WorkloadIdentityOption, launcherPid: number): Promise<WorkloadIdentity> {
-  if (id.kind === 'userns') return { identity: 'userns', uid: id.uid, gid: id.gid };
-  if (id.kind === 'host_root') return { identity: 'host_root', uid: 0, gid: 0 };
-  // --user: the name was resolved by gensee-exec; its init (our launcher's child) holds the result
-  return { identity: 'user', ...userIds(id.user, launcherPid) };
-}
-
-function userIds(user: string, launcherPid: number): { uid: number; gid: number } {
-  // gensee-exec resolved the name; its init (the launcher's child) holds the result
-  try {
-    const init = fs.readFileSync(`/proc/${launcherPid}/task/${launcherPid}/children`, 'utf8').trim().split(/\s+/)[0];
-    const st = fs.readFileSync(`/proc/${init}/status`, 'utf8');
-    const uid = /^Uid:\s+\d+\s+(\d+)/m.exec(st);
-    const gid = /^Gid:\s+\d+\s+(\d+)/m.exec(st);
-    if (uid && gid) return { uid: Number(uid[1]), gid: Number(gid[1]) };
-  } catch {
-    /* gone already: the user database says the same */
-  }
-  const m = /^(\d+)(?::(\d+))?$/.exec(user);
-  if (m) return { uid: Number(m[1]), gid: Number(m[2] ?? m[1]) };
-  const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[0] === user);
-  if (!line) throw new GenseeError('E_USAGE', `unknown user ${user}`);
-  const f = line.split(':');
-  return { uid: Number(f[2]), gid: Number(f[3]) };
-}

@@ -52,6 +52,8 @@ export interface Launched {
   notifier: Notifier | null;
   /** SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV was accepted: once received, only a fatal signal interrupts a paused call */
   waitKillable: boolean;
+  /** the host uid/gid CMD runs as, as gensee-exec reported it at the hand-over; null in reject mode */
+  hostIds: { uid: number; gid: number } | null;
   /** route faults (queued ones first) to h */
   setFaultHandler(h: (f: PausedCall) => void): void;
   /** resolves when CMD exits */
@@ -200,7 +202,7 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
       child.once('spawn', () => resolve());
       child.once('error', reject);
     });
-    return { child, pid: child.pid!, notifier: null, waitKillable: false, setFaultHandler, exited: exitOf(child), cmdPid: () => cmdPidOf(child.pid!) };
+    return { child, pid: child.pid!, notifier: null, waitKillable: false, hostIds: null, setFaultHandler, exited: exitOf(child), cmdPid: () => cmdPidOf(child.pid!) };
   }
 
   const [mine, theirs] = addon.socketpair();
@@ -236,7 +238,7 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
       1,
     );
   }
-  let info: { pid?: number; wait_killable?: boolean } = {};
+  let info: { pid?: number; wait_killable?: boolean; host_uid?: number; host_gid?: number } = {};
   try {
     info = JSON.parse(hand.data.toString('utf8')) as typeof info;
   } catch {
@@ -261,5 +263,6 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
   } finally {
     addon.closeFd(mine);
   }
-  return { child, pid: child.pid!, notifier, waitKillable: info.wait_killable === true, setFaultHandler, exited, cmdPid: () => cmdPidOf(child.pid!) };
+  const hostIds = typeof info.host_uid === 'number' && typeof info.host_gid === 'number' ? { uid: info.host_uid, gid: info.host_gid } : null;
+  return { child, pid: child.pid!, notifier, waitKillable: info.wait_killable === true, hostIds, setFaultHandler, exited, cmdPid: () => cmdPidOf(child.pid!) };
 }
