@@ -182,9 +182,12 @@ export function leasesOfThisBoot(rec: NetworkRecord): { rec: NetworkRecord; drop
   return { rec: { ...rec, leases: [] }, dropped: rec.leases };
 }
 
-/** this boot's id (/proc/sys/kernel/random/boot_id) */
+let bootId: string | null = null;
+
+/** this boot's id (/proc/sys/kernel/random/boot_id), read once: it cannot change under a running process */
 export function currentBootId(): string {
-  return fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  bootId ??= fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  return bootId;
 }
 
 /** the record as written now: stamped with this boot, keys in record order */
