@@ -2,6 +2,7 @@
 import { parse, requireOp, out, parseDuration, parseCount, table } from './args';
 import { parseDestination, formatTuple } from '../addr';
 import { DataPlane, Lease, bootNs } from '../dataplane';
+import { leaseExpired } from '../abi';
 import { GenseeError } from '../errors';
 import * as path from 'node:path';
 import { openOperation, opDir, readKey, resolveStateDir, OperationRecord } from '../state/operation';
@@ -144,8 +145,9 @@ export function leaseJson(l: Lease) {
   };
 }
 
-function describe(l: Lease, now: bigint): string[] {
-  const left = l.expiresBootNs === 0n ? 'never' : l.expiresBootNs <= now ? 'expired' : `${((Number(l.expiresBootNs - now)) / 1e9).toFixed(1)}s`;
+/** a kernel lease as a table row: destination, generation, expires in, uses left (lease ls, status) */
+export function leaseRow(l: Lease, now: bigint): string[] {
+  const left = l.expiresBootNs === 0n ? 'never' : leaseExpired(l, now) ? 'expired' : `${(Number(l.expiresBootNs - now) / 1e9).toFixed(1)}s`;
   return [formatTuple(l.tuple), String(l.generation), left, l.usesLeft === null ? 'unlimited' : String(l.usesLeft)];
 }
 
@@ -189,7 +191,7 @@ export async function run(argv: string[]): Promise<number> {
       const l = keeper.kind === 'state'
         ? await addRecorded(keeper.stateDir, op, dp, tuple, ttlMs, uses, gen)
         : dp.putLease({ tuple, generation: gen ?? dp.listLeases().reduce((m, l) => (l.generation > m ? l.generation : m), 0n) + 1n, ttlMs, maxUses: uses });
-      out(values.flags.has('json') ? JSON.stringify(leaseJson(l)) : `lease ${describe(l, bootNs()).join('  ')}`);
+      out(values.flags.has('json') ? JSON.stringify(leaseJson(l)) : `lease ${leaseRow(l, bootNs()).join('  ')}`);
       return 0;
     } finally {
       dp.close();
@@ -203,7 +205,7 @@ export async function run(argv: string[]): Promise<number> {
         out(JSON.stringify(leases.map(leaseJson)));
       } else {
         const now = bootNs();
-        out(table([['DESTINATION', 'GEN', 'EXPIRES IN', 'USES LEFT'], ...leases.map((l) => describe(l, now))]));
+        out(table([['DESTINATION', 'GEN', 'EXPIRES IN', 'USES LEFT'], ...leases.map((l) => leaseRow(l, now))]));
       }
       return 0;
     } finally {

@@ -1,14 +1,12 @@
 // gensee status --op ID [--json]: the operation, its condition (is anyone
 // serving it?), its generation, live leases (from the kernel map when the
 // hooks are pinned) and totals.
-import { leaseExpired } from '../abi';
 import * as fs from 'node:fs';
 import { parse, requireOp, out, table } from './args';
 import { resolveStateDir, openOperation, OperationRecord, ResolverIdentity } from '../state/operation';
 import { readNetwork } from '../state/network';
 import { hooksAttached, DataPlane, bootNs } from '../dataplane';
-import { formatTuple } from '../addr';
-import { leaseJson } from './lease';
+import { leaseJson, leaseRow } from './lease';
 import { readStartTimeTicks } from '../resolver/subject';
 
 export const usage = 'usage: gensee status --op ID [--json]';
@@ -89,12 +87,7 @@ export async function run(argv: string[]): Promise<number> {
   if (rec.workload) out(`workload: ${rec.workload.identity}, host uid ${rec.workload.uid} gid ${rec.workload.gid}`);
   if (rec.stopped) out(`stopped at ${rec.stopped.at} by ${rec.stopped.by} (found ${rec.stopped.found})`);
   out(`totals: allow ${rec.totals.allow}, deny ${JSON.stringify(rec.totals.deny)}, lost events ${rec.totals.lost_events}`);
-  out(table([['LEASE', 'GEN', 'EXPIRES IN', 'USES LEFT'], ...leases.map((l) => [
-    formatTuple(l.tuple),
-    String(l.generation),
-    l.expiresBootNs === 0n ? 'never' : leaseExpired(l, now) ? 'expired' : `${(Number(l.expiresBootNs - now) / 1e9).toFixed(1)}s`,
-    l.usesLeft === null ? 'unlimited' : String(l.usesLeft),
-  ])]));
+  out(table([['LEASE', 'GEN', 'EXPIRES IN', 'USES LEFT'], ...leases.map((l) => leaseRow(l, now))]));
   if (hint) out(`${condition}: ${conditionWhy(condition)}; to end it: ${hint}`);
   return 0;
 }
