@@ -47,6 +47,12 @@ export interface ChainedLogOptions {
    * The counters log uses a window: nobody waits on it.
    */
   groupWindowMs?: number;
+  /**
+   * Told of every line once it is written (not yet durable): its seq and
+   * its exact text without the newline. The live stream's source
+   * (src/events/hub.ts); it must not throw or block.
+   */
+  onLine?: (seq: number, text: string) => void;
 }
 
 export type { NativeEvLog } from '../addon';
@@ -141,10 +147,12 @@ export class ChainedLog {
   private refd = false;
   private failed: unknown = null;
   private closing = false;
+  private readonly onLine: ((seq: number, text: string) => void) | undefined;
 
   private constructor(file: string, fd: number, opts: ChainedLogOptions) {
     this.path = file;
     this.fd = fd;
+    this.onLine = opts.onLine;
     this.native = new (loadAddon().EvLog)(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable());
   }
 
@@ -281,12 +289,15 @@ export class ChainedLog {
   appendTicket(fields: LogFields, sync: boolean): number {
     this.usable();
     const buf = this.encode(fields);
+    let ticket: number;
     try {
-      return this.native!.write(buf, 1, sync);
+      ticket = this.native!.write(buf, 1, sync);
     } catch (e) {
       this.fail(e);
       throw e;
     }
+    this.onLine?.(this.seqNo, buf.toString('utf8', 0, buf.length - 1));
+    return ticket;
   }
 
   /**
