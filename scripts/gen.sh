@@ -149,6 +149,7 @@ const schemas = {
   validateFault: 'schema/fault.schema.json',
   validatePolicy: 'schema/policy.schema.json',
   validateBoundaryEvent: 'schema/boundary-event.schema.json',
+  validateAgentEvent: 'schema/agent-event.schema.json',
 };
 const ajv = new Ajv({ code: { source: true, lines: true }, strict: true, strictRequired: false, allowUnionTypes: true, allErrors: false });
 const refs = {};

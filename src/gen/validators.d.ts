@@ -11,3 +11,5 @@ export declare const validateFault: Validator;
 export declare const validatePolicy: Validator;
 /** schema/boundary-event.schema.json */
 export declare const validateBoundaryEvent: Validator;
+/** schema/agent-event.schema.json */
+export declare const validateAgentEvent: Validator;
