@@ -9,8 +9,8 @@
 #include "dataplane.h"
 #include "peercred.h"
 
-void InitNotify(v8::Local<v8::Object> target);  // notify_glue.cc
-void InitChan(v8::Local<v8::Object> target);    // chan_glue.cc
+void InitNotify(v8::Local<v8::Object> target);            // notify_glue.cc
+void InitSupervisorSocket(v8::Local<v8::Object> target);  // sup_glue.cc
 
 namespace {
 
@@ -365,7 +365,7 @@ NAN_MODULE_INIT(InitAll) {
   Nan::Set(target, Nan::New("abi").ToLocalChecked(), abi);
   DataPlane::Init(target);
   InitNotify(target);
-  InitChan(target);
+  InitSupervisorSocket(target);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "notify.h"
 #include "fdpass.h"
-#include "rcli.h"
+#include "sup_client.h"
 #include "gensee/v2/fault.pb-c.h"
 #include <atomic>
 #include <mutex>
@@ -82,13 +82,13 @@ void ClosePoll(uv_poll_t *&p) {
 //
 // The listener is polled on a thread of its own (gs_notifier_run): the fast
 // path never touches the event loop. Paused calls without a lease go, once
-// setChannel() is called, straight from that thread to the supervisor
-// socket through the C client (rcli.c) and are answered from its thread the
+// setSupervisorClient() is called, straight from that thread to the supervisor
+// socket through the C client (sup_client.c) and are answered from its thread the
 // moment an authenticated Resolution arrives; JavaScript hears of each one
 // afterwards (onAnswered), for output and evidence of timeouts. Before
-// setChannel() they are raised to onFault as before.
+// setSupervisorClient() they are raised to onFault as before.
 
-struct ChanConfig {
+struct SupervisorConfig {
   char path[108];
   uint8_t key[GS_KEY_BYTES];
   int32_t pid;
@@ -117,8 +117,8 @@ struct NotifyCore {
   gs_notifier *n = nullptr;
   std::mutex mu;
   std::vector<NotifyEvent> events;
-  gs_rcli *chan = nullptr;
-  ChanConfig cfg = {};
+  gs_sup_client *sup = nullptr;
+  SupervisorConfig cfg = {};
   std::atomic<size_t> inflight{0};
 
   void Push(NotifyEvent &&e) {
@@ -130,16 +130,16 @@ struct NotifyCore {
   }
 };
 
-struct ChanCall {
+struct SupervisorCall {
   NotifyCore *core;
   gs_fault_info f;
 };
 
-// rcli thread (or the closing one): answer the paused call, then tell JS
-void ChanDone(gs_submit *req, void *arg) {
-  ChanCall *cc = static_cast<ChanCall *>(arg);
+// supervisor-client thread (or the closing one): answer the paused call, then tell JS
+void SupervisorDone(gs_submit *req, void *arg) {
+  SupervisorCall *cc = static_cast<SupervisorCall *>(arg);
   NotifyCore *core = cc->core;
-  const ChanConfig &cfg = core->cfg;
+  const SupervisorConfig &cfg = core->cfg;
   int verdict;
   switch (req->status) {
     case GS_SUB_OK:
@@ -173,14 +173,14 @@ void ChanDone(gs_submit *req, void *arg) {
 // loop thread: a paused call without a lease
 void LoopFault(void *ctx, gs_fault_info *f) {
   NotifyCore *core = static_cast<NotifyCore *>(ctx);
-  gs_rcli *chan;
+  gs_sup_client *sup;
   {
     std::lock_guard<std::mutex> g(core->mu);
-    chan = core->chan;
+    sup = core->sup;
   }
-  if (chan) {
+  if (sup) {
     gs_submit *req = static_cast<gs_submit *>(calloc(1, sizeof(gs_submit)));
-    ChanCall *cc = req ? new ChanCall{core, *f} : nullptr;
+    SupervisorCall *cc = req ? new SupervisorCall{core, *f} : nullptr;
     if (cc) {
       cc->f.fault = nullptr;
       memcpy(req->path, core->cfg.path, sizeof(req->path));
@@ -192,10 +192,10 @@ void LoopFault(void *ctx, gs_fault_info *f) {
       req->expect_start = core->cfg.start;
       req->timeout_ms = core->cfg.deadline_ms;
       req->keep = 1;  // one connection to the resolver for successive faults
-      req->done = ChanDone;
+      req->done = SupervisorDone;
       req->arg = cc;
       core->inflight++;
-      gs_rcli_submit(chan, req);
+      gs_sup_client_submit(sup, req);
       return;
     }
     free(req);
@@ -224,8 +224,8 @@ class Notifier : public Nan::ObjectWrap {
     tpl->SetClassName(Nan::New("Notifier").ToLocalChecked());
     tpl->InstanceTemplate()->SetInternalFieldCount(1);
     Nan::SetPrototypeMethod(tpl, "respond", Respond);
-    Nan::SetPrototypeMethod(tpl, "setChannel", SetChannel);
-    Nan::SetPrototypeMethod(tpl, "channelInflight", ChannelInflight);
+    Nan::SetPrototypeMethod(tpl, "setSupervisorClient", SetSupervisorClient);
+    Nan::SetPrototypeMethod(tpl, "supervisorInflight", SupervisorInflight);
     Nan::SetPrototypeMethod(tpl, "stats", Stats);
     Nan::SetPrototypeMethod(tpl, "close", Close);
     Nan::SetPrototypeMethod(tpl, "ref", RefLoop);
@@ -251,12 +251,12 @@ class Notifier : public Nan::ObjectWrap {
   size_t Shutdown(int errnum, bool deliver) {
     if (!core_ || !core_->n) return 0;
     gs_notifier_halt(core_->n);
-    if (core_->chan) {
+    if (core_->sup) {
       core_->cfg.deny = errnum;
       core_->cfg.timeout = errnum;
-      gs_rcli_stop(core_->chan);  // runs ChanDone for each call in flight
+      gs_sup_client_stop(core_->sup);  // runs SupervisorDone for each call in flight
       std::lock_guard<std::mutex> g(core_->mu);
-      core_->chan = nullptr;
+      core_->sup = nullptr;
     }
     gs_notifier_stats(core_->n, &last_);
     size_t answered = gs_notifier_close(core_->n, errnum);
@@ -425,15 +425,15 @@ class Notifier : public Nan::ObjectWrap {
     info.GetReturnValue().Set(info.This());
   }
 
-  // setChannel({socketPath, key, resolverPid, resolverStart, deadlineMs, errnos: {deny, delegate, timeout}}, onAnswered)
-  static NAN_METHOD(SetChannel) {
+  // setSupervisorClient({socketPath, key, resolverPid, resolverStart, deadlineMs, errnos: {deny, delegate, timeout}}, onAnswered)
+  static NAN_METHOD(SetSupervisorClient) {
     Notifier *self = Open(info);
     if (!self) return;
     if (info.Length() < 2 || !info[0]->IsObject() || !info[1]->IsFunction())
-      return Nan::ThrowTypeError("setChannel(opts: object, onAnswered: function)");
-    if (self->core_->chan) return Nan::ThrowError("the channel is set already");
+      return Nan::ThrowTypeError("setSupervisorClient(opts: object, onAnswered: function)");
+    if (self->core_->sup) return Nan::ThrowError("the supervisor client is set already");
     v8::Local<v8::Object> o = info[0].As<v8::Object>();
-    ChanConfig cfg = {};
+    SupervisorConfig cfg = {};
     v8::Local<v8::Value> path = Get(o, "socketPath"), key = Get(o, "key"), errnos = Get(o, "errnos");
     if (!path->IsString() || static_cast<size_t>(Nan::Utf8String(path).length()) >= sizeof(cfg.path))
       return Nan::ThrowTypeError("socketPath must be a string shorter than 108 bytes");
@@ -462,16 +462,16 @@ class Notifier : public Nan::ObjectWrap {
       *dst[i] = Nan::To<int32_t>(x).FromJust();
     }
     gs_err err = {};
-    gs_rcli *chan = gs_rcli_start(&err);
-    if (!chan) return ThrowErr(err);
+    gs_sup_client *sup = gs_sup_client_start(&err);
+    if (!sup) return ThrowErr(err);
     self->on_answered_.Reset(info[1].As<v8::Function>());
     std::lock_guard<std::mutex> g(self->core_->mu);
     self->core_->cfg = cfg;
-    self->core_->chan = chan;
+    self->core_->sup = sup;
   }
 
-  // channelInflight() -> paused calls submitted through the channel and not yet reported
-  static NAN_METHOD(ChannelInflight) {
+  // supervisorInflight() -> paused calls submitted through the supervisor client and not yet reported
+  static NAN_METHOD(SupervisorInflight) {
     Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
     info.GetReturnValue().Set(
         Nan::New<v8::Number>(self->core_ ? static_cast<double>(self->core_->inflight.load()) : 0));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* /proc readers and pidfds shared by every addon thread: the seccomp loop
- * (notify.c), the subject cache (subject.c), the supervisor client (rcli.c). */
+ * (notify.c), the subject cache (subject.c), the supervisor client (sup_client.c). */
 #ifndef GS_PROC_H
 #define GS_PROC_H
 #include <stddef.h>

@@ -62,7 +62,7 @@ export interface PausedCall {
   cgroupId: bigint;
   /** sn-<pid>-<seq>, also inside `fault` */
   faultId: string;
-  /** protobuf gensee.v2.CapabilityFault (schema 2, source SECCOMP_NOTIFY); absent in a channel report */
+  /** protobuf gensee.v2.CapabilityFault (schema 2, source SECCOMP_NOTIFY); absent in a supervisor-client report */
   fault?: Buffer;
   /** the 24-byte gs_lease_key the eBPF hook will look up */
   leaseKey: Buffer;
@@ -95,8 +95,8 @@ export interface NotifierOptions {
   onStop?: (err?: NodeJS.ErrnoException) => void;
 }
 
-/** How a paused call submitted through the channel was answered (in C). */
-export interface ChannelAnswer {
+/** How a paused call submitted through the supervisor client was answered (in C). */
+export interface SupervisorAnswer {
   /** ok: an authenticated Resolution; unauthenticated: the resolver or its answer failed authentication; timeout; error: no resolver */
   status: 'ok' | 'unauthenticated' | 'timeout' | 'error';
   /** proto Action number when ok (1 continue, 2 retry, 3 delegate, 4 deny) */
@@ -109,7 +109,7 @@ export interface ChannelAnswer {
   micros: number;
 }
 
-export interface ChannelOptions {
+export interface SupervisorClientOptions {
   socketPath: string;
   key: Buffer;
   /** resolver identity from operation.json (0 skips the check: tests only) */
@@ -122,12 +122,12 @@ export interface ChannelOptions {
 export interface Notifier {
   /**
    * From now on, paused calls without a lease are submitted to the resolver
-   * from C (addon/rcli.c) and answered there; onAnswered reports each one
+   * from C (addon/sup_client.c) and answered there; onAnswered reports each one
    * afterwards (the call without its fault buffer).
    */
-  setChannel(o: ChannelOptions, onAnswered: (call: PausedCall, a: ChannelAnswer) => void): void;
-  /** calls submitted through the channel and not yet reported */
-  channelInflight(): number;
+  setSupervisorClient(o: SupervisorClientOptions, onAnswered: (call: PausedCall, a: SupervisorAnswer) => void): void;
+  /** calls submitted through the supervisor client and not yet reported */
+  supervisorInflight(): number;
   /** SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is on (Linux 6.6+) */
   readonly syncWakeUp: boolean;
   readonly fd: number;
@@ -145,7 +145,7 @@ export interface FdWatcher {
   unref(): void;
 }
 
-// ---- the supervisor socket and client (addon/chan_glue.cc, rsrv.c, rcli.c) ----
+// ---- the supervisor socket and client (addon/sup_glue.cc, sup_server.c, sup_client.c) ----
 
 /** One request (a frame, or a refusal) as the I/O thread hands it over. */
 export interface NativeRequest {
@@ -161,7 +161,7 @@ export interface NativeRequest {
   body?: Buffer;
 }
 
-export interface NativeRServer {
+export interface NativeSupervisorServer {
   take(): NativeRequest[];
   answer(id: number, frame: Buffer, log: unknown, ticket: number, request?: boolean): void;
   drop(id: number): void;
@@ -195,8 +195,8 @@ export type NativeSubmit = (
   cb: (r: NativeSubmitResult) => void,
 ) => void;
 
-/** The addon's syncer (addon/evlog.c, glue in addon/chan_glue.cc). */
-export interface NativeEvLog {
+/** The addon's syncer (addon/synclog.c, glue in addon/sup_glue.cc). */
+export interface NativeSyncLog {
   /** write whole lines now; returns the ticket of the last one */
   write(buf: Buffer, nLines: number, wantSync: boolean): number;
   request(): void;
@@ -240,12 +240,12 @@ export interface Addon {
   accept(fd: number): number | null;
   closeFd(fd: number): void;
 
-  // ---- the evidence logs and the supervisor socket (addon/chan_glue.cc) ----
-  /** fdatasync thread for one log fd (addon/evlog.c) */
-  EvLog: new (fd: number, delayUs: number, onDurable: () => void) => NativeEvLog;
-  /** the supervisor socket's I/O thread (addon/rsrv.c) on a listening fd */
-  RServer: new (fd: number, ownerUid: number, cgroupRel: string, onReady: () => void) => NativeRServer;
-  /** submit one fault to a resolver and authenticate its answer (addon/rcli.c) */
+  // ---- the evidence logs and the supervisor socket (addon/sup_glue.cc) ----
+  /** fdatasync thread for one log fd (addon/synclog.c) */
+  SyncLog: new (fd: number, delayUs: number, onDurable: () => void) => NativeSyncLog;
+  /** the supervisor socket's I/O thread (addon/sup_server.c) on a listening fd */
+  SupervisorServer: new (fd: number, ownerUid: number, cgroupRel: string, onReady: () => void) => NativeSupervisorServer;
+  /** submit one fault to a resolver and authenticate its answer (addon/sup_client.c) */
   submit: NativeSubmit;
   /** field 22 of /proc/PID/stat; null when the process is gone */
   procStartTime(pid: number): number | null;

@@ -5,7 +5,7 @@
 //
 //   <state>/network-operations/<OP>/control.sock     (0600, beside supervisor.sock)
 //
-// It is served by the supervisor socket's own I/O thread code (addon/rsrv.c):
+// It is served by the supervisor socket's own I/O thread code (addon/sup_server.c):
 // the same framing (4-byte big-endian length, body ≤ 64 KiB, whole frame
 // within 2 s, a sequence of request/answer pairs, nothing sent before an
 // answer, idle-closed after 30 s) and the same peer admission (uid root or
@@ -22,7 +22,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { loadAddon } from '../addon';
-import type { NativeRServer, NativeRequest } from '../addon';
+import type { NativeSupervisorServer, NativeRequest } from '../addon';
 import { cgroupRelPath } from '../cgroup';
 import { GenseeError, ErrorCode, type DenyReason } from '../errors';
 import { readFrame, writeFrame, encodeFrame } from '../protocol/framing';
@@ -108,7 +108,7 @@ export function encodeRequest(r: ControlRequest): Buffer {
 }
 
 export class ControlServer {
-  private native: NativeRServer | null = null;
+  private native: NativeSupervisorServer | null = null;
   private listenFd = -1;
   private refusalSeq = 0;
 
@@ -130,7 +130,7 @@ export class ControlServer {
     const addon = loadAddon();
     const fd = listenPrivateFd(this.o.socketPath, this.o.ownerUid);
     try {
-      this.native = new addon.RServer(fd, this.o.ownerUid, cgroupRelPath(this.o.cgroup), () => this.onReady());
+      this.native = new addon.SupervisorServer(fd, this.o.ownerUid, cgroupRelPath(this.o.cgroup), () => this.onReady());
     } catch (e) {
       addon.closeFd(fd);
       throw e;

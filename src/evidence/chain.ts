@@ -10,7 +10,7 @@
 // Durability: append() resolves only after the line is written and
 // fdatasync'ed. Every line is written to the file at once, on the caller's
 // thread (so it survives the process being killed); a syncer thread in the
-// addon (addon/evlog.c) runs fdatasync whenever somebody waits, and one
+// addon (addon/synclog.c) runs fdatasync whenever somebody waits, and one
 // fdatasync covers every line written before it began: group commit with
 // no window, and the event loop never blocks on the disk. Lines reach the
 // file in call order because seq and prev are assigned, and the line
@@ -31,7 +31,7 @@ import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
 import { loadAddon } from '../addon';
-import type { NativeEvLog } from '../addon';
+import type { NativeSyncLog } from '../addon';
 import { assertNoSymlinks, fsyncDirectorySync, trustedUids, writeAllSync } from '../state/fsutil';
 
 export const ZERO_HASH = '0'.repeat(64);
@@ -55,7 +55,7 @@ export interface ChainedLogOptions {
   onLine?: (seq: number, text: string) => void;
 }
 
-export type { NativeEvLog } from '../addon';
+export type { NativeSyncLog } from '../addon';
 
 /** what open() found and repaired at the end of the file */
 export interface TornRecovery {
@@ -141,7 +141,7 @@ export class ChainedLog {
   private fd: number;
   private seqNo = 0;
   private prevHash = ZERO_HASH;
-  private native: NativeEvLog | null;
+  private native: NativeSyncLog | null;
   /** append() callers waiting for durability, in ticket order */
   private waiters: Waiter[] = [];
   private refd = false;
@@ -153,7 +153,7 @@ export class ChainedLog {
     this.path = file;
     this.fd = fd;
     this.onLine = opts.onLine;
-    this.native = new (loadAddon().EvLog)(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable());
+    this.native = new (loadAddon().SyncLog)(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable());
   }
 
   /** fdatasync calls and lines made durable by them (group-commit efficiency) */
@@ -163,7 +163,7 @@ export class ChainedLog {
   }
 
   /** the addon's syncer, for answers that must wait for a ticket in C (src/resolver/server.ts) */
-  get handle(): NativeEvLog {
+  get handle(): NativeSyncLog {
     this.usable();
     return this.native!;
   }

@@ -2,9 +2,9 @@
 // answered the leased ones) is submitted as a CapabilityFault over the
 // authenticated supervisor socket; the resolver's identity and MAC are
 // verified; only then is the call answered. All of that happens in C
-// (Notifier.setChannel: the notifier's thread hands the fault to the C
+// (Notifier.setSupervisorClient: the notifier's thread hands the fault to the C
 // client, whose thread answers the call); this file configures it, reports
-// each answer, and records timeouts. Calls raised before the channel was
+// each answer, and records timeouts. Calls raised before the supervisor client was
 // set come through handle() and take the same client from JavaScript. CONTINUE for continue/retry (the
 // eBPF hook re-checks the kernel's own copy of the address), an errno for
 // deny, delegate and timeout (REFUSAL_ERRNO). A call with no authenticated
@@ -14,7 +14,7 @@ import { submitFault } from '../resolver/client';
 import { reportRefusal } from '../resolver/report';
 import type { Resolution } from '../protocol/types';
 import type { ResolverIdentity } from '../state/operation';
-import { ChannelAnswer, Notifier, PausedCall, PauseVerdict, REFUSAL_ERRNO } from './notifier';
+import { SupervisorAnswer, Notifier, PausedCall, PauseVerdict, REFUSAL_ERRNO } from './notifier';
 
 export interface PauseAdapterOptions {
   notifier: Notifier;
@@ -58,7 +58,7 @@ export class PauseAdapter {
 
   constructor(o: PauseAdapterOptions) {
     this.o = o;
-    o.notifier.setChannel(
+    o.notifier.setSupervisorClient(
       {
         socketPath: o.socketPath,
         key: o.key,
@@ -78,13 +78,13 @@ export class PauseAdapter {
         await Promise.all([...this.inflight]);
         continue;
       }
-      if (this.o.notifier.channelInflight() === 0) return;
+      if (this.o.notifier.supervisorInflight() === 0) return;
       await new Promise<void>((r) => this.idleWaiters.push(r));
     }
   }
 
-  /** A call answered in C through the channel. */
-  private answered(call: PausedCall, a: ChannelAnswer): void {
+  /** A call answered in C through the supervisor client. */
+  private answered(call: PausedCall, a: SupervisorAnswer): void {
     this.stats.submitted++;
     const how: PauseOutcome['how'] = !a.delivered ? 'gone' : a.status === 'ok' ? 'answered' : a.status;
     if (!a.delivered) this.stats.gone++;
@@ -96,7 +96,7 @@ export class PauseAdapter {
     } else if (a.status === 'unauthenticated') this.stats.unauthenticated++;
     else if (a.status === 'error') this.stats.errors++;
     this.o.onAnswer?.(call, { verdict: a.verdict, resolution: null, how, micros: a.micros, detail: a.detail || undefined });
-    if (this.o.notifier.channelInflight() === 0) for (const w of this.idleWaiters.splice(0)) w();
+    if (this.o.notifier.supervisorInflight() === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
   /** the timeout is evidence too (the resolver may still record the fault late) */

@@ -12,8 +12,8 @@ export type {
   NotifierStats,
   PauseVerdict,
   NotifierOptions,
-  ChannelAnswer,
-  ChannelOptions,
+  SupervisorAnswer,
+  SupervisorClientOptions,
   Notifier,
   FdWatcher,
 } from '../addon';

@@ -1,5 +1,5 @@
 // Client side of the supervisor socket. The bytes move, and the resolver is
-// authenticated, on the addon's client thread (addon/rcli.c) — the same
+// authenticated, on the addon's client thread (addon/sup_client.c) — the same
 // code the pause adapter uses from C: the socket's SO_PEERCRED pid and that
 // pid's start time must equal the resolver identity in operation.json, and
 // the Resolution's HMAC-SHA256 must verify under the operation key (the

@@ -5,17 +5,17 @@
 // the operation's cgroup (a workload cannot submit or approve its own
 // faults, even as root in its container).
 //
-// The bytes move on the addon's I/O thread (addon/rsrv.c): accept, peer
+// The bytes move on the addon's I/O thread (addon/sup_server.c): accept, peer
 // credentials, the framing rules and their deadlines, and the answer, which
 // it sends straight after the fdatasync that makes its resolution line
-// durable (addon/evlog.c). Each frame reaches this file as one request, and
+// durable (addon/synclog.c). Each frame reaches this file as one request, and
 // so does each refusal with its code (a bad peer, a bad frame, bytes sent
 // before the previous answer); every request is recorded in faults.jsonl
 // and answered, and a refusal ends its connection's sequence. A slow
 // client only ever holds its own connection; this thread never waits on a
 // socket or the disk.
 import { loadAddon } from '../addon';
-import type { NativeRServer, NativeRequest, AnswerLatency } from '../addon';
+import type { NativeSupervisorServer, NativeRequest, AnswerLatency } from '../addon';
 import { cgroupRelPath } from '../cgroup';
 import type { DenyReason } from '../errors';
 import { encodeFrame } from '../protocol/framing';
@@ -35,7 +35,7 @@ export type { AnswerLatency } from '../addon';
 export class SupervisorServer {
   private readonly resolver: Resolver;
   private readonly opts: ServerOptions;
-  private native: NativeRServer | null = null;
+  private native: NativeSupervisorServer | null = null;
   private listenFd = -1;
   private refusalSeq = 0;
 
@@ -48,7 +48,7 @@ export class SupervisorServer {
     const addon = loadAddon();
     const fd = listenPrivateFd(this.opts.socketPath, this.opts.ownerUid);
     try {
-      this.native = new addon.RServer(fd, this.opts.ownerUid, cgroupRelPath(this.resolver.scope.cgroup), () => this.onReady());
+      this.native = new addon.SupervisorServer(fd, this.opts.ownerUid, cgroupRelPath(this.resolver.scope.cgroup), () => this.onReady());
     } catch (e) {
       addon.closeFd(fd);
       throw e;

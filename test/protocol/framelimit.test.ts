@@ -1,4 +1,4 @@
-// The body limit of the C supervisor socket (addon/rsrv.c, GS_FRAME_MAX) at
+// The body limit of the C supervisor socket (addon/sup_server.c, GS_FRAME_MAX) at
 // its exact edge, against a real supervisor: a body of exactly 65,536 bytes
 // is read whole and decoded; 65,537 is refused from its header, for size.
 // Both are answered and recorded in faults.jsonl.

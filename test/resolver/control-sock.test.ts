@@ -13,7 +13,7 @@ import { gensee } from '../../src/gen/control';
 
 const rawClient = (sockPath: string) => rawFrameClient(sockPath, (body) => body);
 
-t.test('control.sock served by rsrv', async (t) => {
+t.test('control.sock served by the supervisor socket code', async (t) => {
   if (!requireKernel(t)) return;
   const s = await startTestSupervisor(t, undefined, 'gs-cs');
   const seen: ControlRequest[] = [];

@@ -5,7 +5,7 @@
 // second frame after the answer, clients that leave without reading, and a
 // few slow senders dribbling bytes past the 2 s frame limit the whole time.
 //
-// A connection carries a sequence of request/answer pairs (addon/rsrv.h):
+// A connection carries a sequence of request/answer pairs (addon/sup_server.h):
 // each case is its own connection, most with one frame, the `sequence` ones
 // with a second frame sent after the first answer; workers keep CONCURRENCY
 // of them in flight. Afterwards: the same resolver pid is alive, its RSS stayed bounded

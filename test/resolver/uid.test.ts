@@ -1,5 +1,5 @@
 // supervisor.sock admits uid root or the operation owner (SO_PEERCRED,
-// addon/rsrv.c on_accept). A client of any other uid that reaches the socket
+// addon/sup_server.c on_accept). A client of any other uid that reaches the socket
 // and sends a valid frame is refused before its frame is read, answered
 // unauthenticated_peer, and the refusal is recorded in faults.jsonl.
 //

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Client side of the supervisor socket (see rcli.h).
+// Client side of the supervisor socket (see sup_client.h).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -18,7 +18,7 @@
 #include <openssl/hmac.h>
 #include "gensee/v2/fault.pb-c.h"
 #include "proc.h"
-#include "rcli.h"
+#include "sup_client.h"
 
 enum { S_CONNECT, S_WRITE, S_READ };
 
@@ -36,7 +36,7 @@ struct kept {
 	uint64_t idle_until;
 };
 
-struct gs_rcli {
+struct gs_sup_client {
 	int epfd, efd;
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -123,7 +123,7 @@ size_t gs_mac_input(const void *resolution, uint8_t *out, size_t cap)
 
 /* ---- completion ---------------------------------------------------------- */
 
-static void list_del(struct gs_rcli *c, struct gs_submit *q)
+static void list_del(struct gs_sup_client *c, struct gs_submit *q)
 {
 	if (q->prev)
 		q->prev->next = q->next;
@@ -137,7 +137,7 @@ static void list_del(struct gs_rcli *c, struct gs_submit *q)
 }
 
 /* by deadline; deadlines mostly arrive in order, so scan from the tail */
-static void list_add(struct gs_rcli *c, struct gs_submit *q)
+static void list_add(struct gs_sup_client *c, struct gs_submit *q)
 {
 	struct gs_submit *after = c->tail;
 
@@ -165,17 +165,17 @@ static void kept_close(struct kept *k)
 
 /* q's connection, its answer read to the last byte, waits for the next
  * submission. 0 when the pool is full (the caller closes it). */
-static int keep_put(struct gs_rcli *c, struct gs_submit *q)
+static int keep_put(struct gs_sup_client *c, struct gs_submit *q)
 {
 	struct kept *k;
 
-	if (c->n_kept >= GS_RCLI_KEEP_MAX || !(k = calloc(1, sizeof(*k))))
+	if (c->n_kept >= GS_SUP_CLIENT_KEEP_MAX || !(k = calloc(1, sizeof(*k))))
 		return 0;
 	k->fd = q->fd;
 	memcpy(k->path, q->path, sizeof(k->path));
 	k->pid = q->expect_pid;
 	k->start = q->expect_start;
-	k->idle_until = gs_mono_ns() + GS_RCLI_IDLE_MS * 1000000ULL;
+	k->idle_until = gs_mono_ns() + GS_SUP_CLIENT_IDLE_MS * 1000000ULL;
 	k->next = c->kept;
 	c->kept = k;
 	c->n_kept++;
@@ -184,7 +184,7 @@ static int keep_put(struct gs_rcli *c, struct gs_submit *q)
 
 /* An idle connection to q's resolver that is still open, or -1. A resolver
  * that closed it (it stopped, or restarted) has left an end of file. */
-static int keep_take(struct gs_rcli *c, struct gs_submit *q)
+static int keep_take(struct gs_sup_client *c, struct gs_submit *q)
 {
 	struct kept **pp = &c->kept;
 
@@ -209,7 +209,7 @@ static int keep_take(struct gs_rcli *c, struct gs_submit *q)
 	return -1;
 }
 
-static void keep_expire(struct gs_rcli *c, uint64_t now)
+static void keep_expire(struct gs_sup_client *c, uint64_t now)
 {
 	struct kept **pp = &c->kept;
 
@@ -225,9 +225,9 @@ static void keep_expire(struct gs_rcli *c, uint64_t now)
 	}
 }
 
-static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnum, const char *fmt, ...)
+static void finish(struct gs_sup_client *c, struct gs_submit *q, int status, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnum, const char *fmt, ...)
+static void finish(struct gs_sup_client *c, struct gs_submit *q, int status, int errnum, const char *fmt, ...)
 {
 	if (c)
 		list_del(c, q);
@@ -252,7 +252,7 @@ static void finish(struct gs_rcli *c, struct gs_submit *q, int status, int errnu
 }
 
 /* The reply is complete: decode, authenticate, report. */
-static void judge(struct gs_rcli *c, struct gs_submit *q)
+static void judge(struct gs_sup_client *c, struct gs_submit *q)
 {
 	Gensee__V2__Resolution *r = gensee__v2__resolution__unpack(NULL, q->rlen, q->reply);
 	uint8_t in[4096], mac[EVP_MAX_MD_SIZE];
@@ -312,7 +312,7 @@ static void judge(struct gs_rcli *c, struct gs_submit *q)
 	finish(c, q, GS_SUB_OK, 0, NULL);
 }
 
-static int watch(struct gs_rcli *c, struct gs_submit *q, uint32_t events)
+static int watch(struct gs_sup_client *c, struct gs_submit *q, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = q };
 
@@ -322,7 +322,7 @@ static int watch(struct gs_rcli *c, struct gs_submit *q, uint32_t events)
 	return 0;
 }
 
-static void do_read(struct gs_rcli *c, struct gs_submit *q)
+static void do_read(struct gs_sup_client *c, struct gs_submit *q)
 {
 	for (;;) {
 		ssize_t n;
@@ -369,7 +369,7 @@ static void do_read(struct gs_rcli *c, struct gs_submit *q)
 	}
 }
 
-static void do_write(struct gs_rcli *c, struct gs_submit *q)
+static void do_write(struct gs_sup_client *c, struct gs_submit *q)
 {
 	uint8_t hdr[4] = { (uint8_t)(q->body_len >> 24), (uint8_t)(q->body_len >> 16), (uint8_t)(q->body_len >> 8),
 			   (uint8_t)q->body_len };
@@ -403,7 +403,7 @@ static void do_write(struct gs_rcli *c, struct gs_submit *q)
 		do_read(c, q);
 }
 
-static void do_connect(struct gs_rcli *c, struct gs_submit *q)
+static void do_connect(struct gs_sup_client *c, struct gs_submit *q)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 
@@ -457,7 +457,7 @@ static void do_connect(struct gs_rcli *c, struct gs_submit *q)
 	do_write(c, q);
 }
 
-static void expire(struct gs_rcli *c)
+static void expire(struct gs_sup_client *c)
 {
 	uint64_t now = gs_mono_ns();
 	struct gs_submit *q, *next;
@@ -472,7 +472,7 @@ static void expire(struct gs_rcli *c)
 	}
 }
 
-static int next_timeout_ms(struct gs_rcli *c)
+static int next_timeout_ms(struct gs_sup_client *c)
 {
 	uint64_t now = gs_mono_ns(), best = UINT64_MAX;
 
@@ -493,7 +493,7 @@ static int next_timeout_ms(struct gs_rcli *c)
 
 static void *engine(void *arg)
 {
-	struct gs_rcli *c = arg;
+	struct gs_sup_client *c = arg;
 	struct epoll_event evs[64];
 
 	for (;;) {
@@ -548,9 +548,9 @@ static void *engine(void *arg)
 	return NULL;
 }
 
-struct gs_rcli *gs_rcli_start(struct gs_err *err)
+struct gs_sup_client *gs_sup_client_start(struct gs_err *err)
 {
-	struct gs_rcli *c = calloc(1, sizeof(*c));
+	struct gs_sup_client *c = calloc(1, sizeof(*c));
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &TAG_EVENT };
 	int rc;
 
@@ -581,7 +581,7 @@ fail:
 	return NULL;
 }
 
-void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *q)
+void gs_sup_client_submit(struct gs_sup_client *c, struct gs_submit *q)
 {
 	uint64_t one = 1;
 	int stopping;
@@ -610,12 +610,12 @@ void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *q)
 	}
 }
 
-uint64_t gs_rcli_connections(struct gs_rcli *c)
+uint64_t gs_sup_client_connections(struct gs_sup_client *c)
 {
 	return __atomic_load_n(&c->connections, __ATOMIC_RELAXED);
 }
 
-void gs_rcli_stop(struct gs_rcli *c)
+void gs_sup_client_stop(struct gs_sup_client *c)
 {
 	uint64_t one = 1;
 	struct gs_submit *in;

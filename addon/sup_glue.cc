@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// nan glue for the fault channel: the evidence log syncer (evlog.c) and the
-// supervisor socket's I/O thread (rsrv.c) and its client (rcli.c).
+// nan glue for the supervisor socket: the evidence log syncer (synclog.c) and the
+// supervisor socket's I/O thread (sup_server.c) and its client (sup_client.c).
 // Argument checking, object building and errno exceptions only; the logic
 // lives in the plain-C files.
 #include <nan.h>
 #include <cerrno>
 #include <cstring>
 #include <string>
-#include "evlog.h"
-#include "rsrv.h"
-#include "rcli.h"
+#include "synclog.h"
+#include "sup_server.h"
+#include "sup_client.h"
 #include "notify.h"
 #include "proc.h"
 #include "subject.h"
@@ -44,13 +44,13 @@ void CloseWaker(Waker *&w) {
   w = nullptr;
 }
 
-// ---- EvLog ---------------------------------------------------------------
+// ---- SyncLog ---------------------------------------------------------------
 
-class EvLog : public Nan::ObjectWrap {
+class SyncLog : public Nan::ObjectWrap {
  public:
   static void Init(v8::Local<v8::Object> target) {
     v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
-    tpl->SetClassName(Nan::New("EvLog").ToLocalChecked());
+    tpl->SetClassName(Nan::New("SyncLog").ToLocalChecked());
     tpl->InstanceTemplate()->SetInternalFieldCount(1);
     Nan::SetPrototypeMethod(tpl, "write", Write);
     Nan::SetPrototypeMethod(tpl, "request", Request);
@@ -60,7 +60,7 @@ class EvLog : public Nan::ObjectWrap {
     Nan::SetPrototypeMethod(tpl, "ref", RefLoop);
     Nan::SetPrototypeMethod(tpl, "unref", UnrefLoop);
     ctor().Reset(tpl);
-    Nan::Set(target, Nan::New("EvLog").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+    Nan::Set(target, Nan::New("SyncLog").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
   }
 
   static Nan::Persistent<v8::FunctionTemplate> &ctor() {
@@ -68,28 +68,28 @@ class EvLog : public Nan::ObjectWrap {
     return c;
   }
 
-  /** the C log behind a JS EvLog, or null (with a JS exception) */
-  static gs_evlog *From(v8::Local<v8::Value> v) {
+  /** the C log behind a JS SyncLog, or null (with a JS exception) */
+  static gs_synclog *From(v8::Local<v8::Value> v) {
     if (!v->IsObject() || !Nan::New(ctor())->HasInstance(v)) {
-      Nan::ThrowTypeError("expected an EvLog");
+      Nan::ThrowTypeError("expected an SyncLog");
       return nullptr;
     }
-    EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(v.As<v8::Object>());
-    if (!self->l_) Nan::ThrowError("EvLog is closed");
+    SyncLog *self = Nan::ObjectWrap::Unwrap<SyncLog>(v.As<v8::Object>());
+    if (!self->l_) Nan::ThrowError("SyncLog is closed");
     return self->l_;
   }
 
  private:
-  gs_evlog *l_ = nullptr;
+  gs_synclog *l_ = nullptr;
   Waker *waker_ = nullptr;
   Nan::Callback on_durable_;
   bool refd_ = false;
 
-  ~EvLog() override { Shut(); }
+  ~SyncLog() override { Shut(); }
 
   void Shut() {
     if (l_) {
-      gs_evlog_close(l_);
+      gs_synclog_close(l_);
       l_ = nullptr;
     }
     CloseWaker(waker_);
@@ -97,30 +97,30 @@ class EvLog : public Nan::ObjectWrap {
 
   static void OnWake(uv_async_t *h) {
     Waker *w = static_cast<Waker *>(h->data);
-    EvLog *self = static_cast<EvLog *>(w->owner);
+    SyncLog *self = static_cast<SyncLog *>(w->owner);
     if (!self) return;
     Nan::HandleScope scope;
-    Nan::AsyncResource res("gensee:evlog");
+    Nan::AsyncResource res("gensee:synclog");
     self->on_durable_.Call(0, nullptr, &res);
   }
 
   static void Wake(void *ctx) { uv_async_send(&static_cast<Waker *>(ctx)->h); }
 
-  static EvLog *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
-    EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(info.Holder());
+  static SyncLog *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
+    SyncLog *self = Nan::ObjectWrap::Unwrap<SyncLog>(info.Holder());
     if (!self->l_) {
-      Nan::ThrowError("EvLog is closed");
+      Nan::ThrowError("SyncLog is closed");
       return nullptr;
     }
     return self;
   }
 
-  // new EvLog(fd, delayUs, onDurable)
+  // new SyncLog(fd, delayUs, onDurable)
   static NAN_METHOD(New) {
-    if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new EvLog(fd, delayUs, onDurable)");
+    if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new SyncLog(fd, delayUs, onDurable)");
     if (info.Length() < 3 || !info[0]->IsInt32() || !info[1]->IsUint32() || !info[2]->IsFunction())
-      return Nan::ThrowTypeError("EvLog(fd: int, delayUs: uint, onDurable: function)");
-    EvLog *self = new EvLog();
+      return Nan::ThrowTypeError("SyncLog(fd: int, delayUs: uint, onDurable: function)");
+    SyncLog *self = new SyncLog();
     self->Wrap(info.This());
     self->on_durable_.Reset(info[2].As<v8::Function>());
     self->waker_ = new Waker();
@@ -129,8 +129,8 @@ class EvLog : public Nan::ObjectWrap {
     uv_async_init(Nan::GetCurrentEventLoop(), &self->waker_->h, OnWake);
     uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
     gs_err err = {};
-    self->l_ = gs_evlog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), Wake,
-                             self->waker_, &err);
+    self->l_ = gs_synclog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), Wake,
+                               self->waker_, &err);
     if (!self->l_) {
       CloseWaker(self->waker_);
       return ThrowErr(err);
@@ -140,32 +140,32 @@ class EvLog : public Nan::ObjectWrap {
 
   // write(buf, nLines, wantSync) -> ticket
   static NAN_METHOD(Write) {
-    EvLog *self = Open(info);
+    SyncLog *self = Open(info);
     if (!self) return;
     if (info.Length() < 3 || !node::Buffer::HasInstance(info[0]) || !info[1]->IsUint32())
       return Nan::ThrowTypeError("write(buf: Buffer, nLines: uint, wantSync: boolean)");
     gs_err err = {};
-    uint64_t t = gs_evlog_write(self->l_, node::Buffer::Data(info[0]), node::Buffer::Length(info[0]),
-                                Nan::To<uint32_t>(info[1]).FromJust(), Nan::To<bool>(info[2]).FromJust(), &err);
+    uint64_t t = gs_synclog_write(self->l_, node::Buffer::Data(info[0]), node::Buffer::Length(info[0]),
+                                  Nan::To<uint32_t>(info[1]).FromJust(), Nan::To<bool>(info[2]).FromJust(), &err);
     if (!t) return ThrowErr(err);
     info.GetReturnValue().Set(Num(static_cast<double>(t)));
   }
 
   static NAN_METHOD(Request) {
-    EvLog *self = Open(info);
-    if (self) gs_evlog_request(self->l_);
+    SyncLog *self = Open(info);
+    if (self) gs_synclog_request(self->l_);
   }
 
   // state() -> {written, durable, failed (errno, 0 = healthy), syncs, lines, syncUs, maxSyncUs}
   static NAN_METHOD(State) {
-    EvLog *self = Open(info);
+    SyncLog *self = Open(info);
     if (!self) return;
-    struct gs_evlog_stats st;
-    gs_evlog_stats(self->l_, &st);
+    struct gs_synclog_stats st;
+    gs_synclog_stats(self->l_, &st);
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
-    Set(o, "written", Num(static_cast<double>(gs_evlog_written(self->l_))));
-    Set(o, "durable", Num(static_cast<double>(gs_evlog_durable(self->l_))));
-    Set(o, "failed", Num(gs_evlog_failed(self->l_)));
+    Set(o, "written", Num(static_cast<double>(gs_synclog_written(self->l_))));
+    Set(o, "durable", Num(static_cast<double>(gs_synclog_durable(self->l_))));
+    Set(o, "failed", Num(gs_synclog_failed(self->l_)));
     Set(o, "syncs", Num(static_cast<double>(st.syncs)));
     Set(o, "lines", Num(static_cast<double>(st.lines)));
     Set(o, "syncUs", Num(static_cast<double>(st.sync_ns) / 1000.0));
@@ -175,15 +175,15 @@ class EvLog : public Nan::ObjectWrap {
   }
 
   static NAN_METHOD(SyncNow) {
-    EvLog *self = Open(info);
+    SyncLog *self = Open(info);
     if (!self) return;
     gs_err err = {};
-    if (gs_evlog_sync_now(self->l_, &err)) return ThrowErr(err);
+    if (gs_synclog_sync_now(self->l_, &err)) return ThrowErr(err);
   }
 
   // close(): sync what is written, stop the syncer (the fd stays open)
   static NAN_METHOD(Close) {
-    EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(info.Holder());
+    SyncLog *self = Nan::ObjectWrap::Unwrap<SyncLog>(info.Holder());
     if (self->refd_) {
       self->refd_ = false;
       self->Unref();
@@ -194,25 +194,25 @@ class EvLog : public Nan::ObjectWrap {
   // ref()/unref(): while somebody in JS awaits durability, keep the event
   // loop alive and be woken after each fdatasync (otherwise only on failure)
   static NAN_METHOD(RefLoop) {
-    EvLog *self = Open(info);
+    SyncLog *self = Open(info);
     if (!self || self->refd_) return;
     self->refd_ = true;
     self->Ref();
-    gs_evlog_want_wake(self->l_, 1);
+    gs_synclog_want_wake(self->l_, 1);
     uv_ref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
   }
 
   static NAN_METHOD(UnrefLoop) {
-    EvLog *self = Nan::ObjectWrap::Unwrap<EvLog>(info.Holder());
+    SyncLog *self = Nan::ObjectWrap::Unwrap<SyncLog>(info.Holder());
     if (!self->refd_) return;
     self->refd_ = false;
-    if (self->l_) gs_evlog_want_wake(self->l_, 0);
+    if (self->l_) gs_synclog_want_wake(self->l_, 0);
     if (self->waker_) uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
     self->Unref();
   }
 };
 
-// ---- RServer ---------------------------------------------------------------
+// ---- SupervisorServer ---------------------------------------------------------------
 
 const char *StatusName(int s) {
   switch (s) {
@@ -227,30 +227,30 @@ const char *StatusName(int s) {
   return "unknown";
 }
 
-class RServer : public Nan::ObjectWrap {
+class SupervisorServer : public Nan::ObjectWrap {
  public:
   static void Init(v8::Local<v8::Object> target) {
     v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
-    tpl->SetClassName(Nan::New("RServer").ToLocalChecked());
+    tpl->SetClassName(Nan::New("SupervisorServer").ToLocalChecked());
     tpl->InstanceTemplate()->SetInternalFieldCount(1);
     Nan::SetPrototypeMethod(tpl, "take", Take);
     Nan::SetPrototypeMethod(tpl, "answer", Answer);
     Nan::SetPrototypeMethod(tpl, "drop", Drop);
     Nan::SetPrototypeMethod(tpl, "latency", Latency);
     Nan::SetPrototypeMethod(tpl, "stop", Stop);
-    Nan::Set(target, Nan::New("RServer").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+    Nan::Set(target, Nan::New("SupervisorServer").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
   }
 
  private:
-  gs_rsrv *s_ = nullptr;
+  gs_sup_server *s_ = nullptr;
   Waker *waker_ = nullptr;
   Nan::Callback on_ready_;
 
-  ~RServer() override { Shut(); }
+  ~SupervisorServer() override { Shut(); }
 
   void Shut() {
     if (s_) {
-      gs_rsrv_stop(s_);
+      gs_sup_server_stop(s_);
       s_ = nullptr;
     }
     CloseWaker(waker_);
@@ -258,7 +258,7 @@ class RServer : public Nan::ObjectWrap {
 
   static void OnWake(uv_async_t *h) {
     Waker *w = static_cast<Waker *>(h->data);
-    RServer *self = static_cast<RServer *>(w->owner);
+    SupervisorServer *self = static_cast<SupervisorServer *>(w->owner);
     if (!self) return;
     Nan::HandleScope scope;
     Nan::AsyncResource res("gensee:rserver");
@@ -267,24 +267,26 @@ class RServer : public Nan::ObjectWrap {
 
   static void Wake(void *ctx) { uv_async_send(&static_cast<Waker *>(ctx)->h); }
 
-  static RServer *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
-    RServer *self = Nan::ObjectWrap::Unwrap<RServer>(info.Holder());
+  static SupervisorServer *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
+    SupervisorServer *self = Nan::ObjectWrap::Unwrap<SupervisorServer>(info.Holder());
     if (!self->s_) {
-      Nan::ThrowError("RServer is stopped");
+      Nan::ThrowError("SupervisorServer is stopped");
       return nullptr;
     }
     return self;
   }
 
-  // new RServer(listenFd, ownerUid, cgroupRel, onReady): the I/O thread
+  // new SupervisorServer(listenFd, ownerUid, cgroupRel, onReady): the I/O thread
   // keeps the event loop alive until stop()
   static NAN_METHOD(New) {
-    if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new RServer(listenFd, ownerUid, cgroupRel, onReady)");
+    if (!info.IsConstructCall())
+      return Nan::ThrowTypeError("use new SupervisorServer(listenFd, ownerUid, cgroupRel, onReady)");
     if (info.Length() < 4 || !info[0]->IsInt32() || !info[1]->IsUint32() || !info[2]->IsString() ||
         !info[3]->IsFunction())
-      return Nan::ThrowTypeError("RServer(listenFd: int, ownerUid: uint, cgroupRel: string, onReady: function)");
+      return Nan::ThrowTypeError(
+          "SupervisorServer(listenFd: int, ownerUid: uint, cgroupRel: string, onReady: function)");
     Nan::Utf8String cg(info[2]);
-    RServer *self = new RServer();
+    SupervisorServer *self = new SupervisorServer();
     self->Wrap(info.This());
     self->on_ready_.Reset(info[3].As<v8::Function>());
     self->waker_ = new Waker();
@@ -292,8 +294,8 @@ class RServer : public Nan::ObjectWrap {
     self->waker_->owner = self;
     uv_async_init(Nan::GetCurrentEventLoop(), &self->waker_->h, OnWake);
     gs_err err = {};
-    self->s_ = gs_rsrv_start(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), *cg, Wake,
-                             self->waker_, &err);
+    self->s_ = gs_sup_server_start(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), *cg,
+                                   Wake, self->waker_, &err);
     if (!self->s_) {
       CloseWaker(self->waker_);
       return ThrowErr(err);
@@ -304,11 +306,11 @@ class RServer : public Nan::ObjectWrap {
 
   // take() -> [{id, status, pid?, uid?, gid?, trailing, detail, body?}]
   static NAN_METHOD(Take) {
-    RServer *self = Open(info);
+    SupervisorServer *self = Open(info);
     if (!self) return;
     v8::Local<v8::Array> out = Nan::New<v8::Array>();
     uint32_t i = 0;
-    for (gs_rsrv_req *r = gs_rsrv_take(self->s_); r;) {
+    for (gs_sup_request *r = gs_sup_server_take(self->s_); r;) {
       v8::Local<v8::Object> o = Nan::New<v8::Object>();
       Set(o, "id", Num(static_cast<double>(r->id)));
       Set(o, "status", Nan::New(StatusName(r->status)).ToLocalChecked());
@@ -325,29 +327,29 @@ class RServer : public Nan::ObjectWrap {
         r->body = nullptr;
       }
       Nan::Set(out, i++, o);
-      gs_rsrv_req *next = r->next;
-      gs_rsrv_req_free(r);
+      gs_sup_request *next = r->next;
+      gs_sup_request_free(r);
       r = next;
     }
     info.GetReturnValue().Set(out);
   }
 
-  // answer(id, frame, log: EvLog | null, ticket, request = true): sent once ticket is durable
+  // answer(id, frame, log: SyncLog | null, ticket, request = true): sent once ticket is durable
   static NAN_METHOD(Answer) {
-    RServer *self = Open(info);
+    SupervisorServer *self = Open(info);
     if (!self) return;
     if (info.Length() < 4 || !info[0]->IsNumber() || !node::Buffer::HasInstance(info[1]) || !info[3]->IsNumber())
-      return Nan::ThrowTypeError("answer(id: number, frame: Buffer, log: EvLog | null, ticket: number)");
-    gs_evlog *log = nullptr;
+      return Nan::ThrowTypeError("answer(id: number, frame: Buffer, log: SyncLog | null, ticket: number)");
+    gs_synclog *log = nullptr;
     if (!info[2]->IsNull()) {
-      log = EvLog::From(info[2]);
+      log = SyncLog::From(info[2]);
       if (!log) return;
     }
     uint64_t id = static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust());
     uint64_t ticket = static_cast<uint64_t>(Nan::To<double>(info[3]).FromJust());
     int request = info.Length() < 5 || Nan::To<bool>(info[4]).FromJust();
-    if (gs_rsrv_answer(self->s_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket,
-                       request)) {
+    if (gs_sup_server_answer(self->s_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket,
+                             request)) {
       gs_err err = {};
       gs_errf(&err, errno, "answer", "request %llu", static_cast<unsigned long long>(id));
       return ThrowErr(err);
@@ -355,10 +357,10 @@ class RServer : public Nan::ObjectWrap {
   }
 
   static NAN_METHOD(Drop) {
-    RServer *self = Open(info);
+    SupervisorServer *self = Open(info);
     if (!self) return;
     if (info.Length() < 1 || !info[0]->IsNumber()) return Nan::ThrowTypeError("drop(id: number)");
-    gs_rsrv_drop(self->s_, static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust()));
+    gs_sup_server_drop(self->s_, static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust()));
   }
 
   // latency(reset?) -> {count, p50, p90, p99, p999, max, accepted}: in us, a
@@ -366,15 +368,15 @@ class RServer : public Nan::ObjectWrap {
   // resolution; 50000 means 50 ms or more); accepted: connections admitted
   // so far, never reset
   static NAN_METHOD(Latency) {
-    RServer *self = Open(info);
+    SupervisorServer *self = Open(info);
     if (!self) return;
     std::vector<uint64_t> h(GS_LAT_BUCKETS);
-    gs_rsrv_latency(self->s_, h.data(), info.Length() > 0 && Nan::To<bool>(info[0]).FromJust());
+    gs_sup_server_latency(self->s_, h.data(), info.Length() > 0 && Nan::To<bool>(info[0]).FromJust());
     uint64_t n = 0;
     for (uint64_t c : h) n += c;
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
     Set(o, "count", Num(static_cast<double>(n)));
-    Set(o, "accepted", Num(static_cast<double>(gs_rsrv_accepted(self->s_))));
+    Set(o, "accepted", Num(static_cast<double>(gs_sup_server_accepted(self->s_))));
     const double qs[] = {0.5, 0.9, 0.99, 0.999, 1.0};
     const char *names[] = {"p50", "p90", "p99", "p999", "max"};
     for (int k = 0; k < 5; k++) {
@@ -392,7 +394,7 @@ class RServer : public Nan::ObjectWrap {
 
   // stop(): close every connection and join the thread (the listening fd stays the caller's)
   static NAN_METHOD(Stop) {
-    RServer *self = Nan::ObjectWrap::Unwrap<RServer>(info.Holder());
+    SupervisorServer *self = Nan::ObjectWrap::Unwrap<SupervisorServer>(info.Holder());
     if (!self->s_) return;
     self->Shut();
     self->Unref();
@@ -418,7 +420,7 @@ struct JsSubmit {
 // back through one uv_async. The loop is kept alive only while some are in
 // flight.
 struct ClientHub {
-  gs_rcli *engine = nullptr;
+  gs_sup_client *engine = nullptr;
   uv_async_t async;
   std::mutex mu;
   std::vector<gs_submit *> done;
@@ -537,7 +539,7 @@ NAN_METHOD(Submit) {
   req->timeout_ms = v->IsUint32() && Nan::To<uint32_t>(v).FromJust() > 0 ? Nan::To<uint32_t>(v).FromJust() : 5000;
   if (!hub) {
     gs_err err = {};
-    gs_rcli *engine = gs_rcli_start(&err);
+    gs_sup_client *engine = gs_sup_client_start(&err);
     if (!engine) {
       bail();
       return ThrowErr(err);
@@ -552,7 +554,7 @@ NAN_METHOD(Submit) {
   req->done = HubDone;
   req->arg = js;
   if (hub->inflight++ == 0) uv_ref(reinterpret_cast<uv_handle_t *>(&hub->async));
-  gs_rcli_submit(hub->engine, req);
+  gs_sup_client_submit(hub->engine, req);
 }
 
 // ---- /proc readers for the resolver's subject checks -----------------------
@@ -591,9 +593,9 @@ NAN_METHOD(ProcCgroup) {
 
 }  // namespace
 
-void InitChan(v8::Local<v8::Object> target) {
-  EvLog::Init(target);
-  RServer::Init(target);
+void InitSupervisorSocket(v8::Local<v8::Object> target) {
+  SyncLog::Init(target);
+  SupervisorServer::Init(target);
   Nan::SetMethod(target, "submit", Submit);
   Nan::SetMethod(target, "procStartTime", ProcStartTime);
   Nan::SetMethod(target, "procCgroup", ProcCgroup);

@@ -13,22 +13,22 @@
  * the operation's cgroup, and in gensee's own user and mount namespaces.
  *
  * Each frame, and each refusal (bad peer, bad frame) with its code, becomes
- * one request handed to JavaScript. JS answers each with gs_rsrv_answer();
- * the answer leaves only once the evidence line it names (an evlog ticket)
+ * one request handed to JavaScript. JS answers each with gs_sup_server_answer();
+ * the answer leaves only once the evidence line it names (a synclog ticket)
  * is durable, straight from the syncer thread, with no JavaScript in
  * between. After answering a refusal the socket is half-closed and whatever
  * the client still sends is read and dropped until it closes (closing with
  * unread input would reset the client and it could lose the answer), for
  * at most 2 s.
  */
-#ifndef GS_RSRV_H
-#define GS_RSRV_H
+#ifndef GS_SUP_SERVER_H
+#define GS_SUP_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "dataplane.h" /* struct gs_err */
-#include "evlog.h"
+#include "synclog.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,7 +39,7 @@ extern "C" {
 #define GS_FRAME_IDLE_MS 30000
 #define GS_DRAIN_MS 2000
 
-enum gs_rsrv_status {
+enum gs_sup_server_status {
 	GS_RQ_FRAME = 0,    /* body holds one complete frame */
 	GS_RQ_PEER_REFUSED, /* unauthenticated_peer (detail says why) */
 	GS_RQ_FRAME_OVERSIZE,
@@ -49,8 +49,8 @@ enum gs_rsrv_status {
 	GS_RQ_FRAME_EMPTY,
 };
 
-struct gs_rsrv_req {
-	struct gs_rsrv_req *next;
+struct gs_sup_request {
+	struct gs_sup_request *next;
 	uint64_t id;
 	int status;
 	int has_cred;
@@ -63,45 +63,45 @@ struct gs_rsrv_req {
 	uint32_t len;
 };
 
-struct gs_rsrv;
+struct gs_sup_server;
 
 /* Serve listen_fd (non-blocking; the caller keeps ownership and closes it
- * after gs_rsrv_stop). cgroup_rel: the operation's cgroup as /proc/PID/cgroup
+ * after gs_sup_server_stop). cgroup_rel: the operation's cgroup as /proc/PID/cgroup
  * names it ("/gensee/op"). ready(ctx) is called from the I/O thread when
- * requests are waiting for gs_rsrv_take(). */
-struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel, void (*ready)(void *ctx),
-			      void *ctx, struct gs_err *err);
+ * requests are waiting for gs_sup_server_take(). */
+struct gs_sup_server *gs_sup_server_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel,
+					  void (*ready)(void *ctx), void *ctx, struct gs_err *err);
 
-/* Take every waiting request (a list; free each with gs_rsrv_req_free). */
-struct gs_rsrv_req *gs_rsrv_take(struct gs_rsrv *s);
-void gs_rsrv_req_free(struct gs_rsrv_req *r);
+/* Take every waiting request (a list; free each with gs_sup_request_free). */
+struct gs_sup_request *gs_sup_server_take(struct gs_sup_server *s);
+void gs_sup_request_free(struct gs_sup_request *r);
 
 /* Answer request id with one frame (length prefix included) once `ticket`
  * of `log` is durable (log NULL: now). If the log fails first, the
  * connection is closed without an answer: nothing is said that is not on
  * record. request: ask for the covering sync now (else the caller does,
- * gs_evlog_request, once a whole batch is queued). Returns 0, or -1 with
+ * gs_synclog_request, once a whole batch is queued). Returns 0, or -1 with
  * errno (ENOENT: no such request). */
-int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log, uint64_t ticket,
-		   int request);
+int gs_sup_server_answer(struct gs_sup_server *s, uint64_t id, const void *frame, size_t len, struct gs_synclog *log,
+			 uint64_t ticket, int request);
 
 /* Close request id's connection without an answer. */
-int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id);
+int gs_sup_server_drop(struct gs_sup_server *s, uint64_t id);
 
 /* accept → answer sent, in 10 us buckets up to 50 ms (the last takes the rest) */
 #define GS_LAT_BUCKETS 5000
 #define GS_LAT_BUCKET_US 10
 
 /* Copy the latency histogram (GS_LAT_BUCKETS counts) and, with reset, start a new one. */
-void gs_rsrv_latency(struct gs_rsrv *s, uint64_t *out, int reset);
+void gs_sup_server_latency(struct gs_sup_server *s, uint64_t *out, int reset);
 
 /* Connections admitted so far (past the peer checks). */
-uint64_t gs_rsrv_accepted(struct gs_rsrv *s);
+uint64_t gs_sup_server_accepted(struct gs_sup_server *s);
 
 /* Stop the thread and close every connection. Answers already waiting on
  * the log are still sent when their ticket becomes durable; the last of
  * them frees what is left. */
-void gs_rsrv_stop(struct gs_rsrv *s);
+void gs_sup_server_stop(struct gs_sup_server *s);
 
 #ifdef __cplusplus
 }

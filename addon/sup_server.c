@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The supervisor socket's I/O thread (see rsrv.h).
+// The supervisor socket's I/O thread (see sup_server.h).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "peercred.h"
 #include "subject.h"
-#include "rsrv.h"
+#include "sup_server.h"
 
 enum { L_NONE, L_IDLE, L_FRAME, L_DRAIN, L_COUNT };
 enum { C_READ, C_HANDED, C_DRAIN };
@@ -28,7 +28,7 @@ struct conn {
 	struct conn *prev, *next; /* deadline list */
 	int list;
 	struct conn *hnext; /* handed table */
-	struct gs_rsrv *s;
+	struct gs_sup_server *s;
 	int fd;
 	int in_epoll;
 	int state;
@@ -53,7 +53,7 @@ struct dlist {
 	struct conn *head, *tail;
 };
 
-struct gs_rsrv {
+struct gs_sup_server {
 	int listen_fd;
 	int epfd;
 	int efd;
@@ -67,7 +67,7 @@ struct gs_rsrv {
 	struct dlist lists[L_COUNT];
 
 	pthread_mutex_t mu; /* everything below */
-	struct gs_rsrv_req *rq_head, *rq_tail;
+	struct gs_sup_request *rq_head, *rq_tail;
 	struct conn *handed[HASH_BUCKETS];
 	struct conn *back_q; /* answered, back to the I/O thread */
 	uint64_t accepted;   /* connections admitted (atomic) */
@@ -90,7 +90,7 @@ static uint64_t mono_ms(void)
 	return gs_mono_ns() / 1000000ULL;
 }
 
-static void list_del(struct gs_rsrv *s, struct conn *c)
+static void list_del(struct gs_sup_server *s, struct conn *c)
 {
 	struct dlist *l;
 
@@ -110,7 +110,7 @@ static void list_del(struct gs_rsrv *s, struct conn *c)
 }
 
 /* every list has one fixed timeout, so appending keeps it sorted */
-static void list_put(struct gs_rsrv *s, struct conn *c, int which, uint64_t timeout_ms)
+static void list_put(struct gs_sup_server *s, struct conn *c, int which, uint64_t timeout_ms)
 {
 	struct dlist *l = &s->lists[which];
 
@@ -135,7 +135,7 @@ static void conn_free(struct conn *c)
 	free(c);
 }
 
-static void conn_close(struct gs_rsrv *s, struct conn *c)
+static void conn_close(struct gs_sup_server *s, struct conn *c)
 {
 	list_del(s, c);
 	if (c->in_epoll)
@@ -145,7 +145,7 @@ static void conn_close(struct gs_rsrv *s, struct conn *c)
 
 /* Is pid in cgroup_rel or below it (as /proc/PID/cgroup names it)? A pid
  * whose cgroup cannot be read is not inside (src/cgroup.ts pidInCgroupTree). */
-static int pid_in_cgroup(struct gs_rsrv *s, int32_t pid)
+static int pid_in_cgroup(struct gs_sup_server *s, int32_t pid)
 {
 	char have[4096];
 	uint64_t start;
@@ -156,11 +156,11 @@ static int pid_in_cgroup(struct gs_rsrv *s, int32_t pid)
 }
 
 /* The connection becomes a request for JavaScript. */
-static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt, ...)
+static void hand(struct gs_sup_server *s, struct conn *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt, ...)
+static void hand(struct gs_sup_server *s, struct conn *c, int status, const char *fmt, ...)
 {
-	struct gs_rsrv_req *r = calloc(1, sizeof(*r));
+	struct gs_sup_request *r = calloc(1, sizeof(*r));
 	int wake;
 
 	list_del(s, c);
@@ -209,9 +209,9 @@ static void hand(struct gs_rsrv *s, struct conn *c, int status, const char *fmt,
 		s->ready(s->ctx);
 }
 
-static int on_read(struct gs_rsrv *s, struct conn *c);
+static int on_read(struct gs_sup_server *s, struct conn *c);
 
-static void on_accept(struct gs_rsrv *s)
+static void on_accept(struct gs_sup_server *s)
 {
 	for (;;) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -264,7 +264,7 @@ static void on_accept(struct gs_rsrv *s)
 	}
 }
 
-static void on_drain(struct gs_rsrv *s, struct conn *c)
+static void on_drain(struct gs_sup_server *s, struct conn *c)
 {
 	char buf[4096];
 
@@ -282,7 +282,7 @@ static void on_drain(struct gs_rsrv *s, struct conn *c)
 }
 
 /* 1 while the frame is still incomplete; 0 once the connection was handed over or closed */
-static int on_read(struct gs_rsrv *s, struct conn *c)
+static int on_read(struct gs_sup_server *s, struct conn *c)
 {
 	uint8_t buf[8192];
 
@@ -364,7 +364,7 @@ static int on_read(struct gs_rsrv *s, struct conn *c)
 	}
 }
 
-static void expire(struct gs_rsrv *s)
+static void expire(struct gs_sup_server *s)
 {
 	uint64_t now = mono_ms();
 	struct conn *c;
@@ -382,7 +382,7 @@ static void expire(struct gs_rsrv *s)
 		conn_close(s, c);
 }
 
-static int next_timeout(struct gs_rsrv *s)
+static int next_timeout(struct gs_sup_server *s)
 {
 	uint64_t now = mono_ms(), best = UINT64_MAX;
 
@@ -396,7 +396,7 @@ static int next_timeout(struct gs_rsrv *s)
 
 /* Answered connections come back here: to read the next frame of their
  * sequence, to have an early one refused, or to be drained and closed. */
-static void take_back(struct gs_rsrv *s)
+static void take_back(struct gs_sup_server *s)
 {
 	struct conn *c;
 
@@ -436,7 +436,7 @@ static void take_back(struct gs_rsrv *s)
 
 static void *io_thread(void *arg)
 {
-	struct gs_rsrv *s = arg;
+	struct gs_sup_server *s = arg;
 	struct epoll_event evs[64];
 
 	for (;;) {
@@ -475,10 +475,10 @@ static void *io_thread(void *arg)
 	return NULL;
 }
 
-struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel, void (*ready)(void *ctx),
-			      void *ctx, struct gs_err *err)
+struct gs_sup_server *gs_sup_server_start(int listen_fd, uint32_t owner_uid, const char *cgroup_rel,
+					  void (*ready)(void *ctx), void *ctx, struct gs_err *err)
 {
-	struct gs_rsrv *s = calloc(1, sizeof(*s));
+	struct gs_sup_server *s = calloc(1, sizeof(*s));
 	struct epoll_event ev = { .events = EPOLLIN };
 	int rc;
 
@@ -488,7 +488,7 @@ struct gs_rsrv *gs_rsrv_start(int listen_fd, uint32_t owner_uid, const char *cgr
 	}
 	if (strlen(cgroup_rel) >= sizeof(s->cgroup_rel) || cgroup_rel[0] != '/') {
 		free(s);
-		gs_errf(err, EINVAL, "gs_rsrv_start", "cgroup path %s", cgroup_rel);
+		gs_errf(err, EINVAL, "gs_sup_server_start", "cgroup path %s", cgroup_rel);
 		return NULL;
 	}
 	snprintf(s->cgroup_rel, sizeof(s->cgroup_rel), "%s", cgroup_rel);
@@ -535,9 +535,9 @@ fail:
 	return NULL;
 }
 
-struct gs_rsrv_req *gs_rsrv_take(struct gs_rsrv *s)
+struct gs_sup_request *gs_sup_server_take(struct gs_sup_server *s)
 {
-	struct gs_rsrv_req *r;
+	struct gs_sup_request *r;
 
 	pthread_mutex_lock(&s->mu);
 	r = s->rq_head;
@@ -546,7 +546,7 @@ struct gs_rsrv_req *gs_rsrv_take(struct gs_rsrv *s)
 	return r;
 }
 
-void gs_rsrv_req_free(struct gs_rsrv_req *r)
+void gs_sup_request_free(struct gs_sup_request *r)
 {
 	if (!r)
 		return;
@@ -555,7 +555,7 @@ void gs_rsrv_req_free(struct gs_rsrv_req *r)
 }
 
 /* under s->mu */
-static struct conn *unhand(struct gs_rsrv *s, uint64_t id)
+static struct conn *unhand(struct gs_sup_server *s, uint64_t id)
 {
 	struct conn **pp = &s->handed[id % HASH_BUCKETS];
 
@@ -570,14 +570,14 @@ static struct conn *unhand(struct gs_rsrv *s, uint64_t id)
 	return NULL;
 }
 
-static void rsrv_free(struct gs_rsrv *s)
+static void sup_server_free(struct gs_sup_server *s)
 {
 	gs_subject_cache_free(s->who);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
 
-static void kick(struct gs_rsrv *s)
+static void kick(struct gs_sup_server *s)
 {
 	uint64_t one = 1;
 
@@ -590,7 +590,7 @@ static void kick(struct gs_rsrv *s)
 static void send_answer(void *arg, int err)
 {
 	struct conn *c = arg;
-	struct gs_rsrv *s = c->s;
+	struct gs_sup_server *s = c->s;
 	int last, early = 0, sent = 0;
 	char b;
 
@@ -638,11 +638,11 @@ static void send_answer(void *arg, int err)
 	last = s->stopped && s->refs == 0;
 	pthread_mutex_unlock(&s->mu);
 	if (last)
-		rsrv_free(s);
+		sup_server_free(s);
 }
 
-int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len, struct gs_evlog *log, uint64_t ticket,
-		   int request)
+int gs_sup_server_answer(struct gs_sup_server *s, uint64_t id, const void *frame, size_t len, struct gs_synclog *log,
+			 uint64_t ticket, int request)
 {
 	struct conn *c;
 
@@ -667,7 +667,7 @@ int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len
 		send_answer(c, 0);
 		return 0;
 	}
-	if (gs_evlog_when_durable(log, ticket, send_answer, c, request)) {
+	if (gs_synclog_when_durable(log, ticket, send_answer, c, request)) {
 		int e = errno;
 		send_answer(c, e);
 		errno = e;
@@ -676,7 +676,7 @@ int gs_rsrv_answer(struct gs_rsrv *s, uint64_t id, const void *frame, size_t len
 	return 0;
 }
 
-int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id)
+int gs_sup_server_drop(struct gs_sup_server *s, uint64_t id)
 {
 	struct conn *c;
 
@@ -691,21 +691,21 @@ int gs_rsrv_drop(struct gs_rsrv *s, uint64_t id)
 	return 0;
 }
 
-void gs_rsrv_latency(struct gs_rsrv *s, uint64_t *out, int reset)
+void gs_sup_server_latency(struct gs_sup_server *s, uint64_t *out, int reset)
 {
 	for (int i = 0; i < GS_LAT_BUCKETS; i++)
 		out[i] = reset ? __atomic_exchange_n(&s->lat[i], 0, __ATOMIC_RELAXED)
 			       : __atomic_load_n(&s->lat[i], __ATOMIC_RELAXED);
 }
 
-uint64_t gs_rsrv_accepted(struct gs_rsrv *s)
+uint64_t gs_sup_server_accepted(struct gs_sup_server *s)
 {
 	return __atomic_load_n(&s->accepted, __ATOMIC_RELAXED);
 }
 
-void gs_rsrv_stop(struct gs_rsrv *s)
+void gs_sup_server_stop(struct gs_sup_server *s)
 {
-	struct gs_rsrv_req *r;
+	struct gs_sup_request *r;
 	int last;
 
 	if (!s)
@@ -715,10 +715,10 @@ void gs_rsrv_stop(struct gs_rsrv *s)
 	kick(s);
 	pthread_mutex_unlock(&s->mu);
 	pthread_join(s->thread, NULL);
-	r = gs_rsrv_take(s);
+	r = gs_sup_server_take(s);
 	while (r) {
-		struct gs_rsrv_req *next = r->next;
-		gs_rsrv_req_free(r);
+		struct gs_sup_request *next = r->next;
+		gs_sup_request_free(r);
 		r = next;
 	}
 	pthread_mutex_lock(&s->mu);
@@ -736,5 +736,5 @@ void gs_rsrv_stop(struct gs_rsrv *s)
 	last = s->refs == 0;
 	pthread_mutex_unlock(&s->mu);
 	if (last)
-		rsrv_free(s);
+		sup_server_free(s);
 }

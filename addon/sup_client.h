@@ -17,11 +17,11 @@
  * same resolver. A new connection is made when none is idle (concurrent
  * faults each take one), and its peer is verified as above; a connection
  * that fails during a request fails that request (never a silent allow).
- * Idle connections are closed after GS_RCLI_IDLE_MS, before the resolver's
+ * Idle connections are closed after GS_SUP_CLIENT_IDLE_MS, before the resolver's
  * own 30 s idle limit would close them under a request.
  */
-#ifndef GS_RCLI_H
-#define GS_RCLI_H
+#ifndef GS_SUP_CLIENT_H
+#define GS_SUP_CLIENT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,8 +33,8 @@ extern "C" {
 
 #define GS_KEY_BYTES 32
 #define GS_MAC_BYTES 32
-#define GS_RCLI_IDLE_MS 20000
-#define GS_RCLI_KEEP_MAX 16 /* idle connections kept */
+#define GS_SUP_CLIENT_IDLE_MS 20000
+#define GS_SUP_CLIENT_KEEP_MAX 16 /* idle connections kept */
 
 enum gs_submit_status {
 	GS_SUB_OK = 0,  /* an authenticated Resolution for this fault */
@@ -86,15 +86,15 @@ struct gs_submit {
 	int reused; /* the connection was a kept one */
 };
 
-struct gs_rcli;
+struct gs_sup_client;
 
-struct gs_rcli *gs_rcli_start(struct gs_err *err);
+struct gs_sup_client *gs_sup_client_start(struct gs_err *err);
 /* Hand req over; done() will be called exactly once. */
-void gs_rcli_submit(struct gs_rcli *c, struct gs_submit *req);
+void gs_sup_client_submit(struct gs_sup_client *c, struct gs_submit *req);
 /* Connections opened so far (kept or not). */
-uint64_t gs_rcli_connections(struct gs_rcli *c);
+uint64_t gs_sup_client_connections(struct gs_sup_client *c);
 /* Fail everything in flight (GS_SUB_ERROR, ECANCELED), stop, free. */
-void gs_rcli_stop(struct gs_rcli *c);
+void gs_sup_client_stop(struct gs_sup_client *c);
 void gs_submit_free(struct gs_submit *req);
 
 /* The canonical MAC input of src/protocol/mac.ts, and the check. Exposed

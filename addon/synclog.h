@@ -9,13 +9,13 @@
  * the disk.
  *
  * Tickets: the n-th line written has ticket n (1-based, per open log).
- * gs_evlog_durable() is the highest ticket known to be on stable storage.
+ * gs_synclog_durable() is the highest ticket known to be on stable storage.
  * Work that must wait for a ticket (an answer that may only leave once its
- * resolution line is durable) is queued with gs_evlog_when_durable() and
+ * resolution line is durable) is queued with gs_synclog_when_durable() and
  * runs on the syncer thread right after the fdatasync that covers it.
  */
-#ifndef GS_EVLOG_H
-#define GS_EVLOG_H
+#ifndef GS_SYNCLOG_H
+#define GS_SYNCLOG_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,14 +25,14 @@
 extern "C" {
 #endif
 
-struct gs_evlog;
+struct gs_synclog;
 
 /* fn(arg, 0) once the ticket is durable; fn(arg, errno) if the log failed
  * or closed before it became durable. Runs on the syncer thread (or on the
  * caller's, when the ticket is durable already). */
 typedef void (*gs_durable_fn)(void *arg, int err);
 
-struct gs_evlog_stats {
+struct gs_synclog_stats {
 	uint64_t syncs;   /* fdatasync calls */
 	uint64_t lines;   /* lines made durable by them */
 	uint64_t sync_ns; /* time spent in fdatasync */
@@ -41,42 +41,42 @@ struct gs_evlog_stats {
 };
 
 /* Start the syncer for fd (open O_APPEND; not owned: the caller closes it
- * after gs_evlog_close). wake(ctx) is called from the syncer thread on
- * failure, and after each fdatasync while gs_evlog_want_wake is on. delay_us: hold a requested sync this long
+ * after gs_synclog_close). wake(ctx) is called from the syncer thread on
+ * failure, and after each fdatasync while gs_synclog_want_wake is on. delay_us: hold a requested sync this long
  * for company (0 for the fault log; counters use a window). */
-struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx, struct gs_err *err);
+struct gs_synclog *gs_synclog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx, struct gs_err *err);
 
 /* Write one or more whole lines now. want_sync=0: written but no fdatasync
  * is asked for (a write-ahead line; the next sync or at the latest 5 ms
  * covers it). Returns the ticket of the last line (n_lines of them), or 0
  * with err set (the log is failed from then on). */
-uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_t n_lines, int want_sync,
-			struct gs_err *err);
+uint64_t gs_synclog_write(struct gs_synclog *l, const void *buf, size_t len, uint32_t n_lines, int want_sync,
+			  struct gs_err *err);
 
 /* Whether wake() is wanted after each fdatasync (somebody in JS waits). */
-void gs_evlog_want_wake(struct gs_evlog *l, int on);
+void gs_synclog_want_wake(struct gs_synclog *l, int on);
 
 /* Ask for a sync covering everything written so far. */
-void gs_evlog_request(struct gs_evlog *l);
-uint64_t gs_evlog_written(struct gs_evlog *l);
-uint64_t gs_evlog_durable(struct gs_evlog *l);
+void gs_synclog_request(struct gs_synclog *l);
+uint64_t gs_synclog_written(struct gs_synclog *l);
+uint64_t gs_synclog_durable(struct gs_synclog *l);
 /* errno of the write or fdatasync that failed the log, 0 while healthy */
-int gs_evlog_failed(struct gs_evlog *l);
-void gs_evlog_stats(struct gs_evlog *l, struct gs_evlog_stats *out);
+int gs_synclog_failed(struct gs_synclog *l);
+void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out);
 
 /* Run fn(arg, 0) once `ticket` is durable (at once if it is). With
  * request, a sync covering it is asked for now; without, the caller asks
- * (gs_evlog_request) once it has queued everything that can share it.
+ * (gs_synclog_request) once it has queued everything that can share it.
  * Returns 0, or -1 with errno if the log failed or is closing (fn is not
  * called). */
-int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request);
+int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request);
 
 /* fdatasync on the caller's thread now, for shutdown paths. */
-int gs_evlog_sync_now(struct gs_evlog *l, struct gs_err *err);
+int gs_synclog_sync_now(struct gs_synclog *l, struct gs_err *err);
 
 /* Sync what is written, run or fail every waiter, stop and join the
  * syncer, free. The fd stays open. */
-void gs_evlog_close(struct gs_evlog *l);
+void gs_synclog_close(struct gs_synclog *l);
 
 #ifdef __cplusplus
 }

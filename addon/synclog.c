@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Durable append for the evidence logs: write on the caller's thread,
-// fdatasync on a syncer thread (see evlog.h).
+// fdatasync on a syncer thread (see synclog.h).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "evlog.h"
+#include "synclog.h"
 
 /* a write-ahead line nobody asked to sync is synced after this long */
 #define LAZY_SYNC_NS (5ULL * 1000 * 1000)
@@ -20,7 +20,7 @@ struct waiter {
 	void *arg;
 };
 
-struct gs_evlog {
+struct gs_synclog {
 	int fd;
 	uint64_t delay_ns;
 	void (*wake)(void *ctx);
@@ -40,11 +40,11 @@ struct gs_evlog {
 	/* JavaScript waits for durability: wake it after each sync (else only on failure) */
 	int want_wake;
 	struct waiter *head, *tail;
-	struct gs_evlog_stats st;
+	struct gs_synclog_stats st;
 };
 
 /* detach the waiters whose ticket is durable (all of them when err) */
-static struct waiter *take_ready(struct gs_evlog *l, int all)
+static struct waiter *take_ready(struct gs_synclog *l, int all)
 {
 	struct waiter *first = l->head, *last = NULL, *w = l->head;
 
@@ -72,11 +72,11 @@ static void run_waiters(struct waiter *w, int err)
 	}
 }
 
-static void cond_wait_until(struct gs_evlog *l, uint64_t deadline_mono)
+static void cond_wait_until(struct gs_synclog *l, uint64_t deadline_mono)
 {
 	struct timespec ts;
 
-	/* the condvar runs on CLOCK_MONOTONIC (see gs_evlog_open) */
+	/* the condvar runs on CLOCK_MONOTONIC (see gs_synclog_open) */
 	ts.tv_sec = (time_t)(deadline_mono / 1000000000ULL);
 	ts.tv_nsec = (long)(deadline_mono % 1000000000ULL);
 	pthread_cond_timedwait(&l->cv, &l->mu, &ts);
@@ -84,7 +84,7 @@ static void cond_wait_until(struct gs_evlog *l, uint64_t deadline_mono)
 
 static void *syncer(void *arg)
 {
-	struct gs_evlog *l = arg;
+	struct gs_synclog *l = arg;
 
 	gs_thread_answer_path();
 
@@ -164,9 +164,9 @@ static void *syncer(void *arg)
 	return NULL;
 }
 
-struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx, struct gs_err *err)
+struct gs_synclog *gs_synclog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx, struct gs_err *err)
 {
-	struct gs_evlog *l = calloc(1, sizeof(*l));
+	struct gs_synclog *l = calloc(1, sizeof(*l));
 	pthread_condattr_t ca;
 	int rc;
 
@@ -194,8 +194,8 @@ struct gs_evlog *gs_evlog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx
 	return l;
 }
 
-uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_t n_lines, int want_sync,
-			struct gs_err *err)
+uint64_t gs_synclog_write(struct gs_synclog *l, const void *buf, size_t len, uint32_t n_lines, int want_sync,
+			  struct gs_err *err)
 {
 	const char *p = buf;
 	size_t off = 0;
@@ -244,14 +244,14 @@ uint64_t gs_evlog_write(struct gs_evlog *l, const void *buf, size_t len, uint32_
 	return ticket;
 }
 
-void gs_evlog_want_wake(struct gs_evlog *l, int on)
+void gs_synclog_want_wake(struct gs_synclog *l, int on)
 {
 	pthread_mutex_lock(&l->mu);
 	l->want_wake = on;
 	pthread_mutex_unlock(&l->mu);
 }
 
-void gs_evlog_request(struct gs_evlog *l)
+void gs_synclog_request(struct gs_synclog *l)
 {
 	pthread_mutex_lock(&l->mu);
 	if (l->written > l->requested) {
@@ -269,17 +269,17 @@ void gs_evlog_request(struct gs_evlog *l)
 	pthread_mutex_unlock(&l->mu); \
 	return v
 
-uint64_t gs_evlog_written(struct gs_evlog *l)
+uint64_t gs_synclog_written(struct gs_synclog *l)
 {
 	LOCKED_READ(l->written);
 }
 
-uint64_t gs_evlog_durable(struct gs_evlog *l)
+uint64_t gs_synclog_durable(struct gs_synclog *l)
 {
 	LOCKED_READ(l->durable);
 }
 
-int gs_evlog_failed(struct gs_evlog *l)
+int gs_synclog_failed(struct gs_synclog *l)
 {
 	int v;
 
@@ -289,14 +289,14 @@ int gs_evlog_failed(struct gs_evlog *l)
 	return v;
 }
 
-void gs_evlog_stats(struct gs_evlog *l, struct gs_evlog_stats *out)
+void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out)
 {
 	pthread_mutex_lock(&l->mu);
 	*out = l->st;
 	pthread_mutex_unlock(&l->mu);
 }
 
-int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request)
+int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request)
 {
 	struct waiter *w;
 
@@ -344,7 +344,7 @@ int gs_evlog_when_durable(struct gs_evlog *l, uint64_t ticket, gs_durable_fn fn,
 	return 0;
 }
 
-int gs_evlog_sync_now(struct gs_evlog *l, struct gs_err *err)
+int gs_synclog_sync_now(struct gs_synclog *l, struct gs_err *err)
 {
 	uint64_t target;
 	struct waiter *ready;
@@ -376,7 +376,7 @@ int gs_evlog_sync_now(struct gs_evlog *l, struct gs_err *err)
 	return 0;
 }
 
-void gs_evlog_close(struct gs_evlog *l)
+void gs_synclog_close(struct gs_synclog *l)
 {
 	if (!l)
 		return;
