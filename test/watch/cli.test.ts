@@ -1,0 +1,113 @@
+// `gensee watch` end to end over files (no kernel, no supervisor): it follows
+// the operation's logs and the agent's stream as they grow, prints nudges on
+// stdout, attention on stderr, and ends once the operation no longer runs.
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawn } from 'node:child_process';
+import { createOperation, opDir, updateOperation } from '../../src/state/operation';
+import { appendOrder, destination, LogFeed } from '../../src/watch/feed';
+import { Watchdog } from '../../src/watch/signatures';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const GENSEE = path.join(ROOT, 'bin/gensee');
+const AT = '2026-12-01T10:00:00.000Z';
+
+function waitFor(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (cond()) return resolve();
+      if (Date.now() > until) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(check, 50);
+    };
+    check();
+  });
+}
+
+t.test('feed: log lines to watchdog calls; an adopted lease covers nothing', async (t) => {
+  t.equal(destination({ family: 'ipv6', address: '::1', port: 9 }), '[::1]:9');
+  t.equal(destination({ family: 'ipv4', address: '127.0.0.1', port: 9 }), '127.0.0.1:9');
+  const deny = { log: 'events' as const, v: { seq: 3, at: AT, type: 'boundary', event: { kind: 'egress_denied', control: 'ebpf/connect4', detail: 'x', target: '127.0.0.1:9', at: AT } } };
+  const allow = (seq: number, generation: number) => ({ log: 'counters' as const, v: { seq, at: AT, kind: 'allow', source: 'ebpf', generation, family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 9, delta: 1, total: 1 } });
+  const gen = (by: unknown, generation: number) => ({ log: 'counters' as const, v: { seq: 1, at: AT, kind: 'generation', generation, reason: 'operator_lease', by, family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 9 } });
+
+  // adopted from the kernel map (by: external): the reach is a defeat, naming both lines
+  let f = new LogFeed(new Watchdog(0));
+  f.line(deny, 1);
+  t.same(f.line(gen('external', 5), 2), []);
+  t.match(f.line(allow(12, 5), 3), [{ type: 'attention', signature: 'control_defeat', evidence: [3], refs: ['events:3', 'counters:12'] }]);
+  // an operator's lease through the control socket covers it
+  f = new LogFeed(new Watchdog(0));
+  f.line(deny, 1);
+  f.line(gen({ pid: 1, uid: 0 }, 5), 2);
+  t.same(f.line(allow(12, 5), 3), []);
+  // so does a resolution's lease, and a continue for a fault naming it
+  for (const action of ['retry_after_lease', 'continue_already_authorized']) {
+    f = new LogFeed(new Watchdog(0));
+    f.line(deny, 1);
+    f.line({ log: 'faults', v: { seq: 1, at: AT, kind: 'fault', fault_id: 'f1', fault: { effect: { network: { family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 9 } } } } }, 2);
+    const lease = action === 'retry_after_lease' ? { lease: { generation: 6, family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 9 } } : {};
+    f.line({ log: 'faults', v: { seq: 2, at: AT, kind: 'resolution', fault_id: 'f1', resolution: { fault_id: 'f1', action, reason: 'r', ...lease } } }, 3);
+    t.same(f.line(allow(13, 6), 4), [], action);
+  }
+  // one poll's lines in the order they were appended, a refusal before a lease at the same instant
+  const later = { log: 'faults' as const, v: { at: '2026-12-01T10:00:01.000Z' } };
+  const same = { log: 'faults' as const, v: { at: AT } };
+  t.same(appendOrder([later, same, deny]), [deny, same, later]);
+});
+
+t.test('gensee watch follows the files and ends with the operation', async (t) => {
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'gensee-watch-'));
+  t.teardown(() => fs.rmSync(state, { recursive: true, force: true }));
+  await createOperation(state, { id: 'w1', owner_uid: process.getuid!(), cgroup: '/sys/fs/cgroup/none', policy_hash: 'h', resolver: { pid: process.pid, start_time_ticks: 1 } });
+  const dir = opDir(state, 'w1');
+  const agent = path.join(state, 'agent.jsonl');
+  fs.writeFileSync(agent, '');
+  // an old refusal: before the watch started, so not in its trail
+  fs.writeFileSync(path.join(dir, 'events.jsonl'), JSON.stringify({ seq: 1, at: AT, type: 'boundary', event: { kind: 'egress_denied', control: 'ebpf/connect4', detail: 'x', target: '10.9.9.9:1', at: AT } }) + '\n');
+
+  const p = spawn(process.execPath, [GENSEE, 'watch', '--op', 'w1', '--state-dir', state, '--agent-events', agent, '--stall-after', '1h'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  p.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number | null>((r) => p.on('exit', (c) => r(c)));
+  await new Promise((r) => setTimeout(r, 700));
+
+  const deny = JSON.stringify({ type: 'tool_result', tool_id: 'fetch', errored: true, denial: { class: 'network', hint: 'use the proxy' }, at: AT });
+  fs.appendFileSync(agent, deny + '\n' + 'not json\n' + deny.slice(0, 20));
+  fs.appendFileSync(agent, deny.slice(20) + '\n');
+  await waitFor('a nudge', () => stdout.includes('"nudge"'));
+  const nudge = JSON.parse(stdout.trim().split('\n')[0]) as Record<string, unknown>;
+  t.match(nudge, { type: 'nudge', signature: 'hint_loop', class: 'network', hint: 'use the proxy', nudge: 1 });
+  t.match(stderr, /agent-events line 2: not JSON/);
+
+  fs.appendFileSync(path.join(dir, 'events.jsonl'), JSON.stringify({ seq: 2, at: AT, type: 'boundary', event: { kind: 'egress_denied', control: 'ebpf/connect4', detail: 'x', target: '127.0.0.1:9', at: AT } }) + '\n');
+  await new Promise((r) => setTimeout(r, 400));
+  fs.appendFileSync(path.join(dir, 'counters.jsonl'), [1, 2].map((seq) => JSON.stringify({ seq, at: AT, kind: 'allow', source: 'ebpf', generation: 4, family: 'ipv4', protocol: 'tcp', address: seq === 1 ? '10.9.9.9' : '127.0.0.1', port: seq === 1 ? 1 : 9, delta: 3, total: 3 })).join('\n') + '\n');
+  await waitFor('attention', () => /E_ATTENTION/.test(stderr));
+  t.match(stderr, /E_ATTENTION: control_defeat: 127\.0\.0\.1:9 .*evidence events 2; refs events:2 counters:2/);
+  t.notMatch(stderr, /10\.9\.9\.9/, 'the refusal from before the watch is not evidence');
+  t.notMatch(stdout, /attention/, 'attention is not a nudge');
+
+  await updateOperation(state, 'w1', { resolver: null });
+  const code = await exited;
+  t.equal(code, 0, 'ends once the operation no longer runs');
+  t.match(stderr, /attention cleared \(operation_stopped\)/);
+});
+
+t.test('gensee watch: bad usage', async (t) => {
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, [GENSEE, 'watch', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      p.on('exit', (code) => resolve({ code, stderr }));
+    });
+  const r = await run(['--op', 'w1']);
+  t.equal(r.code, 2);
+  t.match(r.stderr, /--agent-events/);
+  t.equal((await run(['--op', 'w1', '--agent-events', '-', '--max-nudges', 'x'])).code, 2);
+});
