@@ -13,6 +13,7 @@ import * as ls from './ls';
 import * as stop from './stop';
 import * as verify from './verify';
 import * as oci from './oci';
+import * as watch from './watch';
 
 type Command = (argv: string[]) => number | Promise<number>;
 
@@ -27,6 +28,7 @@ const commands: Record<string, Command> = {
   stop: stop.run,
   verify: verify.run,
   'oci-listener': oci.run,
+  watch: watch.run,
   run: (argv) => {
     if (argv[0] === 'fault') return runfault.run(argv.slice(1));
     return runcmd.run(argv);
@@ -44,6 +46,7 @@ const usages: Record<string, string> = {
   stop: stop.usage,
   verify: verify.usage,
   'oci-listener': oci.usage,
+  watch: watch.usage,
   run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
 };
 
@@ -66,6 +69,7 @@ const USAGE = `usage: gensee <command> [options]
   ls                    every operation: condition, resolver, hooks, workload identity
   stop                  end an operation: kill its cgroup, then remove hooks and pins, record the stop
   verify                check the evidence hash chains and fault/resolution pairing
+  watch                 the watchdog: a workload's events + the boundary → nudges, attention
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
 
 export function formatError(e: unknown): { line: string; code: number } {
