@@ -20,6 +20,12 @@ import { Resolver } from './resolver/resolver';
 import { SupervisorServer, AnswerLatency } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
 import { readStartTimeTicks } from './resolver/subject';
+import { LogHub } from './events/hub';
+import { EventLog } from './events/log';
+import { reportResolver } from './events/reporter';
+import { ensureToken } from './events/token';
+import { startEventStream, EventStream, StreamListen } from './events/stream';
+import type { ControlRequest } from './counters/control-types';
 
 export const POLICY_MAX_BYTES = 64 * 1024;
 
@@ -69,6 +75,8 @@ export interface SupervisorOptions {
   nft?: boolean;
   /** counter sampling period (default 1000 ms) */
   sampleIntervalMs?: number;
+  /** also serve the live stream on loopback TCP (events.sock is always served) */
+  listen?: StreamListen;
 }
 
 export class Supervisor {
@@ -89,6 +97,10 @@ export class Supervisor {
   }
   private readonly loop: RejectLoop;
   private readonly faults: ChainedLog;
+  /** events.jsonl: boundary events and attention (src/events/log.ts) */
+  readonly events: EventLog;
+  /** the live stream on events.sock (and --listen) */
+  readonly stream: EventStream;
   private readonly detachOnExit: boolean;
   private stopped = false;
   /** the resolver answers operation_not_active once this is false */
@@ -104,9 +116,13 @@ export class Supervisor {
     server: SupervisorServer;
     loop: RejectLoop;
     faults: ChainedLog;
+    events: EventLog;
+    stream: EventStream;
     reconciled: Supervisor['reconciled'];
     live: { active: boolean };
   }) {
+    this.events = x.events;
+    this.stream = x.stream;
     this.live = x.live;
     this.op = x.o.op;
     this.stateDir = x.o.stateDir;
@@ -148,6 +164,8 @@ export class Supervisor {
     }
     if (!pinned) attachHooks(o.op, cgroup);
     let envelope: Envelope | null = null;
+    let events: EventLog | null = null;
+    let stream: EventStream | null = null;
     try {
       const record = await createOperation(
         o.stateDir,
@@ -166,9 +184,11 @@ export class Supervisor {
       reconciled.dropped.push(...otherBoot.map(leaseKey));
       const dir = opDir(o.stateDir, o.op);
       // group commit without a window: a batch forms while the previous fdatasync runs
-      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'));
+      const hub = new LogHub();
+      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), { onLine: (seq, text) => hub.publish('faults', seq, text) });
       // a resolver that died left its open faults unanswered: say so, first
       const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
+      events = EventLog.open(dir, { hub, onError });
       if (existing) {
         const abandoned = await closeOpenFaults(faults, 'resolver_died');
         const removed = await network.removeUnanswered(abandoned.intents);
@@ -185,6 +205,7 @@ export class Supervisor {
         network,
       });
       resolver.on('backend_error', onError);
+      const ev = events;
       envelope = await Envelope.open({
         stateDir: o.stateDir,
         op: o.op,
@@ -199,16 +220,40 @@ export class Supervisor {
         intervalMs: o.sampleIntervalMs,
         onError,
         refusals: resolver,
+        hub,
+        attention: (req) => attentionCommand(ev, req),
       });
+      const recorder = envelope.recorder;
+      reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason) });
       // the resolver's installs are reported to the envelope's ledger (src/counters/installs.ts)
       network.reportTo(envelope.installs);
       const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
       await server.listen();
-      const loop = startRejectLoop(dp, resolver, onError);
-      const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, reconciled, live });
+      const token = await ensureToken(dir);
+      let dropSeq = 0;
+      stream = await startEventStream({
+        dir,
+        hub,
+        token,
+        listen: o.listen,
+        ownerUid,
+        // a wrong or missing token is a refused peer like any other: faults.jsonl and a peer_refused event
+        onRefused: (r) => void resolver.refuse('unauthenticated_peer', `events.sock: HTTP ${r.status}: ${r.reason} (${r.peer})`, { via: 'socket', socket: 'events.sock' }).catch(onError),
+        onDropped: (d) => {
+          try {
+            faults.appendTicket({ kind: 'subscriber_dropped', fault_id: `stream-drop-${process.pid}-${++dropSeq}`, peer: d.peer, reason: d.reason, queued_bytes: d.queued_bytes, sent: d.sent }, true);
+          } catch (e) {
+            onError(e as Error);
+          }
+        },
+      });
+      const loop = startRejectLoop(dp, resolver, onError, ev);
+      const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, events: ev, stream, reconciled, live });
       sup.envelope = envelope;
       return sup;
     } catch (e) {
+      await stream?.close().catch(() => undefined);
+      await events?.close().catch(() => undefined);
       // the sampler's last reading, its control socket; the nft table goes with hooks we attached
       await envelope?.stop({ removeNft: !pinned }).catch(() => undefined);
       // hooks this call attached come off again; pre-existing pins stay (failing closed)
@@ -278,6 +323,7 @@ export class Supervisor {
     this.loop.stop();
     await this.server.close();
     await this.loop.idle();
+    await this.stream.close();
     // final harvest; the nft table goes with the hooks (close or detach)
     await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) });
     await this.resolver.network.flush();
@@ -286,6 +332,8 @@ export class Supervisor {
       process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us, ${s.slowSyncs} over 1 ms\n`);
     }
     await this.faults.close();
+    // the operation stopping clears attention in force
+    await this.events.close({ stopping: true });
     this.dp.close();
     if (opts.close) {
       this.live.active = false;
@@ -305,4 +353,23 @@ export class Supervisor {
       detachHooks(this.op);
     }
   }
+}
+
+/** control.sock's attention commands, from `gensee watch` (src/events/attention-client.ts) */
+function attentionCommand(
+  events: EventLog,
+  req: Extract<ControlRequest, { command: 'attention_raise' | 'attention_clear' }>,
+): Record<string, unknown> {
+  if (req.command === 'attention_clear') {
+    if (req.by !== 'person_message') throw new GenseeError('E_SCHEMA', `attention_clear: by must be person_message, not ${JSON.stringify(req.by)}`);
+    return { seq: events.clearAttention('person_message') };
+  }
+  if (req.signature !== 'hint_loop' && req.signature !== 'stall' && req.signature !== 'control_defeat') {
+    throw new GenseeError('E_SCHEMA', `attention_raise: unknown signature ${JSON.stringify(req.signature)}`);
+  }
+  if (!req.detail) throw new GenseeError('E_SCHEMA', 'attention_raise: detail is empty');
+  if (req.evidence.length > 64 || req.refs.length > 64) throw new GenseeError('E_SCHEMA', 'attention_raise: at most 64 evidence entries and 64 refs');
+  if (req.evidence.some((n) => !Number.isSafeInteger(n) || n < 1 || n > events.seq)) throw new GenseeError('E_SCHEMA', 'attention_raise: evidence must be seqs of lines in events.jsonl');
+  if (req.refs.some((r) => !/^(faults|counters|events):[1-9][0-9]{0,14}$/.test(r))) throw new GenseeError('E_SCHEMA', 'attention_raise: refs must be LOG:SEQ');
+  return { seq: events.raiseAttention(req.signature, req.detail, req.evidence, req.refs) };
 }

@@ -2,6 +2,7 @@
 // The main job: create an operation (cgroup, hooks, resolver, seccomp pause),
 // run CMD inside it from its first instruction, print faults and resolutions
 // as they happen, leave the evidence. Exit code is CMD's.
+import { parseListen } from '../events/stream';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +20,7 @@ import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] -- CMD ARGS…';
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
@@ -40,6 +41,7 @@ export async function run(argv: string[]): Promise<number> {
     json: { type: 'boolean' },
     nft: { type: 'boolean' },
     'keep-hooks': { type: 'boolean' },
+    listen: { type: 'string' },
   }, false);
   if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)', 1);
   const op = values.op !== undefined ? requireOp(values.op) : `run-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -48,6 +50,7 @@ export async function run(argv: string[]): Promise<number> {
   const identity: WorkloadIdentityOption = hostRoot ? { kind: 'host_root' } : values.user !== undefined ? { kind: 'user', user: values.user } : { kind: 'userns', ...workloadIdFor(op) };
   const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
   const json = values.flags.has('json');
+  const listen = values.listen !== undefined ? parseListen(values.listen) : undefined;
   const stateDir = resolveStateDir(values['state-dir']);
   const say = (line: string) => liveOut(line);
 
@@ -74,7 +77,7 @@ export async function run(argv: string[]): Promise<number> {
       (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
     );
   try {
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), listen, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
     sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
     const key = await readKey(stateDir, op);

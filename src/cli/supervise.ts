@@ -3,13 +3,14 @@
 // On exit the hooks stay pinned, failing closed; with --detach-on-exit every
 // process in the cgroup is killed first (kill, then detach: nothing in it
 // ever runs without hooks).
+import { parseListen } from '../events/stream';
 import { parse, requireOp, out, liveOut } from './args';
 import { GenseeError } from '../errors';
 import { Supervisor, loadPolicyFile } from '../supervisor';
 import { resolveStateDir } from '../state/operation';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]...';
+export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, {
@@ -18,6 +19,7 @@ export async function run(argv: string[]): Promise<number> {
     policy: { type: 'string' },
     owner: { type: 'string' },
     peer: { type: 'string', multiple: true },
+    listen: { type: 'string' },
     'detach-on-exit': { type: 'boolean' },
     nft: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -42,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     peers: values.lists.peer,
     detachOnExit: values.flags.has('detach-on-exit'),
     nft: values.flags.has('nft'),
+    listen: values.listen !== undefined ? parseListen(values.listen) : undefined,
   });
   sup.resolver.on('resolved', (e) => liveOut(formatResolved(e, json)));
   sup.resolver.on('refused', (e) => liveOut(formatRefused(e, json)));

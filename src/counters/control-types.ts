@@ -9,7 +9,9 @@ export interface ControlPeer {
 export type ControlRequest =
   | { schema: 1; command: 'policy_apply'; policy_text: string }
   | { schema: 1; command: 'lease_add'; protocol: string; address: string; port: number; ttl_ms: number; max_uses: number }
-  | { schema: 1; command: 'lease_rm'; protocol: string; address: string; port: number };
+  | { schema: 1; command: 'lease_rm'; protocol: string; address: string; port: number }
+  | { schema: 1; command: 'attention_raise'; signature: string; detail: string; evidence: number[]; refs: string[] }
+  | { schema: 1; command: 'attention_clear'; by: string };
 
 /** Carries out one request; its result is the reply's fields. A GenseeError's code is the reply's error code. */
 export type ControlHandler = (req: ControlRequest, peer: ControlPeer) => Promise<Record<string, unknown>>;

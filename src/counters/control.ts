@@ -93,17 +93,40 @@ export function decodeRequest(body: Uint8Array): ControlRequest {
     return { schema: 1, command: 'lease_add', ...tupleOf(m.lease_add.tuple), ttl_ms: typeof ttl === 'number' ? ttl : Number(ttl ?? 0), max_uses: m.lease_add.max_uses ?? 0 };
   }
   if (m.lease_rm) return { schema: 1, command: 'lease_rm', ...tupleOf(m.lease_rm.tuple) };
+  if (m.attention_raise) {
+    const a = m.attention_raise;
+    return {
+      schema: 1,
+      command: 'attention_raise',
+      signature: a.signature ?? '',
+      detail: a.detail ?? '',
+      evidence: (a.evidence ?? []).map((n) => Number(n)),
+      refs: a.refs ?? [],
+    };
+  }
+  if (m.attention_clear) return { schema: 1, command: 'attention_clear', by: m.attention_clear.by ?? '' };
   throw new GenseeError('E_SCHEMA', 'control request: no command');
 }
 
 export function encodeRequest(r: ControlRequest): Buffer {
-  const tuple = r.command === 'policy_apply' ? null : { protocol: r.protocol, address: r.address, port: r.port };
-  const m: gensee.v2.IControlRequest =
-    r.command === 'policy_apply'
-      ? { schema: CONTROL_SCHEMA, policy_apply: { policy_text: r.policy_text, policy_hash: policyHash(r.policy_text) } }
-      : r.command === 'lease_add'
-        ? { schema: CONTROL_SCHEMA, lease_add: { tuple, ttl_ms: r.ttl_ms, max_uses: r.max_uses } }
-        : { schema: CONTROL_SCHEMA, lease_rm: { tuple } };
+  let m: gensee.v2.IControlRequest;
+  switch (r.command) {
+    case 'policy_apply':
+      m = { schema: CONTROL_SCHEMA, policy_apply: { policy_text: r.policy_text, policy_hash: policyHash(r.policy_text) } };
+      break;
+    case 'lease_add':
+      m = { schema: CONTROL_SCHEMA, lease_add: { tuple: { protocol: r.protocol, address: r.address, port: r.port }, ttl_ms: r.ttl_ms, max_uses: r.max_uses } };
+      break;
+    case 'lease_rm':
+      m = { schema: CONTROL_SCHEMA, lease_rm: { tuple: { protocol: r.protocol, address: r.address, port: r.port } } };
+      break;
+    case 'attention_raise':
+      m = { schema: CONTROL_SCHEMA, attention_raise: { signature: r.signature, detail: r.detail, evidence: r.evidence, refs: r.refs } };
+      break;
+    case 'attention_clear':
+      m = { schema: CONTROL_SCHEMA, attention_clear: { by: r.by } };
+      break;
+  }
   return Buffer.from(pb.ControlRequest.encode(m).finish());
 }
 
@@ -170,7 +193,7 @@ export class ControlServer {
     let ticket: number | undefined;
     if (this.o.refusals) {
       const who: PeerInfo | undefined = peer ? { pid: peer.pid, uid: peer.uid, gid: gid ?? 0 } : undefined;
-      ticket = this.o.refusals.refuseTicket(reason, `control.sock: ${code}: ${detail}`, { via: 'socket', peer: who }, `control-refused-${process.pid}-${++this.refusalSeq}`).ticket;
+      ticket = this.o.refusals.refuseTicket(reason, `control.sock: ${code}: ${detail}`, { via: 'socket', socket: 'control.sock', peer: who }, `control-refused-${process.pid}-${++this.refusalSeq}`).ticket;
     }
     this.answer(id, { ok: false, code, error: detail }, ticket);
   }

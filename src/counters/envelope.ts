@@ -48,6 +48,7 @@ import type { Policy } from '../protocol/types';
 import { LeaseRecord, NetworkRecord, findLease, leaseKey } from '../state/network';
 import { updateOperation } from '../state/operation';
 import { ControlServer, CONTROL_SOCKET } from './control';
+import type { LogHub } from '../events/hub';
 import type { Resolver } from '../resolver/resolver';
 import type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
 import { compact, editLeases, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
@@ -77,6 +78,10 @@ export interface EnvelopeOptions {
   onError: (e: Error) => void;
   /** where control.sock's refusals are recorded (faults.jsonl), like any refused peer */
   refusals?: Pick<Resolver, 'refuseTicket' | 'log'>;
+  /** told of every counters.jsonl line (the live stream) */
+  hub?: LogHub;
+  /** the watchdog's attention commands (events.jsonl is not the envelope's: src/events/log.ts) */
+  attention?: (req: Extract<ControlRequest, { command: 'attention_raise' | 'attention_clear' }>, peer: ControlPeer) => Record<string, unknown>;
 }
 
 /** step 2 of a change under traffic: what it ended, and what follows the final harvest */
@@ -132,7 +137,7 @@ export class Envelope {
   }
 
   static async open(o: EnvelopeOptions): Promise<Envelope> {
-    const recorder = await CounterRecorder.open({ stateDir: o.stateDir, op: o.op, dp: o.dp, network: o.network, intervalMs: o.intervalMs ?? SAMPLE_INTERVAL_MS, onError: o.onError });
+    const recorder = await CounterRecorder.open({ stateDir: o.stateDir, op: o.op, dp: o.dp, network: o.network, intervalMs: o.intervalMs ?? SAMPLE_INTERVAL_MS, onError: o.onError, hub: o.hub });
     const env = new Envelope(o, recorder);
     try {
       await env.init();
@@ -402,6 +407,10 @@ export class Envelope {
       }
       case 'lease_rm':
         return this.revokeLease(this.tupleArg(req.protocol, req.address, req.port), peer);
+      case 'attention_raise':
+      case 'attention_clear':
+        if (!this.o.attention) throw new GenseeError('E_STATE', 'this supervisor keeps no events.jsonl', 1);
+        return this.o.attention(req, peer);
       default:
         throw new GenseeError('E_SCHEMA', 'unknown command');
     }

@@ -8,6 +8,9 @@
 // are added by the chain). Lines of one reading share `at`. Kinds:
 //   allow            {source:"ebpf"|"nft", generation, family, protocol, address, port, delta, total}
 //   deny             {source:"ebpf", reason:"no_lease"|"expired"|"exhausted", family, protocol, address, port, delta, total}
+//                    {source:"resolver", reason:<deny reason>, family, protocol, address, port, delta}
+//                    a paused call the resolver denied never reaches the hook: counted
+//                    here (no kernel counter, so no total; not in the totals either)
 //                    {source:"nft", reason:"nft_default_deny", delta, total}
 //   lost_events      {delta, total}          ring-buffer events the kernel could not deliver
 //   counter_full     {delta, total}          counts the kernel could not key (counter map full)
@@ -32,6 +35,7 @@
 import * as path from 'node:path';
 import { Tuple } from '../addr';
 import { DataPlane } from '../dataplane';
+import type { LogHub } from '../events/hub';
 import { ChainedLog, LogFields } from '../evidence/chain';
 import type { NetworkBackend } from '../backends/network';
 import { NftBackend, NftCounters } from '../backends/nft';
@@ -61,6 +65,7 @@ export interface RecorderOptions {
   network: NetworkBackend;
   intervalMs: number;
   onError: (e: Error) => void;
+  hub?: LogHub;
 }
 
 export function tupleOf(l: { family: Tuple['family']; protocol: Tuple['protocol']; address: string; port: number }): Tuple {
@@ -82,6 +87,8 @@ export class CounterRecorder {
   private totalsText = '';
   private networkBehind = false;
   private networkDue = 0;
+  /** denials decided at the pause layer since the last reading, by destination and reason */
+  private refusals = new Map<string, { t: Tuple; reason: string; n: number }>();
 
   private constructor(o: RecorderOptions, log: ChainedLog, sampler: Sampler) {
     this.o = o;
@@ -95,7 +102,7 @@ export class CounterRecorder {
     // Nobody waits on a counters line (a lease's durable record is its resolution
     // line in faults.jsonl): batch them for up to 250 ms so they never add an
     // fdatasync per fault on the answer path.
-    const log = await ChainedLog.open(path.join(dir, COUNTERS_FILE), { groupWindowMs: 250 });
+    const log = await ChainedLog.open(path.join(dir, COUNTERS_FILE), { groupWindowMs: 250, onLine: o.hub ? (seq, text) => o.hub!.publish('counters', seq, text) : undefined });
     const res = await resume(dir, log.seq, log.lastHash);
     if (res.from === 'none') {
       const t = o.network.record.totals;
@@ -124,9 +131,30 @@ export class CounterRecorder {
     if (lines.length) this.snapshotDirty = true;
   }
 
-  /** Read the eBPF counters and stats: the lines of the deltas since the last reading. */
+  /**
+   * Read the eBPF counters and stats: the lines of the deltas since the last
+   * reading, with the pause layer's denials since then.
+   */
   sample(): SampleResult {
-    return this.sampler.sample();
+    const s = this.sampler.sample();
+    if (this.refusals.size === 0) return s;
+    const lines = [...s.lines];
+    let n = 0;
+    for (const r of this.refusals.values()) {
+      lines.push({ kind: 'deny', source: 'resolver', reason: r.reason, ...dest(r.t), delta: r.n });
+      n += r.n;
+    }
+    this.refusals.clear();
+    this.snapshotDirty = true;
+    return { lines, changed: s.changed + n };
+  }
+
+  /** A paused call to t that the resolver denied (it never reaches the hook's counters). */
+  countRefusal(t: Tuple, reason: string): void {
+    const k = `${reason}|${t.family}|${t.protocol}|${t.address}|${t.port}`;
+    const e = this.refusals.get(k);
+    if (e) e.n++;
+    else this.refusals.set(k, { t, reason, n: 1 });
   }
 
   endedLines(ended: Ended[]): LogFields[] {

@@ -78,11 +78,51 @@ export namespace gensee {
             public toJSON(): { [k: string]: any };
         }
 
+        interface IAttentionRaise {
+            signature?: (string|null);
+            detail?: (string|null);
+            evidence?: ((number|Long)[]|null);
+            refs?: (string[]|null);
+        }
+
+        class AttentionRaise implements IAttentionRaise {
+            constructor(properties?: gensee.v2.IAttentionRaise);
+            public signature: string;
+            public detail: string;
+            public evidence: (number|Long)[];
+            public refs: string[];
+            public static create(properties?: gensee.v2.IAttentionRaise): gensee.v2.AttentionRaise;
+            public static encode(message: gensee.v2.IAttentionRaise, writer?: $protobuf.Writer): $protobuf.Writer;
+            public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.AttentionRaise;
+            public static verify(message: { [k: string]: any }): (string|null);
+            public static fromObject(object: { [k: string]: any }): gensee.v2.AttentionRaise;
+            public static toObject(message: gensee.v2.AttentionRaise, options?: $protobuf.IConversionOptions): { [k: string]: any };
+            public toJSON(): { [k: string]: any };
+        }
+
+        interface IAttentionClear {
+            by?: (string|null);
+        }
+
+        class AttentionClear implements IAttentionClear {
+            constructor(properties?: gensee.v2.IAttentionClear);
+            public by: string;
+            public static create(properties?: gensee.v2.IAttentionClear): gensee.v2.AttentionClear;
+            public static encode(message: gensee.v2.IAttentionClear, writer?: $protobuf.Writer): $protobuf.Writer;
+            public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.AttentionClear;
+            public static verify(message: { [k: string]: any }): (string|null);
+            public static fromObject(object: { [k: string]: any }): gensee.v2.AttentionClear;
+            public static toObject(message: gensee.v2.AttentionClear, options?: $protobuf.IConversionOptions): { [k: string]: any };
+            public toJSON(): { [k: string]: any };
+        }
+
         interface IControlRequest {
             schema?: (number|null);
             policy_apply?: (gensee.v2.IPolicyApply|null);
             lease_add?: (gensee.v2.ILeaseAdd|null);
             lease_rm?: (gensee.v2.ILeaseRm|null);
+            attention_raise?: (gensee.v2.IAttentionRaise|null);
+            attention_clear?: (gensee.v2.IAttentionClear|null);
         }
 
         class ControlRequest implements IControlRequest {
@@ -91,7 +131,9 @@ export namespace gensee {
             public policy_apply?: (gensee.v2.IPolicyApply|null);
             public lease_add?: (gensee.v2.ILeaseAdd|null);
             public lease_rm?: (gensee.v2.ILeaseRm|null);
-            public command?: ("policy_apply"|"lease_add"|"lease_rm");
+            public attention_raise?: (gensee.v2.IAttentionRaise|null);
+            public attention_clear?: (gensee.v2.IAttentionClear|null);
+            public command?: ("policy_apply"|"lease_add"|"lease_rm"|"attention_raise"|"attention_clear");
             public static create(properties?: gensee.v2.IControlRequest): gensee.v2.ControlRequest;
             public static encode(message: gensee.v2.IControlRequest, writer?: $protobuf.Writer): $protobuf.Writer;
             public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.ControlRequest;

@@ -963,6 +963,532 @@ $root.gensee = (function() {
             return LeaseRm;
         })();
 
+        v2.AttentionRaise = (function() {
+
+            /**
+             * Properties of an AttentionRaise.
+             * @memberof gensee.v2
+             * @interface IAttentionRaise
+             * @property {string|null} [signature] AttentionRaise signature
+             * @property {string|null} [detail] AttentionRaise detail
+             * @property {Array.<number|Long>|null} [evidence] AttentionRaise evidence
+             * @property {Array.<string>|null} [refs] AttentionRaise refs
+             */
+
+            /**
+             * Constructs a new AttentionRaise.
+             * @memberof gensee.v2
+             * @classdesc Represents an AttentionRaise.
+             * @implements IAttentionRaise
+             * @constructor
+             * @param {gensee.v2.IAttentionRaise=} [properties] Properties to set
+             */
+            function AttentionRaise(properties) {
+                this.evidence = [];
+                this.refs = [];
+                if (properties)
+                    for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            }
+
+            /**
+             * AttentionRaise signature.
+             * @member {string} signature
+             * @memberof gensee.v2.AttentionRaise
+             * @instance
+             */
+            AttentionRaise.prototype.signature = "";
+
+            /**
+             * AttentionRaise detail.
+             * @member {string} detail
+             * @memberof gensee.v2.AttentionRaise
+             * @instance
+             */
+            AttentionRaise.prototype.detail = "";
+
+            /**
+             * AttentionRaise evidence.
+             * @member {Array.<number|Long>} evidence
+             * @memberof gensee.v2.AttentionRaise
+             * @instance
+             */
+            AttentionRaise.prototype.evidence = $util.emptyArray;
+
+            /**
+             * AttentionRaise refs.
+             * @member {Array.<string>} refs
+             * @memberof gensee.v2.AttentionRaise
+             * @instance
+             */
+            AttentionRaise.prototype.refs = $util.emptyArray;
+
+            /**
+             * Creates a new AttentionRaise instance using the specified properties.
+             * @function create
+             * @memberof gensee.v2.AttentionRaise
+             * @static
+             * @param {gensee.v2.IAttentionRaise=} [properties] Properties to set
+             * @returns {gensee.v2.AttentionRaise} AttentionRaise instance
+             */
+            AttentionRaise.create = function create(properties) {
+                return new AttentionRaise(properties);
+            };
+
+            /**
+             * Encodes the specified AttentionRaise message. Does not implicitly {@link gensee.v2.AttentionRaise.verify|verify} messages.
+             * @function encode
+             * @memberof gensee.v2.AttentionRaise
+             * @static
+             * @param {gensee.v2.IAttentionRaise} message AttentionRaise message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            AttentionRaise.encode = function encode(message, writer, q) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (message.signature != null && Object.hasOwnProperty.call(message, "signature"))
+                    writer.uint32(/* id 1, wireType 2 =*/10).string(message.signature);
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    writer.uint32(/* id 2, wireType 2 =*/18).string(message.detail);
+                if (message.evidence != null && message.evidence.length) {
+                    writer.uint32(/* id 3, wireType 2 =*/26).fork();
+                    for (var i = 0; i < message.evidence.length; ++i)
+                        writer.uint64(message.evidence[i]);
+                    writer.ldelim();
+                }
+                if (message.refs != null && message.refs.length)
+                    for (var i = 0; i < message.refs.length; ++i)
+                        writer.uint32(/* id 4, wireType 2 =*/34).string(message.refs[i]);
+                return writer;
+            };
+
+            /**
+             * Decodes an AttentionRaise message from the specified reader or buffer.
+             * @function decode
+             * @memberof gensee.v2.AttentionRaise
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {gensee.v2.AttentionRaise} AttentionRaise
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            AttentionRaise.decode = function decode(reader, length, error, long) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (long === undefined)
+                    long = 0;
+                if (long > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var end, message;
+                if (length === undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = new $root.gensee.v2.AttentionRaise();
+                while (reader.pos < end) {
+                    var tag = reader.uint32();
+                    if (tag === error)
+                        break;
+                    switch (tag >>> 3) {
+                    case 1: {
+                            message.signature = reader.string();
+                            break;
+                        }
+                    case 2: {
+                            message.detail = reader.string();
+                            break;
+                        }
+                    case 3: {
+                            if (!(message.evidence && message.evidence.length))
+                                message.evidence = [];
+                            if ((tag & 7) === 2) {
+                                var end2 = reader.uint32() + reader.pos;
+                                if (end2 > reader.len)
+                                    throw RangeError("index out of range");
+                                reader.len = end2;
+                                while (reader.pos < end2)
+                                    message.evidence.push(reader.uint64());
+                                if (reader.pos !== end2)
+                                    throw RangeError("index out of range");
+                                reader.len = end;
+                            } else
+                                message.evidence.push(reader.uint64());
+                            break;
+                        }
+                    case 4: {
+                            if (!(message.refs && message.refs.length))
+                                message.refs = [];
+                            message.refs.push(reader.string());
+                            break;
+                        }
+                    default:
+                        reader.skipType(tag & 7, long);
+                        break;
+                    }
+                }
+                if (length !== undefined) {
+                    if (reader.pos !== end)
+                        throw RangeError("index out of range");
+                    reader.len = length;
+                }
+                return message;
+            };
+
+            /**
+             * Verifies an AttentionRaise message.
+             * @function verify
+             * @memberof gensee.v2.AttentionRaise
+             * @static
+             * @param {Object.<string,*>} message Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            AttentionRaise.verify = function verify(message, long) {
+                if (typeof message !== "object" || message === null)
+                    return "object expected";
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (message.signature != null && Object.hasOwnProperty.call(message, "signature"))
+                    if (!$util.isString(message.signature))
+                        return "signature: string expected";
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    if (!$util.isString(message.detail))
+                        return "detail: string expected";
+                if (message.evidence != null && Object.hasOwnProperty.call(message, "evidence")) {
+                    if (!Array.isArray(message.evidence))
+                        return "evidence: array expected";
+                    for (var i = 0; i < message.evidence.length; ++i)
+                        if (!$util.isInteger(message.evidence[i]) && !(message.evidence[i] && $util.isInteger(message.evidence[i].low) && $util.isInteger(message.evidence[i].high)))
+                            return "evidence: integer|Long[] expected";
+                }
+                if (message.refs != null && Object.hasOwnProperty.call(message, "refs")) {
+                    if (!Array.isArray(message.refs))
+                        return "refs: array expected";
+                    for (var i = 0; i < message.refs.length; ++i)
+                        if (!$util.isString(message.refs[i]))
+                            return "refs: string[] expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates an AttentionRaise message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof gensee.v2.AttentionRaise
+             * @static
+             * @param {Object.<string,*>} object Plain object
+             * @returns {gensee.v2.AttentionRaise} AttentionRaise
+             */
+            AttentionRaise.fromObject = function fromObject(object, long) {
+                if (object instanceof $root.gensee.v2.AttentionRaise)
+                    return object;
+                if (!$util.isObject(object))
+                    throw TypeError(".gensee.v2.AttentionRaise: object expected");
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var message = new $root.gensee.v2.AttentionRaise();
+                if (object.signature != null)
+                    message.signature = String(object.signature);
+                if (object.detail != null)
+                    message.detail = String(object.detail);
+                if (object.evidence) {
+                    if (!Array.isArray(object.evidence))
+                        throw TypeError(".gensee.v2.AttentionRaise.evidence: array expected");
+                    message.evidence = [];
+                    for (var i = 0; i < object.evidence.length; ++i)
+                        if ($util.Long)
+                            message.evidence[i] = $util.Long.fromValue(object.evidence[i], true);
+                        else if (typeof object.evidence[i] === "string")
+                            message.evidence[i] = parseInt(object.evidence[i], 10);
+                        else if (typeof object.evidence[i] === "number")
+                            message.evidence[i] = object.evidence[i];
+                        else if (typeof object.evidence[i] === "object")
+                            message.evidence[i] = new $util.LongBits(object.evidence[i].low >>> 0, object.evidence[i].high >>> 0).toNumber(true);
+                }
+                if (object.refs) {
+                    if (!Array.isArray(object.refs))
+                        throw TypeError(".gensee.v2.AttentionRaise.refs: array expected");
+                    message.refs = [];
+                    for (var i = 0; i < object.refs.length; ++i)
+                        message.refs[i] = String(object.refs[i]);
+                }
+                return message;
+            };
+
+            /**
+             * Creates a plain object from an AttentionRaise message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof gensee.v2.AttentionRaise
+             * @static
+             * @param {gensee.v2.AttentionRaise} message AttentionRaise
+             * @param {$protobuf.IConversionOptions} [options] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            AttentionRaise.toObject = function toObject(message, options, q) {
+                if (!options)
+                    options = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var object = {};
+                if (options.arrays || options.defaults) {
+                    object.evidence = [];
+                    object.refs = [];
+                }
+                if (options.defaults) {
+                    object.signature = "";
+                    object.detail = "";
+                }
+                if (message.signature != null && Object.hasOwnProperty.call(message, "signature"))
+                    object.signature = message.signature;
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    object.detail = message.detail;
+                if (message.evidence && message.evidence.length) {
+                    object.evidence = [];
+                    for (var j = 0; j < message.evidence.length; ++j)
+                        if (typeof BigInt !== "undefined" && options.longs === BigInt)
+                            object.evidence[j] = typeof message.evidence[j] === "number" ? BigInt(message.evidence[j]) : $util.Long.fromBits(message.evidence[j].low >>> 0, message.evidence[j].high >>> 0, true).toBigInt();
+                        else if (typeof message.evidence[j] === "number")
+                            object.evidence[j] = options.longs === String ? String(message.evidence[j]) : message.evidence[j];
+                        else
+                            object.evidence[j] = options.longs === String ? $util.Long.prototype.toString.call(message.evidence[j]) : options.longs === Number ? new $util.LongBits(message.evidence[j].low >>> 0, message.evidence[j].high >>> 0).toNumber(true) : message.evidence[j];
+                }
+                if (message.refs && message.refs.length) {
+                    object.refs = [];
+                    for (var j = 0; j < message.refs.length; ++j)
+                        object.refs[j] = message.refs[j];
+                }
+                return object;
+            };
+
+            /**
+             * Converts this AttentionRaise to JSON.
+             * @function toJSON
+             * @memberof gensee.v2.AttentionRaise
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            AttentionRaise.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            return AttentionRaise;
+        })();
+
+        v2.AttentionClear = (function() {
+
+            /**
+             * Properties of an AttentionClear.
+             * @memberof gensee.v2
+             * @interface IAttentionClear
+             * @property {string|null} [by] AttentionClear by
+             */
+
+            /**
+             * Constructs a new AttentionClear.
+             * @memberof gensee.v2
+             * @classdesc Represents an AttentionClear.
+             * @implements IAttentionClear
+             * @constructor
+             * @param {gensee.v2.IAttentionClear=} [properties] Properties to set
+             */
+            function AttentionClear(properties) {
+                if (properties)
+                    for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            }
+
+            /**
+             * AttentionClear by.
+             * @member {string} by
+             * @memberof gensee.v2.AttentionClear
+             * @instance
+             */
+            AttentionClear.prototype.by = "";
+
+            /**
+             * Creates a new AttentionClear instance using the specified properties.
+             * @function create
+             * @memberof gensee.v2.AttentionClear
+             * @static
+             * @param {gensee.v2.IAttentionClear=} [properties] Properties to set
+             * @returns {gensee.v2.AttentionClear} AttentionClear instance
+             */
+            AttentionClear.create = function create(properties) {
+                return new AttentionClear(properties);
+            };
+
+            /**
+             * Encodes the specified AttentionClear message. Does not implicitly {@link gensee.v2.AttentionClear.verify|verify} messages.
+             * @function encode
+             * @memberof gensee.v2.AttentionClear
+             * @static
+             * @param {gensee.v2.IAttentionClear} message AttentionClear message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            AttentionClear.encode = function encode(message, writer, q) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (message.by != null && Object.hasOwnProperty.call(message, "by"))
+                    writer.uint32(/* id 1, wireType 2 =*/10).string(message.by);
+                return writer;
+            };
+
+            /**
+             * Decodes an AttentionClear message from the specified reader or buffer.
+             * @function decode
+             * @memberof gensee.v2.AttentionClear
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {gensee.v2.AttentionClear} AttentionClear
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            AttentionClear.decode = function decode(reader, length, error, long) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (long === undefined)
+                    long = 0;
+                if (long > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var end, message;
+                if (length === undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = new $root.gensee.v2.AttentionClear();
+                while (reader.pos < end) {
+                    var tag = reader.uint32();
+                    if (tag === error)
+                        break;
+                    switch (tag >>> 3) {
+                    case 1: {
+                            message.by = reader.string();
+                            break;
+                        }
+                    default:
+                        reader.skipType(tag & 7, long);
+                        break;
+                    }
+                }
+                if (length !== undefined) {
+                    if (reader.pos !== end)
+                        throw RangeError("index out of range");
+                    reader.len = length;
+                }
+                return message;
+            };
+
+            /**
+             * Verifies an AttentionClear message.
+             * @function verify
+             * @memberof gensee.v2.AttentionClear
+             * @static
+             * @param {Object.<string,*>} message Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            AttentionClear.verify = function verify(message, long) {
+                if (typeof message !== "object" || message === null)
+                    return "object expected";
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (message.by != null && Object.hasOwnProperty.call(message, "by"))
+                    if (!$util.isString(message.by))
+                        return "by: string expected";
+                return null;
+            };
+
+            /**
+             * Creates an AttentionClear message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof gensee.v2.AttentionClear
+             * @static
+             * @param {Object.<string,*>} object Plain object
+             * @returns {gensee.v2.AttentionClear} AttentionClear
+             */
+            AttentionClear.fromObject = function fromObject(object, long) {
+                if (object instanceof $root.gensee.v2.AttentionClear)
+                    return object;
+                if (!$util.isObject(object))
+                    throw TypeError(".gensee.v2.AttentionClear: object expected");
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var message = new $root.gensee.v2.AttentionClear();
+                if (object.by != null)
+                    message.by = String(object.by);
+                return message;
+            };
+
+            /**
+             * Creates a plain object from an AttentionClear message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof gensee.v2.AttentionClear
+             * @static
+             * @param {gensee.v2.AttentionClear} message AttentionClear
+             * @param {$protobuf.IConversionOptions} [options] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            AttentionClear.toObject = function toObject(message, options, q) {
+                if (!options)
+                    options = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var object = {};
+                if (options.defaults)
+                    object.by = "";
+                if (message.by != null && Object.hasOwnProperty.call(message, "by"))
+                    object.by = message.by;
+                return object;
+            };
+
+            /**
+             * Converts this AttentionClear to JSON.
+             * @function toJSON
+             * @memberof gensee.v2.AttentionClear
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            AttentionClear.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            return AttentionClear;
+        })();
+
         v2.ControlRequest = (function() {
 
             /**
@@ -973,6 +1499,8 @@ $root.gensee = (function() {
              * @property {gensee.v2.IPolicyApply|null} [policy_apply] ControlRequest policy_apply
              * @property {gensee.v2.ILeaseAdd|null} [lease_add] ControlRequest lease_add
              * @property {gensee.v2.ILeaseRm|null} [lease_rm] ControlRequest lease_rm
+             * @property {gensee.v2.IAttentionRaise|null} [attention_raise] ControlRequest attention_raise
+             * @property {gensee.v2.IAttentionClear|null} [attention_clear] ControlRequest attention_clear
              */
 
             /**
@@ -1022,17 +1550,33 @@ $root.gensee = (function() {
              */
             ControlRequest.prototype.lease_rm = null;
 
+            /**
+             * ControlRequest attention_raise.
+             * @member {gensee.v2.IAttentionRaise|null|undefined} attention_raise
+             * @memberof gensee.v2.ControlRequest
+             * @instance
+             */
+            ControlRequest.prototype.attention_raise = null;
+
+            /**
+             * ControlRequest attention_clear.
+             * @member {gensee.v2.IAttentionClear|null|undefined} attention_clear
+             * @memberof gensee.v2.ControlRequest
+             * @instance
+             */
+            ControlRequest.prototype.attention_clear = null;
+
             // OneOf field names bound to virtual getters and setters
             var $oneOfFields;
 
             /**
              * ControlRequest command.
-             * @member {"policy_apply"|"lease_add"|"lease_rm"|undefined} command
+             * @member {"policy_apply"|"lease_add"|"lease_rm"|"attention_raise"|"attention_clear"|undefined} command
              * @memberof gensee.v2.ControlRequest
              * @instance
              */
             Object.defineProperty(ControlRequest.prototype, "command", {
-                get: $util.oneOfGetter($oneOfFields = ["policy_apply", "lease_add", "lease_rm"]),
+                get: $util.oneOfGetter($oneOfFields = ["policy_apply", "lease_add", "lease_rm", "attention_raise", "attention_clear"]),
                 set: $util.oneOfSetter($oneOfFields)
             });
 
@@ -1072,6 +1616,10 @@ $root.gensee = (function() {
                     $root.gensee.v2.LeaseAdd.encode(message.lease_add, writer.uint32(/* id 3, wireType 2 =*/26).fork(), q + 1).ldelim();
                 if (message.lease_rm != null && Object.hasOwnProperty.call(message, "lease_rm"))
                     $root.gensee.v2.LeaseRm.encode(message.lease_rm, writer.uint32(/* id 4, wireType 2 =*/34).fork(), q + 1).ldelim();
+                if (message.attention_raise != null && Object.hasOwnProperty.call(message, "attention_raise"))
+                    $root.gensee.v2.AttentionRaise.encode(message.attention_raise, writer.uint32(/* id 5, wireType 2 =*/42).fork(), q + 1).ldelim();
+                if (message.attention_clear != null && Object.hasOwnProperty.call(message, "attention_clear"))
+                    $root.gensee.v2.AttentionClear.encode(message.attention_clear, writer.uint32(/* id 6, wireType 2 =*/50).fork(), q + 1).ldelim();
                 return writer;
             };
 
@@ -1123,6 +1671,14 @@ $root.gensee = (function() {
                         }
                     case 4: {
                             message.lease_rm = $root.gensee.v2.LeaseRm.decode(reader, reader.uint32(), undefined, long + 1);
+                            break;
+                        }
+                    case 5: {
+                            message.attention_raise = $root.gensee.v2.AttentionRaise.decode(reader, reader.uint32(), undefined, long + 1);
+                            break;
+                        }
+                    case 6: {
+                            message.attention_clear = $root.gensee.v2.AttentionClear.decode(reader, reader.uint32(), undefined, long + 1);
                             break;
                         }
                     default:
@@ -1185,6 +1741,26 @@ $root.gensee = (function() {
                             return "lease_rm." + error;
                     }
                 }
+                if (message.attention_raise != null && Object.hasOwnProperty.call(message, "attention_raise")) {
+                    if (properties.command === 1)
+                        return "command: multiple values";
+                    properties.command = 1;
+                    {
+                        var error = $root.gensee.v2.AttentionRaise.verify(message.attention_raise, long + 1);
+                        if (error)
+                            return "attention_raise." + error;
+                    }
+                }
+                if (message.attention_clear != null && Object.hasOwnProperty.call(message, "attention_clear")) {
+                    if (properties.command === 1)
+                        return "command: multiple values";
+                    properties.command = 1;
+                    {
+                        var error = $root.gensee.v2.AttentionClear.verify(message.attention_clear, long + 1);
+                        if (error)
+                            return "attention_clear." + error;
+                    }
+                }
                 return null;
             };
 
@@ -1222,6 +1798,16 @@ $root.gensee = (function() {
                     if (!$util.isObject(object.lease_rm))
                         throw TypeError(".gensee.v2.ControlRequest.lease_rm: object expected");
                     message.lease_rm = $root.gensee.v2.LeaseRm.fromObject(object.lease_rm, long + 1);
+                }
+                if (object.attention_raise != null) {
+                    if (!$util.isObject(object.attention_raise))
+                        throw TypeError(".gensee.v2.ControlRequest.attention_raise: object expected");
+                    message.attention_raise = $root.gensee.v2.AttentionRaise.fromObject(object.attention_raise, long + 1);
+                }
+                if (object.attention_clear != null) {
+                    if (!$util.isObject(object.attention_clear))
+                        throw TypeError(".gensee.v2.ControlRequest.attention_clear: object expected");
+                    message.attention_clear = $root.gensee.v2.AttentionClear.fromObject(object.attention_clear, long + 1);
                 }
                 return message;
             };
@@ -1261,6 +1847,16 @@ $root.gensee = (function() {
                     object.lease_rm = $root.gensee.v2.LeaseRm.toObject(message.lease_rm, options, q + 1);
                     if (options.oneofs)
                         object.command = "lease_rm";
+                }
+                if (message.attention_raise != null && Object.hasOwnProperty.call(message, "attention_raise")) {
+                    object.attention_raise = $root.gensee.v2.AttentionRaise.toObject(message.attention_raise, options, q + 1);
+                    if (options.oneofs)
+                        object.command = "attention_raise";
+                }
+                if (message.attention_clear != null && Object.hasOwnProperty.call(message, "attention_clear")) {
+                    object.attention_clear = $root.gensee.v2.AttentionClear.toObject(message.attention_clear, options, q + 1);
+                    if (options.oneofs)
+                        object.command = "attention_clear";
                 }
                 return object;
             };

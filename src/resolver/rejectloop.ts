@@ -13,6 +13,8 @@ import type { FaultEvent } from '../abi';
 import type { Fault } from '../protocol/types';
 import type { Resolver } from './resolver';
 import { readStartTimeTicks } from './subject';
+import type { EventLog } from '../events/log';
+import { reportHookDenial, reportRecordsLost } from '../events/reporter';
 
 export interface RejectLoop {
   stop(): void;
@@ -20,13 +22,15 @@ export interface RejectLoop {
   idle(): Promise<void>;
 }
 
-export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void): RejectLoop {
+/** events: where each hook refusal becomes an egress_denied boundary event */
+export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void, events?: EventLog): RejectLoop {
   let seq = 0;
   const inflight = new Set<Promise<unknown>>();
   const handle = (ev: FaultEvent) => {
     // read the start time at once: the process may be about to exit
     const start = readStartTimeTicks(ev.tgid);
     const id = `hk-${ev.bootNs}-${ev.tgid}-${++seq}`;
+    if (events) reportHookDenial(events, ev, id);
     if (ev.tuple.protocol !== 'tcp' && ev.tuple.protocol !== 'udp') {
       const p = resolver.refuse('malformed_fault', `hook event for protocol ${ev.tuple.protocol} has no lease form`, { via: 'cgroup_hook' }, id);
       track(p);
@@ -49,7 +53,7 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
     const q = p.catch((e: Error) => onError(e)).finally(() => inflight.delete(q));
     inflight.add(q);
   };
-  const recordLost = lostRecorder(dp, resolver, onError);
+  const recordLost = lostRecorder(dp, resolver, onError, events);
   dp.onEvents(
     (evs) => {
       evs.forEach(handle);
@@ -76,8 +80,9 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
  * part of it; events lost while none ran were recorded by nobody) is written
  * at once, as the total it is.
  */
-function lostRecorder(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void): () => void {
+function lostRecorder(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void, events?: EventLog): () => void {
   const write = (count: bigint, total: bigint, detail: string) => {
+    if (events) reportRecordsLost(events, count, detail);
     try {
       const ticket = resolver.log.appendTicket(
         { kind: 'records_lost', control: 'ebpf/gs_events_v1', count: Number(count), total: Number(total), detail, via: 'cgroup_hook' },

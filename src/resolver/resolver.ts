@@ -22,6 +22,8 @@ export interface FaultContext {
   /** how the fault reached us */
   via: 'socket' | 'cgroup_hook' | 'inproc';
   peer?: PeerInfo;
+  /** which gensee socket, when via is socket (default supervisor.sock) */
+  socket?: 'supervisor.sock' | 'control.sock' | 'events.sock';
 }
 
 export interface ResolverScope {
@@ -173,7 +175,7 @@ export class Resolver extends EventEmitter {
     this.stats.refused++;
     const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null }, true);
     const durable = this.faults.whenDurable(ticket).then(() => {
-      this.emit('refused', { reason, detail, ctx });
+      this.emit('refused', { reason, detail, ctx, faultId });
     });
     return { ticket, durable };
   }

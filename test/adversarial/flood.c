@@ -7,7 +7,10 @@
  * prints one JSON line per burst: how each connect ended and when the burst
  * began and ended on CLOCK_BOOTTIME (the clock of the hook's rate limit).
  *
- *   flood --cgroup DIR --base A.B.C.D --port PORT --count N [--bursts B] [--gap-ms MS]
+ *   flood --cgroup DIR --base A.B.C.D --port PORT --count N [--bursts B] [--gap-ms MS] [--scan ports]
+ *
+ * --scan ports: a port scan instead: address BASE, port PORT+i (PORT 0 and
+ * count 65536 scan every port), as test/events/boundary.test.ts does.
  *
  * Connects are submitted BATCH at a time on fresh TCP sockets, so the
  * process never holds more than BATCH descriptors.
@@ -35,7 +38,7 @@ struct tally {
 };
 
 /* One batch: n sockets, n io_uring connects, n completions. */
-static int batch(struct io_uring *ring, uint32_t base, long first, int n, uint16_t port, struct tally *t)
+static int batch(struct io_uring *ring, uint32_t base, long first, int n, long port, int scan, struct tally *t)
 {
 	struct sockaddr_in sa[BATCH];
 	int fds[BATCH], i, r;
@@ -50,8 +53,8 @@ static int batch(struct io_uring *ring, uint32_t base, long first, int n, uint16
 		}
 		memset(&sa[i], 0, sizeof(sa[i]));
 		sa[i].sin_family = AF_INET;
-		sa[i].sin_port = htons(port);
-		sa[i].sin_addr.s_addr = htonl(base + (uint32_t)(first + i));
+		sa[i].sin_port = htons((uint16_t)(scan ? port + first + i : port));
+		sa[i].sin_addr.s_addr = htonl(scan ? base : base + (uint32_t)(first + i));
 		io_uring_prep_connect(sqe, fds[i], (const struct sockaddr *)&sa[i], sizeof(sa[i]));
 	}
 	r = io_uring_submit_and_wait(ring, (unsigned)n);
@@ -84,7 +87,7 @@ int main(int argc, char **argv)
 {
 	const char *cg = NULL, *base_s = NULL;
 	long count = 0, bursts = 1, gap_ms = 0, b, i;
-	int port = 0, a;
+	int port = 0, a, scan = 0;
 	struct in_addr base;
 	struct io_uring ring;
 
@@ -101,13 +104,16 @@ int main(int argc, char **argv)
 			bursts = atol(argv[a + 1]);
 		else if (!strcmp(argv[a], "--gap-ms"))
 			gap_ms = atol(argv[a + 1]);
+		else if (!strcmp(argv[a], "--scan") && !strcmp(argv[a + 1], "ports"))
+			scan = 1;
 		else
 			break;
 	}
-	if (a != argc || !cg || !base_s || inet_pton(AF_INET, base_s, &base) != 1 || port <= 0 || port > 65535 ||
-	    count <= 0 || bursts <= 0) {
+	if (a != argc || !cg || !base_s || inet_pton(AF_INET, base_s, &base) != 1 || port < (scan ? 0 : 1) ||
+	    port > 65535 || count <= 0 || bursts <= 0 || (scan && port + count - 1 > 65535)) {
 		fprintf(stderr,
-			"usage: flood --cgroup DIR --base A.B.C.D --port PORT --count N [--bursts B] [--gap-ms MS]\n");
+			"usage: flood --cgroup DIR --base A.B.C.D --port PORT --count N [--bursts B] [--gap-ms MS] "
+			"[--scan ports]\n");
 		return 2;
 	}
 	if (join_cgroup(cg)) {
@@ -132,7 +138,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < count; i += BATCH) {
 			int n = count - i < BATCH ? (int)(count - i) : BATCH;
 
-			if (batch(&ring, ntohl(base.s_addr), i, n, (uint16_t)port, &t))
+			if (batch(&ring, ntohl(base.s_addr), i, n, port, scan, &t))
 				return 5;
 		}
 		t1 = boot_ns();

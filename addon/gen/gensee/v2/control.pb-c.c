@@ -187,6 +187,96 @@ void   gensee__v2__lease_rm__free_unpacked
   assert(message->base.descriptor == &gensee__v2__lease_rm__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   gensee__v2__attention_raise__init
+                     (Gensee__V2__AttentionRaise         *message)
+{
+  static const Gensee__V2__AttentionRaise init_value = GENSEE__V2__ATTENTION_RAISE__INIT;
+  *message = init_value;
+}
+size_t gensee__v2__attention_raise__get_packed_size
+                     (const Gensee__V2__AttentionRaise *message)
+{
+  assert(message->base.descriptor == &gensee__v2__attention_raise__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t gensee__v2__attention_raise__pack
+                     (const Gensee__V2__AttentionRaise *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &gensee__v2__attention_raise__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t gensee__v2__attention_raise__pack_to_buffer
+                     (const Gensee__V2__AttentionRaise *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &gensee__v2__attention_raise__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Gensee__V2__AttentionRaise *
+       gensee__v2__attention_raise__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Gensee__V2__AttentionRaise *)
+     protobuf_c_message_unpack (&gensee__v2__attention_raise__descriptor,
+                                allocator, len, data);
+}
+void   gensee__v2__attention_raise__free_unpacked
+                     (Gensee__V2__AttentionRaise *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &gensee__v2__attention_raise__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   gensee__v2__attention_clear__init
+                     (Gensee__V2__AttentionClear         *message)
+{
+  static const Gensee__V2__AttentionClear init_value = GENSEE__V2__ATTENTION_CLEAR__INIT;
+  *message = init_value;
+}
+size_t gensee__v2__attention_clear__get_packed_size
+                     (const Gensee__V2__AttentionClear *message)
+{
+  assert(message->base.descriptor == &gensee__v2__attention_clear__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t gensee__v2__attention_clear__pack
+                     (const Gensee__V2__AttentionClear *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &gensee__v2__attention_clear__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t gensee__v2__attention_clear__pack_to_buffer
+                     (const Gensee__V2__AttentionClear *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &gensee__v2__attention_clear__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Gensee__V2__AttentionClear *
+       gensee__v2__attention_clear__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Gensee__V2__AttentionClear *)
+     protobuf_c_message_unpack (&gensee__v2__attention_clear__descriptor,
+                                allocator, len, data);
+}
+void   gensee__v2__attention_clear__free_unpacked
+                     (Gensee__V2__AttentionClear *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &gensee__v2__attention_clear__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   gensee__v2__control_request__init
                      (Gensee__V2__ControlRequest         *message)
 {
@@ -629,7 +719,122 @@ const ProtobufCMessageDescriptor gensee__v2__lease_rm__descriptor =
   (ProtobufCMessageInit) gensee__v2__lease_rm__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor gensee__v2__control_request__field_descriptors[4] =
+static const ProtobufCFieldDescriptor gensee__v2__attention_raise__field_descriptors[4] =
+{
+  {
+    "signature",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__AttentionRaise, signature),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detail",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__AttentionRaise, detail),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "evidence",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Gensee__V2__AttentionRaise, n_evidence),
+    offsetof(Gensee__V2__AttentionRaise, evidence),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refs",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Gensee__V2__AttentionRaise, n_refs),
+    offsetof(Gensee__V2__AttentionRaise, refs),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned gensee__v2__attention_raise__field_indices_by_name[] = {
+  1,   /* field[1] = detail */
+  2,   /* field[2] = evidence */
+  3,   /* field[3] = refs */
+  0,   /* field[0] = signature */
+};
+static const ProtobufCIntRange gensee__v2__attention_raise__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor gensee__v2__attention_raise__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "gensee.v2.AttentionRaise",
+  "AttentionRaise",
+  "Gensee__V2__AttentionRaise",
+  "gensee.v2",
+  sizeof(Gensee__V2__AttentionRaise),
+  4,
+  gensee__v2__attention_raise__field_descriptors,
+  gensee__v2__attention_raise__field_indices_by_name,
+  1,  gensee__v2__attention_raise__number_ranges,
+  (ProtobufCMessageInit) gensee__v2__attention_raise__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor gensee__v2__attention_clear__field_descriptors[1] =
+{
+  {
+    "by",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__AttentionClear, by),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned gensee__v2__attention_clear__field_indices_by_name[] = {
+  0,   /* field[0] = by */
+};
+static const ProtobufCIntRange gensee__v2__attention_clear__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor gensee__v2__attention_clear__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "gensee.v2.AttentionClear",
+  "AttentionClear",
+  "Gensee__V2__AttentionClear",
+  "gensee.v2",
+  sizeof(Gensee__V2__AttentionClear),
+  1,
+  gensee__v2__attention_clear__field_descriptors,
+  gensee__v2__attention_clear__field_indices_by_name,
+  1,  gensee__v2__attention_clear__number_ranges,
+  (ProtobufCMessageInit) gensee__v2__attention_clear__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor gensee__v2__control_request__field_descriptors[6] =
 {
   {
     "schema",
@@ -679,8 +884,34 @@ static const ProtobufCFieldDescriptor gensee__v2__control_request__field_descrip
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "attention_raise",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Gensee__V2__ControlRequest, command_case),
+    offsetof(Gensee__V2__ControlRequest, attention_raise),
+    &gensee__v2__attention_raise__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attention_clear",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Gensee__V2__ControlRequest, command_case),
+    offsetof(Gensee__V2__ControlRequest, attention_clear),
+    &gensee__v2__attention_clear__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned gensee__v2__control_request__field_indices_by_name[] = {
+  5,   /* field[5] = attention_clear */
+  4,   /* field[4] = attention_raise */
   2,   /* field[2] = lease_add */
   3,   /* field[3] = lease_rm */
   1,   /* field[1] = policy_apply */
@@ -689,7 +920,7 @@ static const unsigned gensee__v2__control_request__field_indices_by_name[] = {
 static const ProtobufCIntRange gensee__v2__control_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor gensee__v2__control_request__descriptor =
 {
@@ -699,7 +930,7 @@ const ProtobufCMessageDescriptor gensee__v2__control_request__descriptor =
   "Gensee__V2__ControlRequest",
   "gensee.v2",
   sizeof(Gensee__V2__ControlRequest),
-  4,
+  6,
   gensee__v2__control_request__field_descriptors,
   gensee__v2__control_request__field_indices_by_name,
   1,  gensee__v2__control_request__number_ranges,

@@ -19,6 +19,8 @@ typedef struct Gensee__V2__LeaseTuple Gensee__V2__LeaseTuple;
 typedef struct Gensee__V2__PolicyApply Gensee__V2__PolicyApply;
 typedef struct Gensee__V2__LeaseAdd Gensee__V2__LeaseAdd;
 typedef struct Gensee__V2__LeaseRm Gensee__V2__LeaseRm;
+typedef struct Gensee__V2__AttentionRaise Gensee__V2__AttentionRaise;
+typedef struct Gensee__V2__AttentionClear Gensee__V2__AttentionClear;
 typedef struct Gensee__V2__ControlRequest Gensee__V2__ControlRequest;
 typedef struct Gensee__V2__ControlOk Gensee__V2__ControlOk;
 typedef struct Gensee__V2__ControlError Gensee__V2__ControlError;
@@ -109,11 +111,60 @@ struct  Gensee__V2__LeaseRm
     , NULL }
 
 
+/*
+ * The watchdog's finding (`gensee watch`): the supervisor, the one writer
+ * of events.jsonl, appends it as an attention line. Reporting only.
+ */
+struct  Gensee__V2__AttentionRaise
+{
+  ProtobufCMessage base;
+  /*
+   * "hint_loop" | "stall" | "control_defeat"
+   */
+  char *signature;
+  /*
+   * one sentence; redacted by the supervisor
+   */
+  char *detail;
+  /*
+   * events.jsonl seqs, at most 64
+   */
+  size_t n_evidence;
+  uint64_t *evidence;
+  /*
+   * "LOG:SEQ" of evidence in other logs, at most 64
+   */
+  size_t n_refs;
+  char **refs;
+};
+#define GENSEE__V2__ATTENTION_RAISE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&gensee__v2__attention_raise__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL }
+
+
+/*
+ * A person's message clears the attention in force.
+ */
+struct  Gensee__V2__AttentionClear
+{
+  ProtobufCMessage base;
+  /*
+   * "person_message"
+   */
+  char *by;
+};
+#define GENSEE__V2__ATTENTION_CLEAR__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&gensee__v2__attention_clear__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
 typedef enum {
   GENSEE__V2__CONTROL_REQUEST__COMMAND__NOT_SET = 0,
   GENSEE__V2__CONTROL_REQUEST__COMMAND_POLICY_APPLY = 2,
   GENSEE__V2__CONTROL_REQUEST__COMMAND_LEASE_ADD = 3,
-  GENSEE__V2__CONTROL_REQUEST__COMMAND_LEASE_RM = 4
+  GENSEE__V2__CONTROL_REQUEST__COMMAND_LEASE_RM = 4,
+  GENSEE__V2__CONTROL_REQUEST__COMMAND_ATTENTION_RAISE = 5,
+  GENSEE__V2__CONTROL_REQUEST__COMMAND_ATTENTION_CLEAR = 6
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(GENSEE__V2__CONTROL_REQUEST__COMMAND__CASE)
 } Gensee__V2__ControlRequest__CommandCase;
 
@@ -129,6 +180,8 @@ struct  Gensee__V2__ControlRequest
     Gensee__V2__PolicyApply *policy_apply;
     Gensee__V2__LeaseAdd *lease_add;
     Gensee__V2__LeaseRm *lease_rm;
+    Gensee__V2__AttentionRaise *attention_raise;
+    Gensee__V2__AttentionClear *attention_clear;
   };
 };
 #define GENSEE__V2__CONTROL_REQUEST__INIT \
@@ -145,7 +198,7 @@ struct  Gensee__V2__ControlOk
 {
   ProtobufCMessage base;
   /*
-   * "policy_apply" | "lease_add" | "lease_rm"
+   * "policy_apply" | "lease_add" | "lease_rm" | "attention_raise" | "attention_clear"
    */
   char *command;
   char *fields_json;
@@ -286,6 +339,44 @@ Gensee__V2__LeaseRm *
 void   gensee__v2__lease_rm__free_unpacked
                      (Gensee__V2__LeaseRm *message,
                       ProtobufCAllocator *allocator);
+/* Gensee__V2__AttentionRaise methods */
+void   gensee__v2__attention_raise__init
+                     (Gensee__V2__AttentionRaise         *message);
+size_t gensee__v2__attention_raise__get_packed_size
+                     (const Gensee__V2__AttentionRaise   *message);
+size_t gensee__v2__attention_raise__pack
+                     (const Gensee__V2__AttentionRaise   *message,
+                      uint8_t             *out);
+size_t gensee__v2__attention_raise__pack_to_buffer
+                     (const Gensee__V2__AttentionRaise   *message,
+                      ProtobufCBuffer     *buffer);
+Gensee__V2__AttentionRaise *
+       gensee__v2__attention_raise__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   gensee__v2__attention_raise__free_unpacked
+                     (Gensee__V2__AttentionRaise *message,
+                      ProtobufCAllocator *allocator);
+/* Gensee__V2__AttentionClear methods */
+void   gensee__v2__attention_clear__init
+                     (Gensee__V2__AttentionClear         *message);
+size_t gensee__v2__attention_clear__get_packed_size
+                     (const Gensee__V2__AttentionClear   *message);
+size_t gensee__v2__attention_clear__pack
+                     (const Gensee__V2__AttentionClear   *message,
+                      uint8_t             *out);
+size_t gensee__v2__attention_clear__pack_to_buffer
+                     (const Gensee__V2__AttentionClear   *message,
+                      ProtobufCBuffer     *buffer);
+Gensee__V2__AttentionClear *
+       gensee__v2__attention_clear__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   gensee__v2__attention_clear__free_unpacked
+                     (Gensee__V2__AttentionClear *message,
+                      ProtobufCAllocator *allocator);
 /* Gensee__V2__ControlRequest methods */
 void   gensee__v2__control_request__init
                      (Gensee__V2__ControlRequest         *message);
@@ -395,6 +486,12 @@ typedef void (*Gensee__V2__LeaseAdd_Closure)
 typedef void (*Gensee__V2__LeaseRm_Closure)
                  (const Gensee__V2__LeaseRm *message,
                   void *closure_data);
+typedef void (*Gensee__V2__AttentionRaise_Closure)
+                 (const Gensee__V2__AttentionRaise *message,
+                  void *closure_data);
+typedef void (*Gensee__V2__AttentionClear_Closure)
+                 (const Gensee__V2__AttentionClear *message,
+                  void *closure_data);
 typedef void (*Gensee__V2__ControlRequest_Closure)
                  (const Gensee__V2__ControlRequest *message,
                   void *closure_data);
@@ -420,6 +517,8 @@ extern const ProtobufCMessageDescriptor gensee__v2__lease_tuple__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__policy_apply__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__lease_add__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__lease_rm__descriptor;
+extern const ProtobufCMessageDescriptor gensee__v2__attention_raise__descriptor;
+extern const ProtobufCMessageDescriptor gensee__v2__attention_clear__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__control_request__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__control_ok__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__control_error__descriptor;

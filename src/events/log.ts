@@ -1,0 +1,179 @@
+// events.jsonl: the operation's boundary events and the watchdog's
+// attention lines (docs/design.md, "Boundary events"). One writer per
+// operation: the supervisor. Hash-chained like the other logs
+// (src/evidence/chain.ts), so `gensee verify` checks it.
+//
+// Reporting only: a control has already decided when its event is written,
+// and nothing waits for the line. Lines are written at once (they survive a
+// kill of this process) and made durable by group commit, never on the
+// answer path.
+//
+// A flood does not flood the log: at most 200 boundary lines per wall-clock
+// second (src/events/gate.ts); the rest of that second becomes one
+// {"type":"suppressed","count":N,"second":...} line. The counters keep every
+// count regardless.
+import * as path from 'node:path';
+import * as fs from 'node:fs';
+import { ChainedLog } from '../evidence/chain';
+import { FloodGate } from './gate';
+import { redactDetail, redactTarget } from './redact';
+import type { LogHub } from './hub';
+import type { BoundaryEvent, BoundaryKind, ClearedBy, EventFields, Signature } from './types';
+
+export const EVENTS_FILE = 'events.jsonl';
+/** boundary lines per second per operation before the rest is one suppressed line */
+export const EVENTS_PER_SECOND = 200;
+
+export interface BoundaryInput {
+  kind: BoundaryKind;
+  control: string;
+  /** redacted and cut to one line of at most 300 characters here */
+  detail: string;
+  target?: string;
+  /** when the control decided (default: now) */
+  at?: Date | string;
+  tool_id?: string;
+  fault_id?: string;
+}
+
+export interface EventLogStats {
+  written: number;
+  suppressed: number;
+}
+
+export class EventLog {
+  private readonly log: ChainedLog;
+  private readonly gate: FloodGate;
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+  /** seq of the attention line not yet cleared, if any */
+  private openAttention: number | null;
+  readonly stats: EventLogStats = { written: 0, suppressed: 0 };
+  private readonly onError: (e: Error) => void;
+
+  private constructor(log: ChainedLog, openAttention: number | null, onError: (e: Error) => void, limit: number) {
+    this.log = log;
+    this.openAttention = openAttention;
+    this.onError = onError;
+    this.gate = new FloodGate(limit);
+    // the suppressed count of a second that ended quietly is written by this tick
+    this.timer = setInterval(() => this.flushSuppressed(Date.now()), 1000);
+    this.timer.unref();
+  }
+
+  /** Open (or create) `<dir>/events.jsonl`; every line written is announced to hub. */
+  static open(dir: string, o: { hub?: LogHub; onError?: (e: Error) => void; limitPerSecond?: number } = {}): EventLog {
+    const file = path.join(dir, EVENTS_FILE);
+    const log = ChainedLog.openSync(file, { groupWindowMs: 20, onLine: o.hub ? (seq, text) => o.hub!.publish('events', seq, text) : undefined });
+    return new EventLog(log, lastOpenAttention(file), o.onError ?? (() => undefined), o.limitPerSecond ?? EVENTS_PER_SECOND);
+  }
+
+  get seq(): number {
+    return this.log.seq;
+  }
+
+  /** seq of the attention line in force, or null */
+  get attention(): number | null {
+    return this.openAttention;
+  }
+
+  /**
+   * Record a refusal. Returns the line's seq, or 0 when the flood gate
+   * counted it into this second's suppressed line instead.
+   */
+  boundary(e: BoundaryInput): number {
+    if (this.closed) return 0;
+    const now = Date.now();
+    const verdict = this.gate.admit(now);
+    this.flushPending(verdict.flushed);
+    if (!verdict.write) {
+      this.stats.suppressed++;
+      return 0;
+    }
+    const at = e.at === undefined ? new Date(now).toISOString() : typeof e.at === 'string' ? e.at : e.at.toISOString();
+    const event: BoundaryEvent = { kind: e.kind, control: e.control, detail: redactDetail(e.detail), at };
+    const target = e.target ? redactTarget(e.target) : '';
+    if (target) event.target = target;
+    const fields: EventFields = { type: 'boundary', event };
+    if (e.tool_id) fields.tool_id = e.tool_id;
+    if (e.fault_id) fields.fault_id = e.fault_id;
+    return this.write(fields);
+  }
+
+  /** The watchdog's finding: in force until a person's message or the operation stopping. */
+  raiseAttention(signature: Signature, detail: string, evidence: number[], refs?: string[]): number {
+    const fields: EventFields & { refs?: string[] } = { type: 'attention', signature, detail: redactDetail(detail), evidence: evidence.slice(0, 64) };
+    if (refs?.length) fields.refs = refs.slice(0, 64);
+    const seq = this.write(fields);
+    if (seq) this.openAttention = seq;
+    return seq;
+  }
+
+  /** Clear attention in force (a no-op returning 0 when none is). */
+  clearAttention(by: ClearedBy): number {
+    if (this.openAttention === null) return 0;
+    const seq = this.write({ type: 'attention_cleared', by });
+    if (seq) this.openAttention = null;
+    return seq;
+  }
+
+  private write(fields: EventFields): number {
+    if (this.closed) return 0;
+    try {
+      this.log.appendTicket(fields as unknown as Record<string, unknown>, true);
+      this.stats.written++;
+      return this.log.seq;
+    } catch (e) {
+      this.onError(e as Error);
+      return 0;
+    }
+  }
+
+  private flushPending(p: { second: string; count: number } | null): void {
+    if (p && p.count > 0) this.write({ type: 'suppressed', count: p.count, second: p.second });
+  }
+
+  private flushSuppressed(now: number): void {
+    if (!this.closed) this.flushPending(this.gate.flush(now));
+  }
+
+  /**
+   * Write what is pending (a suppressed count; attention_cleared when the
+   * operation stops) and close once durable.
+   */
+  async close(o: { stopping?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    clearInterval(this.timer);
+    this.flushPending(this.gate.flush(Number.MAX_SAFE_INTEGER));
+    if (o.stopping) this.clearAttention('operation_stopped');
+    this.closed = true;
+    await this.log.close();
+  }
+}
+
+/**
+ * The seq of an attention line that no later attention_cleared line
+ * clears, from the file as it is (a supervisor restart keeps attention in
+ * force). Reads the file once, line by line from the end backwards is not
+ * needed: the log is bounded by the flood gate.
+ */
+function lastOpenAttention(file: string): number | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  let open: number | null = null;
+  for (const line of text.split('\n')) {
+    if (!line.includes('"type":"attention')) continue;
+    try {
+      const v = JSON.parse(line) as { seq: number; type: string };
+      if (v.type === 'attention') open = v.seq;
+      else if (v.type === 'attention_cleared') open = null;
+    } catch {
+      /* a torn line: verify reports it */
+    }
+  }
+  return open;
+}

@@ -1,0 +1,140 @@
+// Every refusal by a gensee control becomes one boundary event: this module
+// turns what the controls already report into events.jsonl lines.
+//
+//   eBPF hook EPERM (a ring-buffer fault)        → egress_denied   ebpf/<hook>
+//   resolver deny of a paused or submitted fault → fault_denied    resolver/<reason>
+//   resolver delegate                            → fault_delegated policy/delegate
+//   a paused call with no answer in time         → fault_denied    pause/timeout
+//   a refused peer on a gensee socket            → peer_refused    socket/<name>
+//   a refused frame on a gensee socket           → frame_rejected  socket/<name>
+//   hook fault events the ring had no room for   → records_lost    ebpf/gs_events_v1
+//
+// A fault the hook raised (reject mode) was refused by the hook: its event
+// is egress_denied, and the resolver's answer to it is not a second refusal.
+// Denials at the pause layer never reach the hook's counters, so they are
+// also counted per destination in counters.jsonl (CounterRecorder.countRefusal).
+import type { FaultEvent } from '../abi';
+import { bootNs } from '../dataplane';
+import type { Tuple } from '../addr';
+import type { Fault, Resolution } from '../protocol/types';
+import { effectType } from '../protocol/types';
+import type { FaultContext, Resolver, ResolvedEvent } from '../resolver/resolver';
+import type { EventLog } from './log';
+
+const VERDICT_WORDS: Record<string, string> = {
+  no_lease: 'without a lease',
+  expired: 'with an expired lease',
+  exhausted: 'with a used-up lease',
+};
+
+/** host:port or [v6]:port of a network effect */
+export function targetOf(t: Pick<Tuple, 'family' | 'address' | 'port'>): string {
+  return t.family === 'ipv6' ? `[${t.address}]:${t.port}` : `${t.address}:${t.port}`;
+}
+
+function verb(hook: string, protocol: string): string {
+  return hook.startsWith('sendmsg') || protocol === 'udp' ? 'send' : 'connect';
+}
+
+/** the target a fault names, when its effect names one */
+function faultTarget(f: Fault): string | undefined {
+  const n = f.effect.network;
+  if (n) return targetOf(n);
+  const inner: unknown = Object.values(f.effect).find((v) => v !== undefined && v !== null);
+  if (typeof inner !== 'object' || inner === null) return undefined;
+  for (const k of ['path', 'target', 'name']) {
+    const v: unknown = (inner as { [k: string]: unknown })[k];
+    if (typeof v === 'string' && v) return v;
+  }
+  return undefined;
+}
+
+function who(f: Fault): string {
+  const p = f.subject.process;
+  if (p) return `pid ${p.pid}`;
+  if (f.subject.peer) return `peer ${f.subject.peer.address}`;
+  return 'no subject';
+}
+
+function faultWhat(f: Fault): string {
+  const n = f.effect.network;
+  if (n) return `${n.protocol} ${n.protocol === 'udp' ? 'send' : 'connect'} to ${targetOf(n)}`;
+  return `${effectType(f.effect)} effect`;
+}
+
+function socketOf(ctx: FaultContext): string {
+  return ctx.socket ?? 'supervisor.sock';
+}
+
+export interface ReporterOptions {
+  events: EventLog;
+  /** per-destination counts of the pause layer's denials (counters.jsonl) */
+  countRefusal?: (t: Tuple, reason: string) => void;
+}
+
+/** Report the resolver's denials, delegations and refusals as boundary events. */
+export function reportResolver(resolver: Resolver, o: ReporterOptions): () => void {
+  const onResolved = (e: ResolvedEvent) => resolved(o, e.fault, e.resolution, e.ctx);
+  const onRefused = (e: { reason: string; detail: string; ctx: FaultContext; faultId?: string }) => refused(o, e);
+  resolver.on('resolved', onResolved);
+  resolver.on('refused', onRefused);
+  return () => {
+    resolver.off('resolved', onResolved);
+    resolver.off('refused', onRefused);
+  };
+}
+
+function resolved(o: ReporterOptions, f: Fault, r: Resolution, ctx: FaultContext): void {
+  if (ctx.via === 'cgroup_hook') return; // the hook's refusal is its egress_denied event
+  if (r.action === 'deny') {
+    const n = f.effect.network;
+    if (n) o.countRefusal?.({ family: n.family, protocol: n.protocol, address: n.address, port: n.port }, r.reason);
+    o.events.boundary({
+      kind: 'fault_denied',
+      control: `resolver/${r.reason}`,
+      detail: `${faultWhat(f)} by ${who(f)} denied: ${r.reason}`,
+      target: faultTarget(f),
+      fault_id: f.fault_id,
+    });
+  } else if (r.action === 'delegate') {
+    const to = r.delegate_to ?? 'an executor';
+    o.events.boundary({
+      kind: 'fault_delegated',
+      control: 'policy/delegate',
+      detail: `${faultWhat(f)} by ${who(f)} delegated to ${to}; the workload gets ECONNREFUSED`,
+      target: faultTarget(f),
+      fault_id: f.fault_id,
+    });
+  }
+}
+
+function refused(o: ReporterOptions, e: { reason: string; detail: string; ctx: FaultContext; faultId?: string }): void {
+  const sock = socketOf(e.ctx);
+  const peer = e.ctx.peer ? ` (peer pid ${e.ctx.peer.pid} uid ${e.ctx.peer.uid})` : '';
+  if (e.reason === 'timeout') {
+    o.events.boundary({ kind: 'fault_denied', control: 'pause/timeout', detail: e.detail, fault_id: e.faultId || undefined });
+  } else if (e.reason === 'unauthenticated_peer') {
+    o.events.boundary({ kind: 'peer_refused', control: `socket/${sock}`, detail: `${e.detail}${peer}`, target: sock, fault_id: e.faultId || undefined });
+  } else {
+    o.events.boundary({ kind: 'frame_rejected', control: `socket/${sock}`, detail: `${e.reason}: ${e.detail}${peer}`, target: sock, fault_id: e.faultId || undefined });
+  }
+}
+
+/** An eBPF hook returned EPERM and put this fault on the ring. */
+export function reportHookDenial(events: EventLog, ev: FaultEvent, faultId: string): void {
+  const t = ev.tuple;
+  events.boundary({
+    kind: 'egress_denied',
+    control: `ebpf/${ev.hook || 'unknown'}`,
+    detail: `${t.protocol} ${verb(ev.hook, t.protocol)} to ${targetOf(t)} by pid ${ev.tgid} ${VERDICT_WORDS[ev.reason] ?? ev.reason}`,
+    target: targetOf(t),
+    fault_id: faultId,
+    // when the hook decided: its CLOCK_BOOTTIME stamp, on the wall clock
+    at: new Date(Date.now() - Math.max(0, Number(bootNs() - ev.bootNs) / 1e6)),
+  });
+}
+
+/** The ring buffer had no room for `count` hook fault events. */
+export function reportRecordsLost(events: EventLog, count: bigint, detail: string): void {
+  events.boundary({ kind: 'records_lost', control: 'ebpf/gs_events_v1', detail: `${count} records lost: ${detail}` });
+}
