@@ -7,7 +7,8 @@
 # capability fault, the resolver installs an exact expiring lease in the
 # kernel and only then lets the call retry (through the eBPF hook); the
 # second connect takes the C fast path; the connect to the other port is
-# refused. Then the evidence files, and `gensee verify`.
+# refused. Then the evidence files: the faults, the boundary events (what
+# was refused, by which control, and why), and `gensee verify`.
 set -eu
 cd "$(dirname "$0")/.."
 G=bin/gensee
@@ -66,6 +67,8 @@ for (const l of lines) {
     : `${o.reason}: ${o.detail}`;
   console.log(`${String(o.seq).padStart(3)} ${o.kind.padEnd(12)} ${o.fault_id}  ${what}  prev=${o.prev.slice(0, 12)}…`);
 }' "$D/faults.jsonl"
+say "gensee events --op $OP (what the boundary refused, by which control, and why)"
+$G events --state-dir "$STATE" --op "$OP"
 say "gensee verify --op $OP"
 $G verify --state-dir "$STATE" --op "$OP"
 say "gensee status --op $OP"

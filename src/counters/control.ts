@@ -18,18 +18,16 @@
 // covers the whole encoded ControlReply. The client checks that the socket's
 // SO_PEERCRED pid and its start time are the resolver identity in
 // operation.json, and the MAC, before believing a reply.
-import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { loadAddon } from '../addon';
 import type { NativeSupervisorServer, NativeRequest } from '../addon';
-import { cgroupRelPath } from '../cgroup';
 import { GenseeError, ErrorCode, type DenyReason } from '../errors';
 import { readFrame, writeFrame, encodeFrame } from '../protocol/framing';
 import { policyHash } from '../protocol/json';
 import { gensee } from '../gen/control';
 import type { Resolver, PeerInfo } from '../resolver/resolver';
-import { listenPrivateFd, fdOf } from '../resolver/unixsock';
+import { ServedSocket, fdOf } from '../resolver/unixsock';
 import type { ResolverIdentity } from '../state/operation';
 import { readStartTimeTicks } from '../resolver/subject';
 import type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
@@ -132,7 +130,7 @@ export function encodeRequest(r: ControlRequest): Buffer {
 
 export class ControlServer {
   private native: NativeSupervisorServer | null = null;
-  private listenFd = -1;
+  private readonly sock: ServedSocket;
   private refusalSeq = 0;
 
   constructor(
@@ -147,32 +145,17 @@ export class ControlServer {
       /** where refusals are recorded (faults.jsonl); the answer leaves once its line is durable */
       refusals?: Pick<Resolver, 'refuseTicket' | 'log'>;
     },
-  ) {}
+  ) {
+    this.sock = new ServedSocket(o.socketPath);
+  }
 
   async listen(): Promise<void> {
-    const addon = loadAddon();
-    const fd = listenPrivateFd(this.o.socketPath, this.o.ownerUid);
-    try {
-      this.native = new addon.SupervisorServer(fd, this.o.ownerUid, cgroupRelPath(this.o.cgroup), () => this.onReady());
-    } catch (e) {
-      addon.closeFd(fd);
-      throw e;
-    }
-    this.listenFd = fd;
+    this.native = this.sock.open(this.o.ownerUid, this.o.cgroup, () => this.onReady());
   }
 
   async close(): Promise<void> {
-    const n = this.native;
     this.native = null;
-    if (!n) return;
-    n.stop();
-    loadAddon().closeFd(this.listenFd);
-    this.listenFd = -1;
-    try {
-      fs.unlinkSync(this.o.socketPath);
-    } catch {
-      /* already gone */
-    }
+    this.sock.close();
   }
 
   private onReady(): void {

@@ -14,16 +14,13 @@
 // and answered, and a refusal ends its connection's sequence. A slow
 // client only ever holds its own connection; this thread never waits on a
 // socket or the disk.
-import { loadAddon } from '../addon';
 import type { NativeSupervisorServer, NativeRequest, AnswerLatency } from '../addon';
-import { cgroupRelPath } from '../cgroup';
 import type { DenyReason } from '../errors';
 import { encodeFrame } from '../protocol/framing';
 import { decodeFault, encodeResolution } from '../protocol/codec';
 import type { Resolution } from '../protocol/types';
 import type { Resolver, PeerInfo } from './resolver';
-import { listenPrivateFd } from './unixsock';
-import * as fs from 'node:fs';
+import { ServedSocket } from './unixsock';
 
 export interface ServerOptions {
   socketPath: string;
@@ -36,24 +33,17 @@ export class SupervisorServer {
   private readonly resolver: Resolver;
   private readonly opts: ServerOptions;
   private native: NativeSupervisorServer | null = null;
-  private listenFd = -1;
+  private readonly sock: ServedSocket;
   private refusalSeq = 0;
 
   constructor(resolver: Resolver, opts: ServerOptions) {
     this.resolver = resolver;
     this.opts = opts;
+    this.sock = new ServedSocket(opts.socketPath);
   }
 
   async listen(): Promise<void> {
-    const addon = loadAddon();
-    const fd = listenPrivateFd(this.opts.socketPath, this.opts.ownerUid);
-    try {
-      this.native = new addon.SupervisorServer(fd, this.opts.ownerUid, cgroupRelPath(this.resolver.scope.cgroup), () => this.onReady());
-    } catch (e) {
-      addon.closeFd(fd);
-      throw e;
-    }
-    this.listenFd = fd;
+    this.native = this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, () => this.onReady());
   }
 
   /** first byte (accept, for a connection's first frame) → answer sent, so far (reset: start counting again) */
@@ -62,17 +52,8 @@ export class SupervisorServer {
   }
 
   async close(): Promise<void> {
-    const n = this.native;
     this.native = null;
-    if (!n) return;
-    n.stop();
-    loadAddon().closeFd(this.listenFd);
-    this.listenFd = -1;
-    try {
-      fs.unlinkSync(this.opts.socketPath);
-    } catch {
-      /* already gone */
-    }
+    this.sock.close();
   }
 
   private onReady(): void {

@@ -6,6 +6,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { GenseeError } from '../errors';
 import { loadAddon } from '../addon';
+import type { NativeSupervisorServer } from '../addon';
+import { cgroupRelPath } from '../cgroup';
 
 /** Remove a stale socket from a killed process; refuse anything else at the path. */
 function clearStale(socketPath: string): void {
@@ -50,4 +52,50 @@ export function listenPrivateFd(socketPath: string, ownerUid: number, backlog = 
 export function fdOf(sock: net.Socket): number {
   const h = (sock as unknown as { _handle?: { fd?: number } })._handle;
   return typeof h?.fd === 'number' ? h.fd : -1;
+}
+
+/**
+ * A gensee socket served by the supervisor socket's I/O thread
+ * (addon/sup_server.c): the listening fd and its native server, opened and
+ * closed one way for supervisor.sock and control.sock.
+ */
+export class ServedSocket {
+  private native: NativeSupervisorServer | null = null;
+  private listenFd = -1;
+
+  constructor(private readonly socketPath: string) {}
+
+  /** Listen (0600, owned by ownerUid); onReady runs when requests wait in take(). */
+  open(ownerUid: number, cgroup: string, onReady: () => void): NativeSupervisorServer {
+    const addon = loadAddon();
+    const fd = listenPrivateFd(this.socketPath, ownerUid);
+    try {
+      this.native = new addon.SupervisorServer(fd, ownerUid, cgroupRelPath(cgroup), onReady);
+    } catch (e) {
+      addon.closeFd(fd);
+      throw e;
+    }
+    this.listenFd = fd;
+    return this.native;
+  }
+
+  /** the native server while open */
+  get server(): NativeSupervisorServer | null {
+    return this.native;
+  }
+
+  /** Stop the I/O thread, close the fd, remove the socket file. */
+  close(): void {
+    const n = this.native;
+    this.native = null;
+    if (!n) return;
+    n.stop();
+    loadAddon().closeFd(this.listenFd);
+    this.listenFd = -1;
+    try {
+      fs.unlinkSync(this.socketPath);
+    } catch {
+      /* already gone */
+    }
+  }
 }
