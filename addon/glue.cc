@@ -8,25 +8,17 @@
 #include <cerrno>
 #include "dataplane.h"
 #include "peercred.h"
+#include "nan_util.h"
 
 void InitNotify(v8::Local<v8::Object> target);            // notify_glue.cc
 void InitSupervisorSocket(v8::Local<v8::Object> target);  // sup_glue.cc
 
 namespace {
 
-void ThrowGs(const gs_err &e) {
-  Nan::ThrowError(Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what));
-}
-
-bool StringArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, std::string *out) {
-  if (info.Length() <= i || !info[i]->IsString()) {
-    Nan::ThrowTypeError((std::string(name) + " must be a string").c_str());
-    return false;
-  }
-  Nan::Utf8String s(info[i]);
-  *out = std::string(*s, s.length());
-  return true;
-}
+using gs_nan::CopyBuffer;
+using gs_nan::Set;
+using gs_nan::StringArg;
+using gs_nan::ThrowErr;
 
 bool BufferArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, size_t size,
                const char **out) {
@@ -40,10 +32,6 @@ bool BufferArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const ch
   }
   *out = node::Buffer::Data(info[i]);
   return true;
-}
-
-v8::Local<v8::Object> CopyBuffer(const void *p, size_t n) {
-  return Nan::CopyBuffer(static_cast<const char *>(p), n).ToLocalChecked();
 }
 
 // ---- module functions -------------------------------------------------
@@ -61,14 +49,14 @@ NAN_METHOD(Attach) {
       opts.count_allows = Nan::To<bool>(v).FromJust();
   }
   gs_err err = {};
-  if (gs_dp_attach(pin.c_str(), cg.c_str(), &opts, &err)) return ThrowGs(err);
+  if (gs_dp_attach(pin.c_str(), cg.c_str(), &opts, &err)) return ThrowErr(err);
 }
 
 NAN_METHOD(Detach) {
   std::string pin;
   if (!StringArg(info, 0, "pinDir", &pin)) return;
   gs_err err = {};
-  if (gs_dp_detach(pin.c_str(), &err)) return ThrowGs(err);
+  if (gs_dp_detach(pin.c_str(), &err)) return ThrowErr(err);
 }
 
 NAN_METHOD(LinksPresent) {
@@ -85,7 +73,7 @@ NAN_METHOD(PeerCred) {
   if (info.Length() < 1 || !info[0]->IsInt32()) return Nan::ThrowTypeError("fd must be an integer");
   gs_peer p = {};
   gs_err err = {};
-  if (gs_peercred(Nan::To<int32_t>(info[0]).FromJust(), &p, &err)) return ThrowGs(err);
+  if (gs_peercred(Nan::To<int32_t>(info[0]).FromJust(), &p, &err)) return ThrowErr(err);
   v8::Local<v8::Object> o = Nan::New<v8::Object>();
   Nan::Set(o, Nan::New("pid").ToLocalChecked(), Nan::New<v8::Number>(p.pid));
   Nan::Set(o, Nan::New("uid").ToLocalChecked(), Nan::New<v8::Number>(p.uid));
@@ -98,20 +86,17 @@ NAN_METHOD(PeerCred) {
 class DataPlane : public Nan::ObjectWrap {
  public:
   static NAN_MODULE_INIT(Init) {
-    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
-    tpl->SetClassName(Nan::New("DataPlane").ToLocalChecked());
-    tpl->InstanceTemplate()->SetInternalFieldCount(1);
-    Nan::SetPrototypeMethod(tpl, "leasePut", LeasePut);
-    Nan::SetPrototypeMethod(tpl, "leaseGet", LeaseGet);
-    Nan::SetPrototypeMethod(tpl, "leaseDel", LeaseDel);
-    Nan::SetPrototypeMethod(tpl, "leaseList", LeaseList);
-    Nan::SetPrototypeMethod(tpl, "countersRead", CountersRead);
-    Nan::SetPrototypeMethod(tpl, "statsRead", StatsRead);
-    Nan::SetPrototypeMethod(tpl, "countersDelete", CountersDelete);
-    Nan::SetPrototypeMethod(tpl, "startEvents", StartEvents);
-    Nan::SetPrototypeMethod(tpl, "stopEvents", StopEvents);
-    Nan::SetPrototypeMethod(tpl, "close", Close);
-    Nan::Set(target, Nan::New("DataPlane").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+    gs_nan::DefineClass(target, "DataPlane", New,
+                        {{"leasePut", LeasePut},
+                         {"leaseGet", LeaseGet},
+                         {"leaseDel", LeaseDel},
+                         {"leaseList", LeaseList},
+                         {"countersRead", CountersRead},
+                         {"statsRead", StatsRead},
+                         {"countersDelete", CountersDelete},
+                         {"startEvents", StartEvents},
+                         {"stopEvents", StopEvents},
+                         {"close", Close}});
   }
 
  private:
@@ -125,12 +110,7 @@ class DataPlane : public Nan::ObjectWrap {
   ~DataPlane() override { Shutdown(); }
 
   void StopPoll() {
-    if (poll_) {
-      uv_poll_stop(poll_);
-      // the handle is freed in the close callback, never before
-      uv_close(reinterpret_cast<uv_handle_t *>(poll_), [](uv_handle_t *h) { delete reinterpret_cast<uv_poll_t *>(h); });
-      poll_ = nullptr;
-    }
+    gs_nan::ClosePoll(poll_);
     gs_events_close(events_);
     events_ = nullptr;
     on_events_.Reset();
@@ -144,11 +124,7 @@ class DataPlane : public Nan::ObjectWrap {
 
   static DataPlane *Self(const Nan::FunctionCallbackInfo<v8::Value> &info) {
     DataPlane *self = Nan::ObjectWrap::Unwrap<DataPlane>(info.Holder());
-    if (!self->open_) {
-      Nan::ThrowError("DataPlane is closed");
-      return nullptr;
-    }
-    return self;
+    return gs_nan::IfOpen(self, self->open_, "DataPlane is closed");
   }
 
   static NAN_METHOD(New) {
@@ -159,7 +135,7 @@ class DataPlane : public Nan::ObjectWrap {
     gs_err err = {};
     if (gs_dp_open(&self->dp_, pin.c_str(), &err)) {
       delete self;
-      return ThrowGs(err);
+      return ThrowErr(err);
     }
     self->open_ = true;
     self->Wrap(info.This());
@@ -177,7 +153,7 @@ class DataPlane : public Nan::ObjectWrap {
     gs_err err = {};
     if (gs_lease_put(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), reinterpret_cast<const gs_lease_value *>(v),
                      only_new, &err))
-      return ThrowGs(err);
+      return ThrowErr(err);
   }
 
   static NAN_METHOD(LeaseGet) {
@@ -188,7 +164,7 @@ class DataPlane : public Nan::ObjectWrap {
     gs_lease_value v;
     gs_err err = {};
     int r = gs_lease_get(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), &v, &err);
-    if (r < 0) return ThrowGs(err);
+    if (r < 0) return ThrowErr(err);
     if (r == 0) return info.GetReturnValue().SetNull();
     info.GetReturnValue().Set(CopyBuffer(&v, sizeof(v)));
   }
@@ -200,43 +176,33 @@ class DataPlane : public Nan::ObjectWrap {
     if (!BufferArg(info, 0, "key", sizeof(gs_lease_key), &k)) return;
     gs_err err = {};
     int r = gs_lease_del(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), &err);
-    if (r < 0) return ThrowGs(err);
+    if (r < 0) return ThrowErr(err);
     info.GetReturnValue().Set(Nan::New<v8::Boolean>(r == 1));
   }
 
-  static NAN_METHOD(LeaseList) {
+  // {count: n, keys, [name]: values} from list(dp, &keys, &values, &n, &err), as packed Buffers
+  template <class K, class V>
+  static void Table(const Nan::FunctionCallbackInfo<v8::Value> &info,
+                    int (*list)(gs_dp *, K **, V **, size_t *, gs_err *), const char *name) {
     DataPlane *self = Self(info);
     if (!self) return;
-    gs_lease_key *keys = nullptr;
-    gs_lease_value *vals = nullptr;
+    K *keys = nullptr;
+    V *vals = nullptr;
     size_t n = 0;
     gs_err err = {};
-    if (gs_lease_list(&self->dp_, &keys, &vals, &n, &err)) return ThrowGs(err);
+    if (list(&self->dp_, &keys, &vals, &n, &err)) return ThrowErr(err);
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
-    Nan::Set(o, Nan::New("count").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(n)));
-    Nan::Set(o, Nan::New("keys").ToLocalChecked(), CopyBuffer(keys, n * sizeof(*keys)));
-    Nan::Set(o, Nan::New("values").ToLocalChecked(), CopyBuffer(vals, n * sizeof(*vals)));
+    Set(o, "count", Nan::New<v8::Number>(static_cast<double>(n)));
+    Set(o, "keys", CopyBuffer(keys, n * sizeof(*keys)));
+    Set(o, name, CopyBuffer(vals, n * sizeof(*vals)));
     free(keys);
     free(vals);
     info.GetReturnValue().Set(o);
   }
 
-  static NAN_METHOD(CountersRead) {
-    DataPlane *self = Self(info);
-    if (!self) return;
-    gs_counter_key *keys = nullptr;
-    uint64_t *sums = nullptr;
-    size_t n = 0;
-    gs_err err = {};
-    if (gs_counters_read(&self->dp_, &keys, &sums, &n, &err)) return ThrowGs(err);
-    v8::Local<v8::Object> o = Nan::New<v8::Object>();
-    Nan::Set(o, Nan::New("count").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(n)));
-    Nan::Set(o, Nan::New("keys").ToLocalChecked(), CopyBuffer(keys, n * sizeof(*keys)));
-    Nan::Set(o, Nan::New("sums").ToLocalChecked(), CopyBuffer(sums, n * sizeof(*sums)));
-    free(keys);
-    free(sums);
-    info.GetReturnValue().Set(o);
-  }
+  static NAN_METHOD(LeaseList) { Table(info, gs_lease_list, "values"); }
+
+  static NAN_METHOD(CountersRead) { Table(info, gs_counters_read, "sums"); }
 
   // countersDelete(Buffer of N packed gs_counter_key) → number deleted
   static NAN_METHOD(CountersDelete) {
@@ -249,7 +215,7 @@ class DataPlane : public Nan::ObjectWrap {
     gs_err err = {};
     if (gs_counters_delete(&self->dp_, reinterpret_cast<const gs_counter_key *>(node::Buffer::Data(info[0])),
                            len / sizeof(gs_counter_key), &deleted, &err))
-      return ThrowGs(err);
+      return ThrowErr(err);
     info.GetReturnValue().Set(Nan::New<v8::Number>(static_cast<double>(deleted)));
   }
 
@@ -258,7 +224,7 @@ class DataPlane : public Nan::ObjectWrap {
     if (!self) return;
     uint64_t st[GS_STAT_MAX];
     gs_err err = {};
-    if (gs_stats_read(&self->dp_, st, &err)) return ThrowGs(err);
+    if (gs_stats_read(&self->dp_, st, &err)) return ThrowErr(err);
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
     Nan::Set(o, Nan::New("lostEvents").ToLocalChecked(),
              v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_LOST_EVENTS]));
@@ -282,7 +248,7 @@ class DataPlane : public Nan::ObjectWrap {
     }
     if (self->on_events_.IsEmpty()) return;
     if (err.errnum) {
-      v8::Local<v8::Value> argv[] = {Nan::ErrnoException(err.errnum, err.syscall, strerror(err.errnum), err.what)};
+      v8::Local<v8::Value> argv[] = {gs_nan::ErrValue(err)};
       Nan::Call(self->on_events_, 1, argv);
       return;
     }
@@ -303,16 +269,9 @@ class DataPlane : public Nan::ObjectWrap {
     if (self->events_) return Nan::ThrowError("events already started");
     gs_err err = {};
     self->events_ = gs_events_open(&self->dp_, OnEvent, self, &err);
-    if (!self->events_) return ThrowGs(err);
-    self->poll_ = new uv_poll_t;
-    int r = uv_poll_init(Nan::GetCurrentEventLoop(), self->poll_, gs_events_fd(self->events_));
-    if (r == 0) {
-      self->poll_->data = self;
-      r = uv_poll_start(self->poll_, UV_READABLE, OnReadable);
-    }
+    if (!self->events_) return ThrowErr(err);
+    int r = gs_nan::StartPoll(&self->poll_, gs_events_fd(self->events_), UV_READABLE, self, OnReadable);
     if (r) {
-      delete self->poll_;
-      self->poll_ = nullptr;
       gs_events_close(self->events_);
       self->events_ = nullptr;
       return Nan::ThrowError(Nan::ErrnoException(-r, "uv_poll_start", uv_strerror(r), GS_MAP_EVENTS));
@@ -338,14 +297,11 @@ class DataPlane : public Nan::ObjectWrap {
 };
 
 NAN_MODULE_INIT(InitAll) {
-  Nan::SetMethod(target, "attach", Attach);
-  Nan::SetMethod(target, "detach", Detach);
-  Nan::SetMethod(target, "linksPresent", LinksPresent);
+  gs_nan::SetMethods(target, {{"attach", Attach}, {"detach", Detach}, {"linksPresent", LinksPresent}});
   v8::Local<v8::Array> links = Nan::New<v8::Array>(GS_LINKS);
   for (int i = 0; i < GS_LINKS; i++) Nan::Set(links, i, Nan::New(gs_dp_link_name(i)).ToLocalChecked());
   Nan::Set(target, Nan::New("linkNames").ToLocalChecked(), links);
-  Nan::SetMethod(target, "bootNs", BootNs);
-  Nan::SetMethod(target, "peerCred", PeerCred);
+  gs_nan::SetMethods(target, {{"bootNs", BootNs}, {"peerCred", PeerCred}});
   v8::Local<v8::Object> abi = Nan::New<v8::Object>();
   Nan::Set(abi, Nan::New("version").ToLocalChecked(), Nan::New<v8::Number>(GS_ABI_VERSION));
   Nan::Set(abi, Nan::New("leaseKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_lease_key)));

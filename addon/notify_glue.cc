@@ -13,19 +13,20 @@
 #include "fdpass.h"
 #include "sup_client.h"
 #include "gensee/v2/fault.pb-c.h"
+#include "nan_util.h"
 #include <atomic>
 #include <mutex>
 #include <vector>
 
 namespace {
 
-void ThrowErr(const gs_err &e) {
-  Nan::ThrowError(Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what));
-}
-
-v8::Local<v8::Value> ErrValue(const gs_err &e) {
-  return Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what);
-}
+using gs_nan::Big;
+using gs_nan::ClosePoll;
+using gs_nan::ErrValue;
+using gs_nan::Get;
+using gs_nan::Set;
+using gs_nan::StringArg;
+using gs_nan::ThrowErr;
 
 bool FdArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, int *out) {
   if (info.Length() <= i || !info[i]->IsInt32() || Nan::To<int32_t>(info[i]).FromJust() < 0) {
@@ -36,30 +37,6 @@ bool FdArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *
   return true;
 }
 
-bool StringArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const char *name, std::string *out) {
-  if (info.Length() <= i || !info[i]->IsString()) {
-    Nan::ThrowTypeError((std::string(name) + " must be a string").c_str());
-    return false;
-  }
-  Nan::Utf8String s(info[i]);
-  *out = std::string(*s, s.length());
-  return true;
-}
-
-v8::Local<v8::Value> Get(v8::Local<v8::Object> o, const char *key) {
-  v8::Local<v8::Value> v;
-  if (!Nan::Get(o, Nan::New(key).ToLocalChecked()).ToLocal(&v)) return Nan::Undefined();
-  return v;
-}
-
-void Set(v8::Local<v8::Object> o, const char *key, v8::Local<v8::Value> v) {
-  Nan::Set(o, Nan::New(key).ToLocalChecked(), v);
-}
-
-v8::Local<v8::Value> Big(uint64_t v) {
-  return v8::BigInt::NewFromUnsigned(v8::Isolate::GetCurrent(), v);
-}
-
 const char *SyscallName(int s) {
   switch (s) {
     case GS_NSYS_CONNECT: return "connect";
@@ -68,14 +45,6 @@ const char *SyscallName(int s) {
     case GS_NSYS_SENDMMSG: return "sendmmsg";
   }
   return "unknown";
-}
-
-void ClosePoll(uv_poll_t *&p) {
-  if (!p) return;
-  uv_poll_stop(p);
-  // freed in the close callback, never before
-  uv_close(reinterpret_cast<uv_handle_t *>(p), [](uv_handle_t *h) { delete reinterpret_cast<uv_poll_t *>(h); });
-  p = nullptr;
 }
 
 // ---- Notifier ----------------------------------------------------------
@@ -220,17 +189,14 @@ void LoopStopped(void *ctx, const gs_err *err) {
 class Notifier : public Nan::ObjectWrap {
  public:
   static void Init(v8::Local<v8::Object> target) {
-    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
-    tpl->SetClassName(Nan::New("Notifier").ToLocalChecked());
-    tpl->InstanceTemplate()->SetInternalFieldCount(1);
-    Nan::SetPrototypeMethod(tpl, "respond", Respond);
-    Nan::SetPrototypeMethod(tpl, "setSupervisorClient", SetSupervisorClient);
-    Nan::SetPrototypeMethod(tpl, "supervisorInflight", SupervisorInflight);
-    Nan::SetPrototypeMethod(tpl, "stats", Stats);
-    Nan::SetPrototypeMethod(tpl, "close", Close);
-    Nan::SetPrototypeMethod(tpl, "ref", RefLoop);
-    Nan::SetPrototypeMethod(tpl, "unref", UnrefLoop);
-    Nan::Set(target, Nan::New("Notifier").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+    gs_nan::DefineClass(target, "Notifier", New,
+                        {{"respond", Respond},
+                         {"setSupervisorClient", SetSupervisorClient},
+                         {"supervisorInflight", SupervisorInflight},
+                         {"stats", Stats},
+                         {"close", Close},
+                         {"ref", RefLoop},
+                         {"unref", UnrefLoop}});
   }
 
  private:
@@ -362,11 +328,7 @@ class Notifier : public Nan::ObjectWrap {
 
   static Notifier *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
     Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
-    if (!self->N()) {
-      Nan::ThrowError("Notifier is closed");
-      return nullptr;
-    }
-    return self;
+    return gs_nan::IfOpen(self, self->N() != nullptr, "Notifier is closed");
   }
 
   // new Notifier(listenerFd, leasesPinPath, onFault, {operationId?, onStop?})
@@ -554,12 +516,7 @@ class Notifier : public Nan::ObjectWrap {
 class FdWatcher : public Nan::ObjectWrap {
  public:
   static void Init(v8::Local<v8::Object> target) {
-    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
-    tpl->SetClassName(Nan::New("FdWatcher").ToLocalChecked());
-    tpl->InstanceTemplate()->SetInternalFieldCount(1);
-    Nan::SetPrototypeMethod(tpl, "stop", Stop);
-    Nan::SetPrototypeMethod(tpl, "unref", UnrefLoop);
-    Nan::Set(target, Nan::New("FdWatcher").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+    gs_nan::DefineClass(target, "FdWatcher", New, {{"stop", Stop}, {"unref", UnrefLoop}});
   }
 
  private:
@@ -603,15 +560,8 @@ class FdWatcher : public Nan::ObjectWrap {
     if (!FdArg(info, 0, "fd", &fd)) return;
     if (info.Length() < 2 || !info[1]->IsFunction()) return Nan::ThrowTypeError("cb must be a function");
     FdWatcher *self = new FdWatcher();
-    self->poll_ = new uv_poll_t;
-    int r = uv_poll_init(Nan::GetCurrentEventLoop(), self->poll_, fd);
-    if (r == 0) {
-      self->poll_->data = self;
-      r = uv_poll_start(self->poll_, UV_READABLE | UV_DISCONNECT, OnPoll);
-    }
+    int r = gs_nan::StartPoll(&self->poll_, fd, UV_READABLE | UV_DISCONNECT, self, OnPoll);
     if (r) {
-      delete self->poll_;
-      self->poll_ = nullptr;
       delete self;
       return Nan::ThrowError(
           Nan::ErrnoException(-r, "uv_poll_start", uv_strerror(r), ("fd " + std::to_string(fd)).c_str()));
@@ -736,10 +686,10 @@ NAN_METHOD(CloseFd) {
 void InitNotify(v8::Local<v8::Object> target) {
   Notifier::Init(target);
   FdWatcher::Init(target);
-  Nan::SetMethod(target, "socketpair", SocketPair);
-  Nan::SetMethod(target, "recvFd", RecvFd);
-  Nan::SetMethod(target, "sendFd", SendFd);
-  Nan::SetMethod(target, "unixListen", UnixListen);
-  Nan::SetMethod(target, "accept", Accept);
-  Nan::SetMethod(target, "closeFd", CloseFd);
+  gs_nan::SetMethods(target, {{"socketpair", SocketPair},
+                              {"recvFd", RecvFd},
+                              {"sendFd", SendFd},
+                              {"unixListen", UnixListen},
+                              {"accept", Accept},
+                              {"closeFd", CloseFd}});
 }

@@ -13,54 +13,58 @@
 #include "notify.h"
 #include "proc.h"
 #include "subject.h"
+#include "nan_util.h"
 #include <mutex>
 #include <vector>
 
 namespace {
 
-void ThrowErr(const gs_err &e) {
-  Nan::ThrowError(Nan::ErrnoException(e.errnum, e.syscall, strerror(e.errnum), e.what));
-}
+using gs_nan::Big;
+using gs_nan::CloseWaker;
+using gs_nan::Num;
+using gs_nan::Set;
+using gs_nan::ThrowErr;
+using gs_nan::Wake;
+using gs_nan::Waker;
 
-v8::Local<v8::Value> Num(double v) {
-  return Nan::New<v8::Number>(v);
-}
+// The wrapper of a C object that signals JS through a Waker: shut, it closes
+// both (the C object first, so that it signals no more).
+template <class Self, class C, void (*CloseC)(C *)>
+class Woken : public Nan::ObjectWrap {
+ protected:
+  C *c_ = nullptr;  // null once shut
+  Waker *waker_ = nullptr;
 
-void Set(v8::Local<v8::Object> o, const char *key, v8::Local<v8::Value> v) {
-  Nan::Set(o, Nan::New(key).ToLocalChecked(), v);
-}
+  ~Woken() override { Shut(); }
 
-// A uv_async_t that lives until its close callback: the C side may still
-// signal it while JS lets go of the wrapper.
-struct Waker {
-  uv_async_t h;
-  void *owner;
+  void Shut() {
+    if (c_) {
+      CloseC(c_);
+      c_ = nullptr;
+    }
+    CloseWaker(waker_);
+  }
+
+  // the receiver, or null (with Error(closed) thrown) once it is shut
+  static Self *Open(const Nan::FunctionCallbackInfo<v8::Value> &info, const char *closed) {
+    Self *self = Nan::ObjectWrap::Unwrap<Self>(info.Holder());
+    return gs_nan::IfOpen(self, self->c_ != nullptr, closed);
+  }
 };
-
-void CloseWaker(Waker *&w) {
-  if (!w) return;
-  w->owner = nullptr;
-  uv_close(reinterpret_cast<uv_handle_t *>(&w->h), [](uv_handle_t *h) { delete reinterpret_cast<Waker *>(h->data); });
-  w = nullptr;
-}
 
 // ---- SyncLog ---------------------------------------------------------------
 
-class SyncLog : public Nan::ObjectWrap {
+class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
  public:
   static void Init(v8::Local<v8::Object> target) {
-    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
-    tpl->SetClassName(Nan::New("SyncLog").ToLocalChecked());
-    tpl->InstanceTemplate()->SetInternalFieldCount(1);
-    Nan::SetPrototypeMethod(tpl, "write", Write);
-    Nan::SetPrototypeMethod(tpl, "request", Request);
-    Nan::SetPrototypeMethod(tpl, "state", State);
-    Nan::SetPrototypeMethod(tpl, "syncNow", SyncNow);
-    Nan::SetPrototypeMethod(tpl, "close", Close);
-    Nan::SetPrototypeMethod(tpl, "ref", RefLoop);
-    Nan::SetPrototypeMethod(tpl, "unref", UnrefLoop);
-    ctor().Reset(tpl);
-    Nan::Set(target, Nan::New("SyncLog").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+    ctor().Reset(gs_nan::DefineClass(target, "SyncLog", New,
+                                     {{"write", Write},
+                                      {"request", Request},
+                                      {"state", State},
+                                      {"syncNow", SyncNow},
+                                      {"close", Close},
+                                      {"ref", RefLoop},
+                                      {"unref", UnrefLoop}}));
   }
 
   static Nan::Persistent<v8::FunctionTemplate> &ctor() {
@@ -75,44 +79,16 @@ class SyncLog : public Nan::ObjectWrap {
       return nullptr;
     }
     SyncLog *self = Nan::ObjectWrap::Unwrap<SyncLog>(v.As<v8::Object>());
-    if (!self->l_) Nan::ThrowError("SyncLog is closed");
-    return self->l_;
+    if (!self->c_) Nan::ThrowError("SyncLog is closed");
+    return self->c_;
   }
 
  private:
-  gs_synclog *l_ = nullptr;
-  Waker *waker_ = nullptr;
   Nan::Callback on_durable_;
   bool refd_ = false;
 
-  ~SyncLog() override { Shut(); }
-
-  void Shut() {
-    if (l_) {
-      gs_synclog_close(l_);
-      l_ = nullptr;
-    }
-    CloseWaker(waker_);
-  }
-
-  static void OnWake(uv_async_t *h) {
-    Waker *w = static_cast<Waker *>(h->data);
-    SyncLog *self = static_cast<SyncLog *>(w->owner);
-    if (!self) return;
-    Nan::HandleScope scope;
-    Nan::AsyncResource res("gensee:synclog");
-    self->on_durable_.Call(0, nullptr, &res);
-  }
-
-  static void Wake(void *ctx) { uv_async_send(&static_cast<Waker *>(ctx)->h); }
-
   static SyncLog *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
-    SyncLog *self = Nan::ObjectWrap::Unwrap<SyncLog>(info.Holder());
-    if (!self->l_) {
-      Nan::ThrowError("SyncLog is closed");
-      return nullptr;
-    }
-    return self;
+    return Woken::Open(info, "SyncLog is closed");
   }
 
   // new SyncLog(fd, delayUs, onDurable)
@@ -123,15 +99,12 @@ class SyncLog : public Nan::ObjectWrap {
     SyncLog *self = new SyncLog();
     self->Wrap(info.This());
     self->on_durable_.Reset(info[2].As<v8::Function>());
-    self->waker_ = new Waker();
-    self->waker_->h.data = self->waker_;
-    self->waker_->owner = self;
-    uv_async_init(Nan::GetCurrentEventLoop(), &self->waker_->h, OnWake);
+    self->waker_ = gs_nan::NewWaker(&self->on_durable_, "gensee:synclog");
     uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
     gs_err err = {};
-    self->l_ = gs_synclog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), Wake,
+    self->c_ = gs_synclog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), Wake,
                                self->waker_, &err);
-    if (!self->l_) {
+    if (!self->c_) {
       CloseWaker(self->waker_);
       return ThrowErr(err);
     }
@@ -145,7 +118,7 @@ class SyncLog : public Nan::ObjectWrap {
     if (info.Length() < 3 || !node::Buffer::HasInstance(info[0]) || !info[1]->IsUint32())
       return Nan::ThrowTypeError("write(buf: Buffer, nLines: uint, wantSync: boolean)");
     gs_err err = {};
-    uint64_t t = gs_synclog_write(self->l_, node::Buffer::Data(info[0]), node::Buffer::Length(info[0]),
+    uint64_t t = gs_synclog_write(self->c_, node::Buffer::Data(info[0]), node::Buffer::Length(info[0]),
                                   Nan::To<uint32_t>(info[1]).FromJust(), Nan::To<bool>(info[2]).FromJust(), &err);
     if (!t) return ThrowErr(err);
     info.GetReturnValue().Set(Num(static_cast<double>(t)));
@@ -153,7 +126,7 @@ class SyncLog : public Nan::ObjectWrap {
 
   static NAN_METHOD(Request) {
     SyncLog *self = Open(info);
-    if (self) gs_synclog_request(self->l_);
+    if (self) gs_synclog_request(self->c_);
   }
 
   // state() -> {written, durable, failed (errno, 0 = healthy), syncs, lines, syncUs, maxSyncUs}
@@ -161,11 +134,11 @@ class SyncLog : public Nan::ObjectWrap {
     SyncLog *self = Open(info);
     if (!self) return;
     struct gs_synclog_stats st;
-    gs_synclog_stats(self->l_, &st);
+    gs_synclog_stats(self->c_, &st);
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
-    Set(o, "written", Num(static_cast<double>(gs_synclog_written(self->l_))));
-    Set(o, "durable", Num(static_cast<double>(gs_synclog_durable(self->l_))));
-    Set(o, "failed", Num(gs_synclog_failed(self->l_)));
+    Set(o, "written", Num(static_cast<double>(gs_synclog_written(self->c_))));
+    Set(o, "durable", Num(static_cast<double>(gs_synclog_durable(self->c_))));
+    Set(o, "failed", Num(gs_synclog_failed(self->c_)));
     Set(o, "syncs", Num(static_cast<double>(st.syncs)));
     Set(o, "lines", Num(static_cast<double>(st.lines)));
     Set(o, "syncUs", Num(static_cast<double>(st.sync_ns) / 1000.0));
@@ -178,7 +151,7 @@ class SyncLog : public Nan::ObjectWrap {
     SyncLog *self = Open(info);
     if (!self) return;
     gs_err err = {};
-    if (gs_synclog_sync_now(self->l_, &err)) return ThrowErr(err);
+    if (gs_synclog_sync_now(self->c_, &err)) return ThrowErr(err);
   }
 
   // close(): sync what is written, stop the syncer (the fd stays open)
@@ -198,7 +171,7 @@ class SyncLog : public Nan::ObjectWrap {
     if (!self || self->refd_) return;
     self->refd_ = true;
     self->Ref();
-    gs_synclog_want_wake(self->l_, 1);
+    gs_synclog_want_wake(self->c_, 1);
     uv_ref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
   }
 
@@ -206,7 +179,7 @@ class SyncLog : public Nan::ObjectWrap {
     SyncLog *self = Nan::ObjectWrap::Unwrap<SyncLog>(info.Holder());
     if (!self->refd_) return;
     self->refd_ = false;
-    if (self->l_) gs_synclog_want_wake(self->l_, 0);
+    if (self->c_) gs_synclog_want_wake(self->c_, 0);
     if (self->waker_) uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
     self->Unref();
   }
@@ -227,53 +200,18 @@ const char *StatusName(int s) {
   return "unknown";
 }
 
-class SupervisorServer : public Nan::ObjectWrap {
+class SupervisorServer : public Woken<SupervisorServer, gs_sup_server, gs_sup_server_stop> {
  public:
   static void Init(v8::Local<v8::Object> target) {
-    v8::Local<v8::FunctionTemplate> tpl = Nan::New<v8::FunctionTemplate>(New);
-    tpl->SetClassName(Nan::New("SupervisorServer").ToLocalChecked());
-    tpl->InstanceTemplate()->SetInternalFieldCount(1);
-    Nan::SetPrototypeMethod(tpl, "take", Take);
-    Nan::SetPrototypeMethod(tpl, "answer", Answer);
-    Nan::SetPrototypeMethod(tpl, "drop", Drop);
-    Nan::SetPrototypeMethod(tpl, "latency", Latency);
-    Nan::SetPrototypeMethod(tpl, "stop", Stop);
-    Nan::Set(target, Nan::New("SupervisorServer").ToLocalChecked(), Nan::GetFunction(tpl).ToLocalChecked());
+    gs_nan::DefineClass(target, "SupervisorServer", New,
+                        {{"take", Take}, {"answer", Answer}, {"drop", Drop}, {"latency", Latency}, {"stop", Stop}});
   }
 
  private:
-  gs_sup_server *s_ = nullptr;
-  Waker *waker_ = nullptr;
   Nan::Callback on_ready_;
 
-  ~SupervisorServer() override { Shut(); }
-
-  void Shut() {
-    if (s_) {
-      gs_sup_server_stop(s_);
-      s_ = nullptr;
-    }
-    CloseWaker(waker_);
-  }
-
-  static void OnWake(uv_async_t *h) {
-    Waker *w = static_cast<Waker *>(h->data);
-    SupervisorServer *self = static_cast<SupervisorServer *>(w->owner);
-    if (!self) return;
-    Nan::HandleScope scope;
-    Nan::AsyncResource res("gensee:rserver");
-    self->on_ready_.Call(0, nullptr, &res);
-  }
-
-  static void Wake(void *ctx) { uv_async_send(&static_cast<Waker *>(ctx)->h); }
-
   static SupervisorServer *Open(const Nan::FunctionCallbackInfo<v8::Value> &info) {
-    SupervisorServer *self = Nan::ObjectWrap::Unwrap<SupervisorServer>(info.Holder());
-    if (!self->s_) {
-      Nan::ThrowError("SupervisorServer is stopped");
-      return nullptr;
-    }
-    return self;
+    return Woken::Open(info, "SupervisorServer is stopped");
   }
 
   // new SupervisorServer(listenFd, ownerUid, cgroupRel, onReady): the I/O thread
@@ -289,14 +227,11 @@ class SupervisorServer : public Nan::ObjectWrap {
     SupervisorServer *self = new SupervisorServer();
     self->Wrap(info.This());
     self->on_ready_.Reset(info[3].As<v8::Function>());
-    self->waker_ = new Waker();
-    self->waker_->h.data = self->waker_;
-    self->waker_->owner = self;
-    uv_async_init(Nan::GetCurrentEventLoop(), &self->waker_->h, OnWake);
+    self->waker_ = gs_nan::NewWaker(&self->on_ready_, "gensee:rserver");
     gs_err err = {};
-    self->s_ = gs_sup_server_start(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), *cg,
+    self->c_ = gs_sup_server_start(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), *cg,
                                    Wake, self->waker_, &err);
-    if (!self->s_) {
+    if (!self->c_) {
       CloseWaker(self->waker_);
       return ThrowErr(err);
     }
@@ -310,7 +245,7 @@ class SupervisorServer : public Nan::ObjectWrap {
     if (!self) return;
     v8::Local<v8::Array> out = Nan::New<v8::Array>();
     uint32_t i = 0;
-    for (gs_sup_request *r = gs_sup_server_take(self->s_); r;) {
+    for (gs_sup_request *r = gs_sup_server_take(self->c_); r;) {
       v8::Local<v8::Object> o = Nan::New<v8::Object>();
       Set(o, "id", Num(static_cast<double>(r->id)));
       Set(o, "status", Nan::New(StatusName(r->status)).ToLocalChecked());
@@ -348,7 +283,7 @@ class SupervisorServer : public Nan::ObjectWrap {
     uint64_t id = static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust());
     uint64_t ticket = static_cast<uint64_t>(Nan::To<double>(info[3]).FromJust());
     int request = info.Length() < 5 || Nan::To<bool>(info[4]).FromJust();
-    if (gs_sup_server_answer(self->s_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket,
+    if (gs_sup_server_answer(self->c_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log, ticket,
                              request)) {
       gs_err err = {};
       gs_errf(&err, errno, "answer", "request %llu", static_cast<unsigned long long>(id));
@@ -360,7 +295,7 @@ class SupervisorServer : public Nan::ObjectWrap {
     SupervisorServer *self = Open(info);
     if (!self) return;
     if (info.Length() < 1 || !info[0]->IsNumber()) return Nan::ThrowTypeError("drop(id: number)");
-    gs_sup_server_drop(self->s_, static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust()));
+    gs_sup_server_drop(self->c_, static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust()));
   }
 
   // latency(reset?) -> {count, p50, p90, p99, p999, max, accepted}: in us, a
@@ -371,12 +306,12 @@ class SupervisorServer : public Nan::ObjectWrap {
     SupervisorServer *self = Open(info);
     if (!self) return;
     std::vector<uint64_t> h(GS_LAT_BUCKETS);
-    gs_sup_server_latency(self->s_, h.data(), info.Length() > 0 && Nan::To<bool>(info[0]).FromJust());
+    gs_sup_server_latency(self->c_, h.data(), info.Length() > 0 && Nan::To<bool>(info[0]).FromJust());
     uint64_t n = 0;
     for (uint64_t c : h) n += c;
     v8::Local<v8::Object> o = Nan::New<v8::Object>();
     Set(o, "count", Num(static_cast<double>(n)));
-    Set(o, "accepted", Num(static_cast<double>(gs_sup_server_accepted(self->s_))));
+    Set(o, "accepted", Num(static_cast<double>(gs_sup_server_accepted(self->c_))));
     const double qs[] = {0.5, 0.9, 0.99, 0.999, 1.0};
     const char *names[] = {"p50", "p90", "p99", "p999", "max"};
     for (int k = 0; k < 5; k++) {
@@ -395,7 +330,7 @@ class SupervisorServer : public Nan::ObjectWrap {
   // stop(): close every connection and join the thread (the listening fd stays the caller's)
   static NAN_METHOD(Stop) {
     SupervisorServer *self = Nan::ObjectWrap::Unwrap<SupervisorServer>(info.Holder());
-    if (!self->s_) return;
+    if (!self->c_) return;
     self->Shut();
     self->Unref();
   }
@@ -461,12 +396,12 @@ void HubWake(uv_async_t *) {
       Set(r, "reason", Nan::New(req->reason).ToLocalChecked());
       if (req->has_lease) {
         v8::Local<v8::Object> l = Nan::New<v8::Object>();
-        Set(l, "generation", v8::BigInt::NewFromUnsigned(v8::Isolate::GetCurrent(), req->l_generation));
+        Set(l, "generation", Big(req->l_generation));
         Set(l, "family", Num(req->l_family));
         Set(l, "protocol", Num(req->l_protocol));
         Set(l, "address", Nan::New(req->l_address).ToLocalChecked());
         Set(l, "port", Num(req->l_port));
-        Set(l, "expires_at_boot_ns", v8::BigInt::NewFromUnsigned(v8::Isolate::GetCurrent(), req->l_expires));
+        Set(l, "expires_at_boot_ns", Big(req->l_expires));
         Set(l, "max_uses", Num(req->l_max_uses));
         Set(r, "lease", l);
       }
@@ -596,8 +531,6 @@ NAN_METHOD(ProcCgroup) {
 void InitSupervisorSocket(v8::Local<v8::Object> target) {
   SyncLog::Init(target);
   SupervisorServer::Init(target);
-  Nan::SetMethod(target, "submit", Submit);
-  Nan::SetMethod(target, "procStartTime", ProcStartTime);
-  Nan::SetMethod(target, "procCgroup", ProcCgroup);
-  Nan::SetMethod(target, "subject", Subject);
+  gs_nan::SetMethods(
+      target, {{"submit", Submit}, {"procStartTime", ProcStartTime}, {"procCgroup", ProcCgroup}, {"subject", Subject}});
 }
