@@ -306,6 +306,23 @@ int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *
 	return gs_errf(err, errno, "bpf_map_delete_elem", "map %s", GS_MAP_LEASES);
 }
 
+/* Double the room of a dump's keys and values: 0, or -1 out of memory (what
+ * is held then stays for the caller to free). */
+static int gs_dump_grow(char **keys, char **vals, size_t *cap, size_t ksize, size_t vsize)
+{
+	char *nk = realloc(*keys, *cap * 2 * ksize), *nv;
+
+	if (!nk)
+		return -1;
+	*keys = nk;
+	nv = realloc(*vals, *cap * 2 * vsize);
+	if (!nv)
+		return -1;
+	*vals = nv;
+	*cap *= 2;
+	return 0;
+}
+
 /*
  * Generic hash-map dump. vsize is the per-element value size as the syscall
  * sees it (already multiplied by ncpus for per-CPU maps).
@@ -325,17 +342,8 @@ static int gs_dump(int fd, const char *name, size_t ksize, size_t vsize, void **
 		__u32 count;
 		int r;
 
-		if (cap - n < 256) {
-			char *nk = realloc(keys, cap * 2 * ksize), *nv;
-			if (!nk)
-				goto nomem;
-			keys = nk;
-			nv = realloc(vals, cap * 2 * vsize);
-			if (!nv)
-				goto nomem;
-			vals = nv;
-			cap *= 2;
-		}
+		if (cap - n < 256 && gs_dump_grow(&keys, &vals, &cap, ksize, vsize))
+			goto nomem;
 		count = (__u32)(cap - n);
 		r = bpf_map_lookup_batch(fd, first ? NULL : &batch_in, &batch_out, keys + n * ksize, vals + n * vsize,
 					 &count, &opts);
@@ -344,15 +352,8 @@ static int gs_dump(int fd, const char *name, size_t ksize, size_t vsize, void **
 				goto slow; /* kernel without batch ops for this map */
 			if (errno == ENOSPC) {
 				/* a bucket larger than our room: grow and retry */
-				char *nk = realloc(keys, cap * 2 * ksize), *nv;
-				if (!nk)
+				if (gs_dump_grow(&keys, &vals, &cap, ksize, vsize))
 					goto nomem;
-				keys = nk;
-				nv = realloc(vals, cap * 2 * vsize);
-				if (!nv)
-					goto nomem;
-				vals = nv;
-				cap *= 2;
 				continue;
 			}
 			gs_errf(err, errno, "bpf_map_lookup_batch", "map %s", name);
@@ -389,22 +390,10 @@ slow:
 				free(next);
 				goto fail;
 			}
-			if (n == cap) {
-				char *nk = realloc(keys, cap * 2 * ksize), *nv;
-				if (!nk) {
-					free(cur);
-					free(next);
-					goto nomem;
-				}
-				keys = nk;
-				nv = realloc(vals, cap * 2 * vsize);
-				if (!nv) {
-					free(cur);
-					free(next);
-					goto nomem;
-				}
-				vals = nv;
-				cap *= 2;
+			if (n == cap && gs_dump_grow(&keys, &vals, &cap, ksize, vsize)) {
+				free(cur);
+				free(next);
+				goto nomem;
 			}
 			if (bpf_map_lookup_elem(fd, next, vals + n * vsize) == 0) {
 				memcpy(keys + n * ksize, next, ksize);
