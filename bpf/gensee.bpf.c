@@ -253,29 +253,18 @@ static __always_inline int gs_decide(struct bpf_sock_addr *ctx, __u8 hook)
 	return 0;
 }
 
-SEC("cgroup/connect4")
-int gs_connect4(struct bpf_sock_addr *ctx)
-{
-	return gs_decide(ctx, GS_HOOK_CONNECT4);
-}
+/* The four sock_addr programs: gs_decide, told which hook it runs in. */
+#define GS_SOCK_ADDR_PROG(sec, name, hook)   \
+	SEC(sec)                             \
+	int name(struct bpf_sock_addr *ctx)  \
+	{                                    \
+		return gs_decide(ctx, hook); \
+	}
 
-SEC("cgroup/connect6")
-int gs_connect6(struct bpf_sock_addr *ctx)
-{
-	return gs_decide(ctx, GS_HOOK_CONNECT6);
-}
-
-SEC("cgroup/sendmsg4")
-int gs_sendmsg4(struct bpf_sock_addr *ctx)
-{
-	return gs_decide(ctx, GS_HOOK_SENDMSG4);
-}
-
-SEC("cgroup/sendmsg6")
-int gs_sendmsg6(struct bpf_sock_addr *ctx)
-{
-	return gs_decide(ctx, GS_HOOK_SENDMSG6);
-}
+GS_SOCK_ADDR_PROG("cgroup/connect4", gs_connect4, GS_HOOK_CONNECT4)
+GS_SOCK_ADDR_PROG("cgroup/connect6", gs_connect6, GS_HOOK_CONNECT6)
+GS_SOCK_ADDR_PROG("cgroup/sendmsg4", gs_sendmsg4, GS_HOOK_SENDMSG4)
+GS_SOCK_ADDR_PROG("cgroup/sendmsg6", gs_sendmsg6, GS_HOOK_SENDMSG6)
 
 /*
  * Per-packet check of UDP egress.

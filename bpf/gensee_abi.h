@@ -85,19 +85,24 @@ struct gs_counter_key {
 	__u8 addr[16];
 };
 
+/* Where and how a call was denied, without who or when: the same fields, in
+ * the same order, end gs_fault_event and gs_fault_rl_key. */
+#define GS_FAULT_WHERE_FIELDS              \
+	__u8 family;                       \
+	__u8 protocol;                     \
+	__u16 port;                        \
+	__u8 reason; /* enum gs_verdict */ \
+	__u8 hook;   /* enum gs_hook */    \
+	__u8 _pad[2];                      \
+	__u8 addr[16]
+
 /* record on gs_events_v1 (ring buffer), one per denied operation */
 struct gs_fault_event {
 	__u64 cgroup_id;
 	__u64 boot_ns;
 	__u32 tgid;
 	__u32 pid; /* thread id */
-	__u8 family;
-	__u8 protocol;
-	__u16 port;
-	__u8 reason; /* enum gs_verdict */
-	__u8 hook;   /* enum gs_hook */
-	__u8 _pad[2];
-	__u8 addr[16];
+	GS_FAULT_WHERE_FIELDS;
 };
 
 /* key of gs_fault_rl_v1 (LRU hash, value __u64 = CLOCK_BOOTTIME of the
@@ -107,13 +112,7 @@ struct gs_fault_event {
  * Kernel-only today; here so its layout is checked like the others. */
 struct gs_fault_rl_key {
 	__u64 cgroup_id;
-	__u8 family;
-	__u8 protocol;
-	__u16 port;
-	__u8 reason; /* enum gs_verdict */
-	__u8 hook;   /* enum gs_hook */
-	__u8 _pad[2];
-	__u8 addr[16];
+	GS_FAULT_WHERE_FIELDS;
 };
 
 #ifdef __cplusplus
