@@ -7,23 +7,10 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Family, Protocol } from '../addr';
-import { GenseeError, isErrno } from '../errors';
-import { assertNoSymlinks, assertPrivate, readFileNoFollowStat, withFileLock, writeFileAtomic } from './fsutil';
+import { GenseeError } from '../errors';
+import { assertNoSymlinks, withFileLock, writeFileAtomic } from './fsutil';
 import { checkOpDir } from './operation';
-import {
-  CounterTotals,
-  arr,
-  bad,
-  isoTime,
-  obj,
-  oneOf,
-  parseRecordJson,
-  parseTotals,
-  recordText,
-  str,
-  uint,
-  zeroTotals,
-} from './record';
+import { CounterTotals, arr, bad, isoTime, obj, oneOf, parseTotals, readRecordJson, recordText, str, uint, zeroTotals } from './record';
 
 export const NETWORK_FILE = 'network.json';
 /** network.json holds one entry per live lease: allow for tens of thousands */
@@ -157,16 +144,9 @@ function networkFile(stateDir: string, id: string): string {
  */
 export async function readNetwork(stateDir: string, id: string, opts: { dropped?: LeaseRecord[] } = {}): Promise<NetworkRecord> {
   const file = networkFile(stateDir, id);
-  assertNoSymlinks(file);
-  let got;
-  try {
-    got = await readFileNoFollowStat(file, NETWORK_MAX_BYTES);
-  } catch (e) {
-    if (isErrno(e) && e.code === 'ENOENT') return emptyNetworkRecord();
-    throw e;
-  }
-  assertPrivate(got.stat, file);
-  const { rec, dropped } = leasesOfThisBoot(parseNetworkRecord(parseRecordJson(got.data, file), file));
+  const got = await readRecordJson(file, NETWORK_MAX_BYTES);
+  if (!got) return emptyNetworkRecord();
+  const { rec, dropped } = leasesOfThisBoot(parseNetworkRecord(got.json, file));
   opts.dropped?.push(...dropped);
   return rec;
 }

@@ -17,21 +17,7 @@ import {
   withFileLock,
   writeFileAtomic,
 } from './fsutil';
-import {
-  CounterTotals,
-  arr,
-  bad,
-  isObject,
-  isoTime,
-  obj,
-  oneOf,
-  parseRecordJson,
-  parseTotals,
-  recordText,
-  str,
-  uint,
-  zeroTotals,
-} from './record';
+import { CounterTotals, arr, bad, isObject, isoTime, obj, oneOf, parseTotals, readRecordJson, recordText, str, uint, zeroTotals } from './record';
 
 export type { CounterTotals } from './record';
 
@@ -271,16 +257,9 @@ async function ensureKey(dir: string): Promise<void> {
 
 async function readRecordIn(dir: string, id: string): Promise<OperationRecord> {
   const file = path.join(dir, OPERATION_FILE);
-  assertNoSymlinks(file);
-  let got;
-  try {
-    got = await readFileNoFollowStat(file, MAX_RECORD_BYTES);
-  } catch (e) {
-    if (isErrno(e) && e.code === 'ENOENT') throw new GenseeError('E_UNKNOWN_OP', `unknown operation ${id}: no ${file}`);
-    throw e;
-  }
-  assertPrivate(got.stat, file);
-  const rec = parseOperationRecord(parseRecordJson(got.data, file), file);
+  const got = await readRecordJson(file, MAX_RECORD_BYTES);
+  if (!got) throw new GenseeError('E_UNKNOWN_OP', `unknown operation ${id}: no ${file}`);
+  const rec = parseOperationRecord(got.json, file);
   if (rec.id !== id) throw bad(file, `record is for operation "${rec.id}", not "${id}"`);
   return rec;
 }

@@ -1,7 +1,8 @@
 // Shape checks shared by the operation and network records. Records are
 // written only by gensee, so anything unexpected on read (unknown key, wrong
 // type) means damage or tampering: refuse with E_STATE naming the field.
-import { GenseeError } from '../errors';
+import { GenseeError, isErrno } from '../errors';
+import { assertNoSymlinks, assertPrivate, readFileNoFollowStat } from './fsutil';
 
 export type Json = Record<string, unknown>;
 
@@ -89,4 +90,22 @@ export function parseRecordJson(data: Buffer, where: string): unknown {
   } catch (e) {
     throw new GenseeError('E_BAD_JSON', `${where}: ${(e as Error).message}`, 1);
   }
+}
+
+/**
+ * A record file's JSON, read the way every record is: no symlinks on its
+ * path, at most maxBytes, private to a trusted owner (assertPrivate).
+ * undefined when the file does not exist.
+ */
+export async function readRecordJson(file: string, maxBytes: number): Promise<{ json: unknown } | undefined> {
+  assertNoSymlinks(file);
+  let got;
+  try {
+    got = await readFileNoFollowStat(file, maxBytes);
+  } catch (e) {
+    if (isErrno(e) && e.code === 'ENOENT') return undefined;
+    throw e;
+  }
+  assertPrivate(got.stat, file);
+  return { json: parseRecordJson(got.data, file) };
 }
