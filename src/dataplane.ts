@@ -25,6 +25,11 @@ export interface Lease extends LeaseValue {
   tuple: Tuple;
 }
 
+/** a lease's generation and destination: the fields a lease's JSON (the resolver's wire lease, lease ls --json) begins with */
+export function leaseDestination(l: Lease) {
+  return { generation: Number(l.generation), family: l.tuple.family, protocol: l.tuple.protocol, address: l.tuple.address, port: l.tuple.port };
+}
+
 export interface LeaseSpec {
   tuple: Tuple;
   generation: bigint;

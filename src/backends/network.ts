@@ -4,7 +4,7 @@
 // back, and mirrors them into network.json (group-committed).
 import type { NetworkEffect, Policy, Resolution, Lease as WireLease } from '../protocol/types';
 import { matchesNetwork } from '../protocol/ip';
-import { DataPlane, Lease, bootNs } from '../dataplane';
+import { DataPlane, Lease, bootNs, leaseDestination } from '../dataplane';
 import { Tuple } from '../addr';
 import { encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
 import {
@@ -58,15 +58,7 @@ function live(l: Lease | null, now: bigint): boolean {
 }
 
 function toWire(l: Lease, maxUses: number): WireLease {
-  return {
-    generation: Number(l.generation),
-    family: l.tuple.family,
-    protocol: l.tuple.protocol,
-    address: l.tuple.address,
-    port: l.tuple.port,
-    expires_at_boot_ns: l.expiresBootNs,
-    max_uses: maxUses,
-  };
+  return { ...leaseDestination(l), expires_at_boot_ns: l.expiresBootNs, max_uses: maxUses };
 }
 
 export interface NetworkBackendOptions {

@@ -1,7 +1,7 @@
 // gensee lease add|rm|ls --op ID [tcp|udp ADDR:PORT] [--ttl 30s] [--uses N]
 import { parse, requireOp, out, parseDuration, parseCount, table } from './args';
 import { parseDestination, formatTuple } from '../addr';
-import { DataPlane, Lease, bootNs } from '../dataplane';
+import { DataPlane, Lease, bootNs, leaseDestination } from '../dataplane';
 import { leaseExpired } from '../abi';
 import { GenseeError } from '../errors';
 import * as path from 'node:path';
@@ -134,15 +134,7 @@ export const usage = `usage: gensee lease add --op ID tcp|udp ADDR:PORT [--ttl 3
   IPv6 as [::1]:8080`;
 
 export function leaseJson(l: Lease) {
-  return {
-    generation: Number(l.generation),
-    family: l.tuple.family,
-    protocol: l.tuple.protocol,
-    address: l.tuple.address,
-    port: l.tuple.port,
-    expires_at_boot_ns: String(l.expiresBootNs),
-    uses_left: l.usesLeft === null ? null : Number(l.usesLeft),
-  };
+  return { ...leaseDestination(l), expires_at_boot_ns: String(l.expiresBootNs), uses_left: l.usesLeft === null ? null : Number(l.usesLeft) };
 }
 
 /** a kernel lease as a table row: destination, generation, expires in, uses left (lease ls, status) */
