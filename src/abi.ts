@@ -42,15 +42,19 @@ export function encodeLeaseKey(t: Tuple): Buffer {
   return b;
 }
 
-export function decodeLeaseKey(b: Buffer, off = 0): Tuple {
+/** a destination as the lease key, the counter key and the fault event lay it out: family, protocol, port at off; its 16 address bytes at addrOff */
+function decodeTuple(b: Buffer, off: number, addrOff: number): Tuple {
   const family = familyOf(b.readUInt8(off));
-  const proto = protocolOf(b.readUInt8(off + 1));
   return {
     family,
-    protocol: proto as Protocol,
+    protocol: protocolOf(b.readUInt8(off + 1)) as Protocol,
     port: b.readUInt16LE(off + 2),
-    address: addressFromBytes(family, b.subarray(off + 8, off + 24)),
+    address: addressFromBytes(family, b.subarray(addrOff, addrOff + 16)),
   };
+}
+
+export function decodeLeaseKey(b: Buffer, off = 0): Tuple {
+  return decodeTuple(b, off, off + 8);
 }
 
 export interface LeaseValue {
@@ -104,14 +108,9 @@ export function decodeCounterKey(b: Buffer, off = 0): CounterKey {
   if (b.readUInt8(off) === 0) {
     return { tuple: AGGREGATE_TUPLE, verdict: VERDICTS[b.readUInt8(off + 4)] ?? 'no_lease', generation: 0n, aggregate: true };
   }
-  const family = familyOf(b.readUInt8(off));
+  const tuple = decodeTuple(b, off, off + 16);
   return {
-    tuple: {
-      family,
-      protocol: protocolOf(b.readUInt8(off + 1)) as Protocol,
-      port: b.readUInt16LE(off + 2),
-      address: addressFromBytes(family, b.subarray(off + 16, off + 32)),
-    },
+    tuple,
     verdict: VERDICTS[b.readUInt8(off + 4)] ?? 'no_lease',
     generation: b.readBigUInt64LE(off + 8),
   };
@@ -128,18 +127,13 @@ export interface FaultEvent {
 }
 
 export function decodeFaultEvent(b: Buffer, off = 0): FaultEvent {
-  const family = familyOf(b.readUInt8(off + 24));
+  const tuple = decodeTuple(b, off + 24, off + 32);
   return {
     cgroupId: b.readBigUInt64LE(off),
     bootNs: b.readBigUInt64LE(off + 8),
     tgid: b.readUInt32LE(off + 16),
     pid: b.readUInt32LE(off + 20),
-    tuple: {
-      family,
-      protocol: protocolOf(b.readUInt8(off + 25)) as Protocol,
-      port: b.readUInt16LE(off + 26),
-      address: addressFromBytes(family, b.subarray(off + 32, off + 48)),
-    },
+    tuple,
     reason: VERDICTS[b.readUInt8(off + 28)] ?? 'no_lease',
     hook: HOOKS[b.readUInt8(off + 29)] ?? 'unknown',
   };
