@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { requireKernel, probe, tcpServer, freePort, waitFor, GENSEE_BIN } from '../helpers/kernel';
 import { startTestSupervisor, workload, networkFault } from '../helpers/supervisor';
-import { counterLines, sumDelta } from './lib';
+import { counterLines, sumDelta, tcpLeasePolicy } from './lib';
 
 function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -16,13 +16,7 @@ function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
-const POLICY = {
-  schema: 1,
-  grants: [],
-  leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: '1024-65535' }, ttl_s: 60, max_uses: 0 }],
-  delegate: [],
-  fault_deadline_ms: 5000,
-};
+const POLICY = tcpLeasePolicy('1024-65535', 60);
 
 t.test('gensee counters: summary and live counters; policy apply refusals', async (t) => {
   if (!requireKernel(t)) return;

@@ -7,18 +7,12 @@ import { requireKernel, probe, tcpServer, waitFor } from '../helpers/kernel';
 import { startTestSupervisor, workload, networkFault } from '../helpers/supervisor';
 import { parseDestination } from '../../src/addr';
 import { bootNs } from '../../src/dataplane';
-import { counterLines, readJson, sumDelta } from './lib';
+import { counterLines, readJson, sumDelta, leasePolicy } from './lib';
 
-const POLICY = {
-  schema: 1,
-  grants: [],
-  leases: [
-    { network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: '1024-65535' }, ttl_s: 2, max_uses: 0 },
-    { network: { protocol: 'tcp', cidr: '127.0.0.2/32', ports: '1024-65535' }, ttl_s: 60, max_uses: 3 },
-  ],
-  delegate: [],
-  fault_deadline_ms: 5000,
-};
+const POLICY = leasePolicy(
+  { network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: '1024-65535' }, ttl_s: 2, max_uses: 0 },
+  { network: { protocol: 'tcp', cidr: '127.0.0.2/32', ports: '1024-65535' }, ttl_s: 60, max_uses: 3 },
+);
 
 t.test('an expired lease is removed within one period, recorded with its final count', async (t) => {
   if (!requireKernel(t)) return;

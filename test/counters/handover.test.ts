@@ -13,7 +13,7 @@ import { startTestSupervisor, workload, networkFault } from '../helpers/supervis
 import { parsePolicy, policyHash } from '../../src/protocol/json';
 import { parseDestination } from '../../src/addr';
 import { verifyLog } from '../../src/evidence/verify';
-import { counterLines, readJson, sumDelta, matching, calls, Line } from './lib';
+import { counterLines, readJson, sumDelta, matching, calls, Line, tcpLeasePolicy as policy } from './lib';
 
 function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -22,14 +22,6 @@ function gensee(args: string[]): Promise<{ code: number; stdout: string; stderr:
     });
   });
 }
-
-const policy = (ports: string) => ({
-  schema: 1,
-  grants: [],
-  leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports }, ttl_s: 120, max_uses: 0 }],
-  delegate: [],
-  fault_deadline_ms: 5000,
-});
 
 t.test('policy handovers under continuous traffic', async (t) => {
   if (!requireKernel(t)) return;

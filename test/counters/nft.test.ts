@@ -6,7 +6,7 @@
 import t from 'tap';
 import * as path from 'node:path';
 import { spawn, execFileSync } from 'node:child_process';
-import { requireKernel, probe, tcpServer, udpServer, testCgroup, uniqueName, waitFor, freePort } from '../helpers/kernel';
+import { probe, tcpServer, udpServer, testCgroup, uniqueName, waitFor, freePort } from '../helpers/kernel';
 import { shortStateDir, workload, networkFault } from '../helpers/supervisor';
 import { Supervisor } from '../../src/supervisor';
 import { detachHooks } from '../../src/dataplane';
@@ -14,20 +14,14 @@ import { parsePolicy, policyHash } from '../../src/protocol/json';
 import { readKey } from '../../src/state/operation';
 import { submitFault } from '../../src/resolver/client';
 import { encodeFault } from '../../src/protocol/codec';
-import { NftBackend, nftTableExists, nftTableName, nftUnavailable, nftRemoveTable, nftCgroupMatch } from '../../src/backends/nft';
+import { NftBackend, nftTableExists, nftTableName, nftRemoveTable, nftCgroupMatch } from '../../src/backends/nft';
 import { findCgroup2Mount } from '../../src/cgroup';
-import { counterLines, sumDelta, matching } from './lib';
+import { counterLines, sumDelta, matching, requireNft, leasePolicy } from './lib';
 
-const POLICY = {
-  schema: 1,
-  grants: [],
-  leases: [
-    { network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: '1024-65535' }, ttl_s: 120, max_uses: 0 },
-    { network: { protocol: 'udp', cidr: '127.0.0.1/32', ports: '1024-65535' }, ttl_s: 120, max_uses: 0 },
-  ],
-  delegate: [],
-  fault_deadline_ms: 5000,
-};
+const POLICY = leasePolicy(
+  { network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: '1024-65535' }, ttl_s: 120, max_uses: 0 },
+  { network: { protocol: 'udp', cidr: '127.0.0.1/32', ports: '1024-65535' }, ttl_s: 120, max_uses: 0 },
+);
 
 /** a raw ICMP echo from inside the cgroup: no connect/sendmsg hook sees it */
 function rawPing(cgroup: string): Promise<string> {
@@ -55,13 +49,7 @@ except OSError as e:
 }
 
 t.test('nftables layer: table, agreeing counters, default deny, removal at close', async (t) => {
-  if (!requireKernel(t)) return;
-  const why = await nftUnavailable();
-  if (why) {
-    if (process.env.GENSEE_REQUIRE_KERNEL === '1') t.fail(`nft unavailable: ${why}`);
-    else t.plan(0, `nft unavailable: ${why}`);
-    return;
-  }
+  if (!(await requireNft(t))) return;
   const cgroup = testCgroup(t, 'gs-nf');
   const op = uniqueName('gs-nf');
   const table = nftTableName(op);
@@ -134,13 +122,7 @@ t.test('nftables layer: table, agreeing counters, default deny, removal at close
 });
 
 t.test('socket cgroupv2 matches a nested cgroup under the hybrid mount (level = depth)', async (t) => {
-  if (!requireKernel(t)) return;
-  const why = await nftUnavailable();
-  if (why) {
-    if (process.env.GENSEE_REQUIRE_KERNEL === '1') t.fail(`nft unavailable: ${why}`);
-    else t.plan(0, `nft unavailable: ${why}`);
-    return;
-  }
+  if (!(await requireNft(t))) return;
   const parent = testCgroup(t, 'gs-nn');
   const child = path.join(parent, 'inner');
   (await import('node:fs')).mkdirSync(child);

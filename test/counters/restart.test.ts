@@ -14,15 +14,7 @@ import { readKey } from '../../src/state/operation';
 import { submitFault } from '../../src/resolver/client';
 import { encodeFault } from '../../src/protocol/codec';
 import { verifyLog } from '../../src/evidence/verify';
-import { counterLines, readJson, sumDelta, matching } from './lib';
-
-const policy = (ports: string) => ({
-  schema: 1,
-  grants: [],
-  leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports }, ttl_s: 120, max_uses: 0 }],
-  delegate: [],
-  fault_deadline_ms: 5000,
-});
+import { counterLines, readJson, sumDelta, matching, tcpLeasePolicy as policy } from './lib';
 
 for (const crash of [false, true]) {
   t.test(`restart after a ${crash ? 'crash (no snapshot)' : 'clean stop'}: counts made meanwhile are recorded once`, async (t) => {

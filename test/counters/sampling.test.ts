@@ -7,15 +7,9 @@ import * as path from 'node:path';
 import { requireKernel, probe, tcpServer, udpServer, freePort, waitFor } from '../helpers/kernel';
 import { startTestSupervisor, workload, networkFault } from '../helpers/supervisor';
 import { verifyLog } from '../../src/evidence/verify';
-import { counterLines, readJson, sumDelta, matching, calls, type Line } from './lib';
+import { counterLines, readJson, sumDelta, matching, calls, type Line, tcpLeasePolicy } from './lib';
 
-const POLICY = {
-  schema: 1,
-  grants: [],
-  leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: '1024-65535' }, ttl_s: 120, max_uses: 0 }],
-  delegate: [],
-  fault_deadline_ms: 5000,
-};
+const POLICY = tcpLeasePolicy('1024-65535');
 
 /** ms between the reading that wrote `l` and the one before it (readings are told apart by `at`) */
 function sinceReading(lines: Line[], l: Line): number {
