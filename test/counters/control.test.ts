@@ -5,9 +5,8 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawn } from 'node:child_process';
 import { requireKernel, probe, tcpServer, waitFor } from '../helpers/kernel';
-import { startTestSupervisor } from '../helpers/supervisor';
+import { startTestSupervisor, controlRequestFromCgroup } from '../helpers/supervisor';
 import { CONTROL_SOCKET, controlRequest } from '../../src/counters/control';
 import { parseDestination } from '../../src/addr';
 import { counterLines, matching } from './lib';
@@ -43,17 +42,7 @@ t.test('operator leases through the control socket', async (t) => {
   await t.rejects(controlRequest({ socketPath: sock, key: s.key, resolver: { pid: 1, start_time_ticks: 1 }, request: { schema: 1, command: 'lease_rm', protocol: 'tcp', address: '127.0.0.1', port: 1 } }), /not the resolver/);
 
   // a client inside the operation's cgroup: refused, recorded
-  const script = `
-const { controlRequest } = require(${JSON.stringify(path.resolve(__dirname, '../../src/counters/control.js'))});
-controlRequest({ socketPath: ${JSON.stringify(sock)}, key: Buffer.from(${JSON.stringify(s.key.toString('hex'))}, 'hex'), resolver: ${JSON.stringify(s.sup.record.resolver)},
-  request: { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 4444, ttl_ms: 0, max_uses: 0 } })
-  .then(() => console.log('accepted'), (e) => console.log('refused ' + e.message));`;
-  const out = await new Promise<string>((resolve) => {
-    const c = spawn('sh', ['-c', `echo $$ > "${path.join(s.cgroup, 'cgroup.procs')}" && exec node -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let o = '';
-    c.stdout.on('data', (b: Buffer) => (o += b.toString()));
-    c.on('close', () => resolve(o.trim()));
-  });
+  const out = await controlRequestFromCgroup(s, sock);
   t.match(out, /^refused .*inside the operation's cgroup/, `workload refused: ${out}`);
   t.equal(s.sup.dp.getLease(parseDestination('tcp', '127.0.0.1:4444')), null, 'nothing installed');
   await waitFor(() => matching(counterLines(s.stateDir, s.op), { kind: 'control_refused' }).length > 0, 2000, 20);

@@ -141,3 +141,22 @@ export function faultLines(stateDir: string, op: string): Record<string, unknown
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
+
+/**
+ * A control.sock lease_add of tcp 127.0.0.1:4444, asked from a process
+ * inside the operation's cgroup: what it printed, "accepted" or
+ * "refused <message>".
+ */
+export function controlRequestFromCgroup(s: TestSup, socketPath: string): Promise<string> {
+  const script = `
+const { controlRequest } = require(${JSON.stringify(path.resolve(__dirname, '../../src/counters/control.js'))});
+controlRequest({ socketPath: ${JSON.stringify(socketPath)}, key: Buffer.from(${JSON.stringify(s.key.toString('hex'))}, 'hex'), resolver: ${JSON.stringify(s.sup.record.resolver)},
+  request: { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 4444, ttl_ms: 0, max_uses: 0 } })
+  .then(() => console.log('accepted'), (e) => console.log('refused ' + e.message));`;
+  return new Promise<string>((resolve) => {
+    const c = spawn('sh', ['-c', `echo $$ > "${path.join(s.cgroup, 'cgroup.procs')}" && exec node -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let o = '';
+    c.stdout.on('data', (b: Buffer) => (o += b.toString()));
+    c.on('close', () => resolve(o.trim()));
+  });
+}

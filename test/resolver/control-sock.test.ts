@@ -4,10 +4,9 @@
 // recorded in faults.jsonl.
 import t from 'tap';
 import * as path from 'node:path';
-import { spawn } from 'node:child_process';
 import { requireKernel, waitFor } from '../helpers/kernel';
 import { rawFrameClient, frame } from '../helpers/rawframes';
-import { startTestSupervisor, faultLines } from '../helpers/supervisor';
+import { startTestSupervisor, faultLines, controlRequestFromCgroup } from '../helpers/supervisor';
 import { ControlServer, CONTROL_SOCKET, controlRequest, encodeRequest, replyMac, type ControlRequest } from '../../src/counters/control';
 import { gensee } from '../../src/gen/control';
 
@@ -75,17 +74,7 @@ t.test('control.sock served by the supervisor socket code', async (t) => {
 
   // a client inside the operation's cgroup: refused, recorded, handler never called
   const before = seen.length;
-  const script = `
-const { controlRequest } = require(${JSON.stringify(path.resolve(__dirname, '../../src/counters/control.js'))});
-controlRequest({ socketPath: ${JSON.stringify(sockPath)}, key: Buffer.from(${JSON.stringify(s.key.toString('hex'))}, 'hex'), resolver: ${JSON.stringify(s.sup.record.resolver)},
-  request: { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 4444, ttl_ms: 0, max_uses: 0 } })
-  .then(() => console.log('accepted'), (e) => console.log('refused ' + e.message));`;
-  const out = await new Promise<string>((resolve) => {
-    const ch = spawn('sh', ['-c', `echo $$ > "${path.join(s.cgroup, 'cgroup.procs')}" && exec node -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let o = '';
-    ch.stdout.on('data', (b: Buffer) => (o += b.toString()));
-    ch.on('close', () => resolve(o.trim()));
-  });
+  const out = await controlRequestFromCgroup(s, sockPath);
   t.match(out, /^refused .*inside the operation's cgroup/, `workload refused: ${out}`);
   t.equal(seen.length, before, 'the handler never saw it');
   await waitFor(() => refusals().some((l) => l.reason === 'unauthenticated_peer'), 4000).catch(() => undefined);
