@@ -15,7 +15,7 @@ import { readNetwork, writeNetwork, beginGeneration, leaseKey, LeaseRecord } fro
 import { ChainedLog } from './evidence/chain';
 import { closeOpenFaults } from './evidence/abandon';
 import { NetworkBackend } from './backends/network';
-import { Envelope } from './counters/envelope';
+import { Envelope, reconcileLeases, removeUnanswered } from './counters/envelope';
 import { Resolver } from './resolver/resolver';
 import { SupervisorServer, AnswerLatency } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
@@ -180,7 +180,7 @@ export class Supervisor {
       net = beginGeneration(net, existing ? (existing.policy_hash === o.policy.hash ? 'restart' : 'policy_change') : 'start');
       net = await writeNetwork(o.stateDir, o.op, net);
       const network = new NetworkBackend({ stateDir: o.stateDir, op: o.op, dp, policy: o.policy.policy, record: net });
-      const reconciled = await network.reconcile();
+      const reconciled = await reconcileLeases(network, dp);
       reconciled.dropped.push(...otherBoot.map(leaseKey));
       const dir = opDir(o.stateDir, o.op);
       // group commit without a window: a batch forms while the previous fdatasync runs
@@ -191,7 +191,7 @@ export class Supervisor {
       events = EventLog.open(dir, { hub, onError });
       if (existing) {
         const abandoned = await closeOpenFaults(faults, 'resolver_died');
-        const removed = await network.removeUnanswered(abandoned.intents);
+        const removed = await removeUnanswered(network, dp, abandoned.intents);
         reconciled.removed.push(...removed);
         if (abandoned.faults.length) {
           onError(new Error(`${abandoned.faults.length} fault(s) left open by a resolver that died are closed as abandoned; ${removed.length} unanswered lease(s) removed`));

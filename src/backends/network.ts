@@ -7,13 +7,7 @@ import { matchesNetwork } from '../protocol/ip';
 import { DataPlane, Lease, bootNs, leaseDestination } from '../dataplane';
 import { Tuple } from '../addr';
 import { encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
-import {
-  NetworkRecord,
-  LeaseRecord,
-  removeLease as recRemoveLease,
-  leaseKey,
-  writeNetworkSnapshot,
-} from '../state/network';
+import { NetworkRecord, LeaseRecord, leaseKey, writeNetworkSnapshot } from '../state/network';
 
 export type NetworkDecision = Omit<Resolution, 'fault_id'>;
 
@@ -249,71 +243,5 @@ export class NetworkBackend {
     } finally {
       this.writing = null;
     }
-  }
-
-  /**
-   * Leases whose install a dead resolver never answered (an intent line with
-   * no resolution): out of the kernel and out of the record, whatever they
-   * replaced. Fail closed: the workload faults again. Returns what was removed.
-   */
-  async removeUnanswered(intents: readonly LeaseIntent[]): Promise<string[]> {
-    const removed: string[] = [];
-    for (const i of intents) {
-      const t: Tuple = { family: i.family, protocol: i.protocol, address: i.address, port: i.port };
-      const inKernel = this.dp.getLease(t) !== null;
-      if (inKernel) this.dp.removeLease(t);
-      if (inKernel || this.leases().has(leaseKey(t))) removed.push(leaseKey(t));
-      this.leases().delete(leaseKey(t));
-    }
-    if (removed.length) await this.persist();
-    return removed;
-  }
-
-  /**
-   * Leases in the kernel and in the record agree: unknown or expired removed,
-   * missing live ones re-installed. Only network.json is re-installed from,
-   * so a revocation must take the lease out of network.json before out of
-   * the kernel map (`gensee lease rm` without a supervisor does: src/cli/lease.ts);
-   * the other order, interrupted between the two, is undone here.
-   */
-  async reconcile(): Promise<{ removed: string[]; reinstalled: string[]; dropped: string[] }> {
-    const now = bootNs();
-    const removed: string[] = [];
-    const reinstalled: string[] = [];
-    const dropped: string[] = [];
-    this.materialize();
-    this.leaseMap = null;
-    const known = new Map(this.rec.leases.map((l) => [leaseKey(l), l]));
-    for (const k of this.dp.listLeases()) {
-      const rk = leaseKey(k.tuple);
-      const r = known.get(rk);
-      const expired = leaseExpired(k, now);
-      if (!r || expired || BigInt(r.expires_at_boot_ns) !== k.expiresBootNs) {
-        this.dp.removeLease(k.tuple);
-        removed.push(rk);
-      }
-    }
-    for (const r of this.rec.leases) {
-      const exp = BigInt(r.expires_at_boot_ns);
-      const t: Tuple = { family: r.family, protocol: r.protocol, address: r.address, port: r.port };
-      if (leaseExpired({ expiresBootNs: exp }, now)) {
-        this.rec = recRemoveLease(this.rec, t);
-        dropped.push(leaseKey(r));
-        continue;
-      }
-      if (!this.dp.getLease(t)) {
-        if (r.max_uses > 0) {
-          // the record cannot know how many uses were spent: fail closed
-          this.rec = recRemoveLease(this.rec, t);
-          dropped.push(leaseKey(r));
-          continue;
-        }
-        // the record says it was granted and it has not expired: restore it
-        this.dp.putLease({ tuple: t, generation: BigInt(r.generation), expiresBootNs: exp, maxUses: r.max_uses });
-        reinstalled.push(leaseKey(r));
-      }
-    }
-    await this.persist();
-    return { removed, reinstalled, dropped };
   }
 }

@@ -6,7 +6,7 @@ import { leaseExpired } from '../abi';
 import { GenseeError } from '../errors';
 import * as path from 'node:path';
 import { openOperation, opDir, readKey, resolveStateDir, OperationRecord } from '../state/operation';
-import { LeaseRecord, findLease, putLease, readNetwork, removeLease, updateNetwork, withGeneration } from '../state/network';
+import { LeaseRecord, findLease, withLease, readNetwork, withoutLease, updateNetwork, withGeneration } from '../state/network';
 import { ChainedLog } from '../evidence/chain';
 import { readStartTimeTicks } from '../resolver/subject';
 import { CONTROL_SOCKET, controlRequest } from '../counters/control';
@@ -90,7 +90,7 @@ async function revokeRecorded(stateDir: string, op: string, dp: DataPlane, t: Tu
   if (!recorded && !k) throw new GenseeError('E_USAGE', `no lease for ${formatTuple(t)} in operation ${op}`);
   await updateNetwork(stateDir, op, (rec) => {
     recorded = findLease(rec, t) ?? recorded;
-    return removeLease(rec, t);
+    return withoutLease(rec, t);
   });
   const lease: LeaseRecord = recorded ?? {
     generation: Number(k!.generation),
@@ -124,7 +124,7 @@ async function addRecorded(stateDir: string, op: string, dp: DataPlane, t: Tuple
   const rec: LeaseRecord = { generation, family: t.family, protocol: t.protocol, address: t.address, port: t.port, expires_at_boot_ns: String(expires), max_uses: maxUses, installed_at: new Date().toISOString() };
   withGeneration(net, generation, 'operator_lease'); // refused (E_USAGE) before anything is written
   await appendFaultsLine(stateDir, op, { kind: 'lease_added', by: 'operator', lease: lineLease(rec) });
-  await updateNetwork(stateDir, op, (r) => putLease(withGeneration(r, generation, 'operator_lease'), rec));
+  await updateNetwork(stateDir, op, (r) => withLease(withGeneration(r, generation, 'operator_lease'), rec));
   return dp.putLease({ tuple: t, generation: BigInt(generation), expiresBootNs: expires, maxUses });
 }
 

@@ -1,8 +1,10 @@
 // The envelope of one running operation: what it may reach, and since which
 // generation. Owns the generations (with the network record), the policy
 // handover, operator leases (add, revoke), the expiry sweep, the adoption of
-// leases added to the kernel map out of band, the nft mirror's changes and
-// the control request handler. With the resolver's lease install
+// leases added to the kernel map out of band, the nft mirror's changes,
+// the control request handler, and at start-up the reconciliation of the
+// kernel map with the record (reconcileLeases, removeUnanswered: before the
+// envelope opens). With the resolver's lease install
 // (backends/network.ts, reported through installs.ts) it is the only
 // TypeScript writer of the kernel lease map; `gensee lease` without a
 // supervisor (cli/lease.ts) is the one other, and the sweep below adopts
@@ -39,13 +41,14 @@ import * as path from 'node:path';
 import { NativeDataPlane } from '../addon';
 import { Tuple, formatTuple, parseAddress, parsePort, parseProtocol } from '../addr';
 import { DataPlane, Lease, bootNs } from '../dataplane';
+import { leaseExpired } from '../abi';
 import { GenseeError } from '../errors';
 import { LogFields } from '../evidence/chain';
-import type { NetworkBackend } from '../backends/network';
+import type { NetworkBackend, LeaseIntent } from '../backends/network';
 import type { NftBackend } from '../backends/nft';
 import { parsePolicy, policyHash } from '../protocol/json';
 import type { Policy } from '../protocol/types';
-import { LeaseRecord, NetworkRecord, findLease, leaseKey } from '../state/network';
+import { LeaseRecord, NetworkRecord, findLease, leaseKey, withoutLease } from '../state/network';
 import { updateOperation } from '../state/operation';
 import { ControlServer, CONTROL_SOCKET } from './control';
 import type { LogHub } from '../events/hub';
@@ -563,4 +566,74 @@ export class Envelope {
       await this.recorder.close();
     });
   }
+}
+
+/**
+ * At start-up, before the envelope opens: leases in the kernel and in the
+ * record agree. Unknown or expired kernel entries are removed, missing live
+ * ones re-installed. Only network.json is re-installed from, so a
+ * revocation must take the lease out of network.json before out of the
+ * kernel map (`gensee lease rm` without a supervisor does: src/cli/lease.ts);
+ * the other order, interrupted between the two, is undone here.
+ */
+export async function reconcileLeases(network: NetworkBackend, dp: DataPlane): Promise<{ removed: string[]; reinstalled: string[]; dropped: string[] }> {
+  const now = bootNs();
+  const removed: string[] = [];
+  const reinstalled: string[] = [];
+  const dropped: string[] = [];
+  let rec = network.record;
+  const known = new Map(rec.leases.map((l) => [leaseKey(l), l]));
+  for (const k of dp.listLeases()) {
+    const rk = leaseKey(k.tuple);
+    const r = known.get(rk);
+    if (!r || leaseExpired(k, now) || BigInt(r.expires_at_boot_ns) !== k.expiresBootNs) {
+      dp.removeLease(k.tuple);
+      removed.push(rk);
+    }
+  }
+  for (const r of rec.leases) {
+    const exp = BigInt(r.expires_at_boot_ns);
+    const t = tupleOf(r);
+    if (leaseExpired({ expiresBootNs: exp }, now)) {
+      rec = withoutLease(rec, t);
+      dropped.push(leaseKey(r));
+      continue;
+    }
+    if (!dp.getLease(t)) {
+      if (r.max_uses > 0) {
+        // the record cannot know how many uses were spent: fail closed
+        rec = withoutLease(rec, t);
+        dropped.push(leaseKey(r));
+        continue;
+      }
+      // the record says it was granted and it has not expired: restore it
+      dp.putLease({ tuple: t, generation: BigInt(r.generation), expiresBootNs: exp, maxUses: r.max_uses });
+      reinstalled.push(leaseKey(r));
+    }
+  }
+  network.setRecord(rec);
+  await network.persist();
+  return { removed, reinstalled, dropped };
+}
+
+/**
+ * Leases whose install a dead resolver never answered (an intent line with
+ * no resolution): out of the kernel and out of the record, whatever they
+ * replaced. Fail closed: the workload faults again. Returns what was removed.
+ */
+export async function removeUnanswered(network: NetworkBackend, dp: DataPlane, intents: readonly LeaseIntent[]): Promise<string[]> {
+  const removed: string[] = [];
+  let rec = network.record;
+  for (const i of intents) {
+    const t = tupleOf(i);
+    const inKernel = dp.getLease(t) !== null;
+    if (inKernel) dp.removeLease(t);
+    if (inKernel || findLease(rec, t)) removed.push(leaseKey(t));
+    rec = withoutLease(rec, t);
+  }
+  if (removed.length) {
+    network.setRecord(rec);
+    await network.persist();
+  }
+  return removed;
 }

@@ -269,7 +269,7 @@ export function revokeGeneration(rec: NetworkRecord, generation: number, now = n
 }
 
 /** Add a lease, replacing any lease on the same tuple (the kernel map holds one per tuple). */
-export function putLease(rec: NetworkRecord, lease: LeaseRecord): NetworkRecord {
+export function withLease(rec: NetworkRecord, lease: LeaseRecord): NetworkRecord {
   const k = leaseKey(lease);
   return { ...rec, leases: [...rec.leases.filter((l) => leaseKey(l) !== k), { ...lease }] };
 }
@@ -279,7 +279,7 @@ export function findLease(rec: NetworkRecord, t: LeaseTuple): LeaseRecord | unde
   return rec.leases.find((l) => leaseKey(l) === k);
 }
 
-export function removeLease(rec: NetworkRecord, t: LeaseTuple): NetworkRecord {
+export function withoutLease(rec: NetworkRecord, t: LeaseTuple): NetworkRecord {
   const k = leaseKey(t);
   return { ...rec, leases: rec.leases.filter((l) => leaseKey(l) !== k) };
 }

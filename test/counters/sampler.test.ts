@@ -10,7 +10,7 @@ import { compact, planHandover, needsCompaction, editLeases } from '../../src/co
 import { summarize, parseSince } from '../../src/counters/summary';
 import { ChainedLog } from '../../src/evidence/chain';
 import { parsePolicy } from '../../src/protocol/json';
-import { emptyNetworkRecord, beginGeneration, putLease, LeaseRecord } from '../../src/state/network';
+import { emptyNetworkRecord, beginGeneration, withLease, LeaseRecord } from '../../src/state/network';
 import type { Verdict } from '../../src/abi';
 import type { Tuple } from '../../src/addr';
 
@@ -148,11 +148,11 @@ function lease(gen: number, port: number, extra: Partial<LeaseRecord> = {}): Lea
 t.test('handover plan: fail closed, limited and operator leases carried', async (t) => {
   let rec = emptyNetworkRecord();
   for (const r of ['start', 'lease_added', 'lease_added', 'operator_lease', 'lease_added', 'lease_added']) rec = beginGeneration(rec, r);
-  rec = putLease(rec, lease(2, 8001, { expires_at_boot_ns: String(10n ** 12n) }));
-  rec = putLease(rec, lease(3, 9001));
-  rec = putLease(rec, lease(4, 9002));
-  rec = putLease(rec, lease(5, 8002, { max_uses: 3 }));
-  rec = putLease(rec, lease(6, 8003, { expires_at_boot_ns: '5' }));
+  rec = withLease(rec, lease(2, 8001, { expires_at_boot_ns: String(10n ** 12n) }));
+  rec = withLease(rec, lease(3, 9001));
+  rec = withLease(rec, lease(4, 9002));
+  rec = withLease(rec, lease(5, 8002, { max_uses: 3 }));
+  rec = withLease(rec, lease(6, 8003, { expires_at_boot_ns: '5' }));
   const p = parsePolicy({ schema: 1, leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.0/8', ports: '8000-8999' }, ttl_s: 10 }] });
   const plan = planHandover(rec, p, 100n);
   t.same(plan.map((a) => [a.lease.port, a.action, 'why' in a ? a.why : null]), [
@@ -169,8 +169,8 @@ t.test('handover plan: fail closed, limited and operator leases carried', async 
 t.test('compaction keeps live generations and a bounded tail', async (t) => {
   let rec = emptyNetworkRecord();
   for (let i = 0; i < 500; i++) rec = beginGeneration(rec, i === 0 ? 'start' : 'lease_added');
-  rec = putLease(rec, lease(7, 1));
-  rec = putLease(rec, lease(300, 2));
+  rec = withLease(rec, lease(7, 1));
+  rec = withLease(rec, lease(300, 2));
   t.ok(needsCompaction(rec));
   const c = compact(rec, [1], 32);
   const kept = c.generations.map((g) => g.generation);

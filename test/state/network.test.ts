@@ -10,9 +10,9 @@ import {
   findLease,
   parseNetworkRecord,
   pruneExpired,
-  putLease,
+  withLease,
   readNetwork,
-  removeLease,
+  withoutLease,
   revokeGeneration,
   updateNetwork,
   writeNetwork,
@@ -43,8 +43,8 @@ t.test('missing network.json reads as the empty record; write/read round trip', 
   t.same(await readNetwork(state, 'demo'), emptyNetworkRecord());
 
   let rec = beginGeneration(emptyNetworkRecord(), 'start');
-  rec = putLease(rec, lease());
-  rec = putLease(rec, lease({ family: 'ipv6', protocol: 'udp', address: '::1', port: 53, max_uses: 3 }));
+  rec = withLease(rec, lease());
+  rec = withLease(rec, lease({ family: 'ipv6', protocol: 'udp', address: '::1', port: 53, max_uses: 3 }));
   const written = await writeNetwork(state, 'demo', rec);
   const file = path.join(opDir(state, 'demo'), 'network.json');
   t.equal(mode(file), 0o600);
@@ -60,9 +60,9 @@ t.test('missing network.json reads as the empty record; write/read round trip', 
 
 t.test('pure helpers', async (t) => {
   let rec: NetworkRecord = beginGeneration(emptyNetworkRecord(), 'start');
-  rec = putLease(rec, lease({ expires_at_boot_ns: '100' }));
-  rec = putLease(rec, lease({ port: 9090, expires_at_boot_ns: '300' }));
-  rec = putLease(rec, lease({ expires_at_boot_ns: '200' }));
+  rec = withLease(rec, lease({ expires_at_boot_ns: '100' }));
+  rec = withLease(rec, lease({ port: 9090, expires_at_boot_ns: '300' }));
+  rec = withLease(rec, lease({ expires_at_boot_ns: '200' }));
   t.equal(rec.leases.length, 2, 'same tuple replaced');
   t.equal(findLease(rec, { family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 8080 })?.expires_at_boot_ns, '200');
 
@@ -73,18 +73,18 @@ t.test('pure helpers', async (t) => {
 
   const g2 = beginGeneration(rec, 'policy_reload');
   t.equal(g2.generation, 2);
-  const moved = putLease(g2, lease({ generation: 2, port: 7070 }));
+  const moved = withLease(g2, lease({ generation: 2, port: 7070 }));
   const revoked = revokeGeneration(moved, 1);
   t.same(revoked.leases.map((l) => l.port), [7070], 'gen 1 leases dropped');
   t.ok(revoked.generations[0].revoked_at);
   t.notOk(revoked.generations[1].revoked_at);
   t.throws(() => revokeGeneration(revoked, 9), { code: 'E_STATE' });
-  t.same(removeLease(revoked, { family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 7070 }).leases, []);
+  t.same(withoutLease(revoked, { family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 7070 }).leases, []);
   t.same(parseNetworkRecord(JSON.parse(JSON.stringify(revoked))), revoked);
 });
 
 t.test('invalid records are refused', async (t) => {
-  const base = putLease(beginGeneration(emptyNetworkRecord(), 'start'), lease());
+  const base = withLease(beginGeneration(emptyNetworkRecord(), 'start'), lease());
   // a record as JSON: the patches write fields of the wrong type on purpose
   type RawRecord = { [field: string]: unknown; leases: Record<string, unknown>[] };
   const bad = (patch: (r: RawRecord) => void): unknown => {
@@ -132,7 +132,7 @@ t.test('updateNetwork serializes concurrent updates', async (t) => {
     Array.from({ length: 40 }, (_, i) =>
       updateNetwork(state, 'demo', async (r) => {
         await new Promise((res) => setImmediate(res));
-        return putLease(r, lease({ port: 10000 + i }));
+        return withLease(r, lease({ port: 10000 + i }));
       }),
     ),
   );
