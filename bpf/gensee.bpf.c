@@ -69,17 +69,24 @@ static __always_inline void gs_stat_inc(__u32 idx)
 		*v += 1; /* per-CPU slot: no atomics needed */
 }
 
+/* Copy the destination of lease key lk (family, protocol, port, address)
+ * into *dst: a counter key, a rate-limit key or a fault event. */
+#define GS_COPY_DEST(dst, lk)                                                   \
+	do {                                                                    \
+		(dst)->family = (lk)->family;                                   \
+		(dst)->protocol = (lk)->protocol;                               \
+		(dst)->port = (lk)->port;                                       \
+		__builtin_memcpy((dst)->addr, (lk)->addr, sizeof((dst)->addr)); \
+	} while (0)
+
 static __always_inline void gs_count(const struct gs_lease_key *lk, __u8 verdict, __u64 generation)
 {
 	struct gs_counter_key ck = {};
 	__u64 one = 1, *v;
 
-	ck.family = lk->family;
-	ck.protocol = lk->protocol;
-	ck.port = lk->port;
+	GS_COPY_DEST(&ck, lk);
 	ck.verdict = verdict;
 	ck.generation = generation;
-	__builtin_memcpy(ck.addr, lk->addr, sizeof(ck.addr));
 
 	v = bpf_map_lookup_elem(&gs_counters_v1, &ck);
 	if (v) {
@@ -138,12 +145,9 @@ static __always_inline void gs_emit(const struct gs_lease_key *lk, __u8 reason, 
 	__u64 id, now;
 
 	rk.cgroup_id = bpf_get_current_cgroup_id();
-	rk.family = lk->family;
-	rk.protocol = lk->protocol;
-	rk.port = lk->port;
+	GS_COPY_DEST(&rk, lk);
 	rk.reason = reason;
 	rk.hook = hook;
-	__builtin_memcpy(rk.addr, lk->addr, sizeof(rk.addr));
 	now = bpf_ktime_get_boot_ns();
 	if (!gs_rl_claim(&rk, now))
 		return; /* the window's event is on the ring; gs_count counted this one */
@@ -160,14 +164,11 @@ static __always_inline void gs_emit(const struct gs_lease_key *lk, __u8 reason, 
 	e->boot_ns = now;
 	e->tgid = id >> 32;
 	e->pid = (__u32)id;
-	e->family = lk->family;
-	e->protocol = lk->protocol;
-	e->port = lk->port;
+	GS_COPY_DEST(e, lk);
 	e->reason = reason;
 	e->hook = hook;
 	e->_pad[0] = 0;
 	e->_pad[1] = 0;
-	__builtin_memcpy(e->addr, lk->addr, sizeof(e->addr));
 	bpf_ringbuf_submit(e, 0);
 }
 
