@@ -255,8 +255,40 @@ function chunkSize(size: number, have: number, maxBytes: number): number {
   return Math.max(1, Math.min(Math.max(size - have + 1, 65536), maxBytes + 1 - have));
 }
 
-function tooLarge(file: string, maxBytes: number): GenseeError {
-  return new GenseeError('E_TOO_LARGE', `${file} grew past the limit of ${maxBytes} bytes while being read`);
+/**
+ * What a no-follow read has read so far, for the async and the sync reader
+ * alike: read into next() at offset n, hand the count to took(), until it
+ * says EOF. Reads to EOF (not just st.size: the file may be growing) and
+ * stops past the limit.
+ */
+class NoFollowChunks {
+  private readonly chunks: Buffer[] = [];
+  n = 0;
+
+  constructor(
+    private readonly stat: fs.Stats,
+    private readonly file: string,
+    private readonly maxBytes: number,
+  ) {
+    checkOpened(stat, file, maxBytes);
+  }
+
+  next(): Buffer {
+    return Buffer.alloc(chunkSize(this.stat.size, this.n, this.maxBytes));
+  }
+
+  /** keep the first bytesRead bytes of chunk: false at EOF; E_TOO_LARGE past the limit */
+  took(chunk: Buffer, bytesRead: number): boolean {
+    if (bytesRead === 0) return false;
+    this.chunks.push(chunk.subarray(0, bytesRead));
+    this.n += bytesRead;
+    if (this.n > this.maxBytes) throw new GenseeError('E_TOO_LARGE', `${this.file} grew past the limit of ${this.maxBytes} bytes while being read`);
+    return true;
+  }
+
+  result(): NoFollowRead {
+    return { data: Buffer.concat(this.chunks, this.n), stat: this.stat };
+  }
 }
 
 /**
@@ -274,20 +306,9 @@ export async function readFileNoFollowStat(file: string, maxBytes: number): Prom
     throw symlinkError(e, file);
   }
   try {
-    const stat = await fh.stat();
-    checkOpened(stat, file, maxBytes);
-    const chunks: Buffer[] = [];
-    let n = 0;
-    // read to EOF (not just st.size: the file may be growing), stop past the limit
-    for (;;) {
-      const chunk = Buffer.alloc(chunkSize(stat.size, n, maxBytes));
-      const { bytesRead } = await fh.read(chunk, 0, chunk.length, n);
-      if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
-      n += bytesRead;
-      if (n > maxBytes) throw tooLarge(file, maxBytes);
-    }
-    return { data: Buffer.concat(chunks, n), stat };
+    const got = new NoFollowChunks(await fh.stat(), file, maxBytes);
+    for (let chunk = got.next(); got.took(chunk, (await fh.read(chunk, 0, chunk.length, got.n)).bytesRead); chunk = got.next());
+    return got.result();
   } finally {
     await fh.close();
   }
@@ -306,19 +327,9 @@ export function readFileNoFollowStatSync(file: string, maxBytes: number): NoFoll
     throw symlinkError(e, file);
   }
   try {
-    const stat = fs.fstatSync(fd);
-    checkOpened(stat, file, maxBytes);
-    const chunks: Buffer[] = [];
-    let n = 0;
-    for (;;) {
-      const chunk = Buffer.alloc(chunkSize(stat.size, n, maxBytes));
-      const r = fs.readSync(fd, chunk, 0, chunk.length, n);
-      if (r === 0) break;
-      chunks.push(chunk.subarray(0, r));
-      n += r;
-      if (n > maxBytes) throw tooLarge(file, maxBytes);
-    }
-    return { data: Buffer.concat(chunks, n), stat };
+    const got = new NoFollowChunks(fs.fstatSync(fd), file, maxBytes);
+    for (let chunk = got.next(); got.took(chunk, fs.readSync(fd, chunk, 0, chunk.length, got.n)); chunk = got.next());
+    return got.result();
   } finally {
     fs.closeSync(fd);
   }
