@@ -1,0 +1,647 @@
+// The live stream (DESIGN.md "Live stream"): a WebSocket server (the `ws`
+// package) on <OP>/events.sock (unix socket, 0600) and, when asked, on a
+// loopback TCP port. It carries every line appended to faults.jsonl,
+// counters.jsonl and events.jsonl, as announced by the LogHub.
+//
+// Upgrade: `Authorization: Bearer <token>` (the operation token, compared in
+// constant time). Wrong or missing → HTTP 401, no upgrade, onRefused.
+// Query: `?logs=events,faults` picks logs (default all three);
+// `?since=LOG:SEQ` (once per log) first replays that log's lines with
+// seq > SEQ from its file, then goes live. Live lines that arrive during the
+// replay are held and deduplicated by seq, so the switch neither misses nor
+// repeats a line.
+//
+// Message: the file line's object plus "log" — the exact line text with
+// `,"log":"<name>"` inserted before its final `}`.
+//
+// The writer never waits for a subscriber: the hub listener formats a line
+// once and appends it to each subscriber's queue; a pump (on a later turn of
+// the event loop) hands queued lines to the socket while its kernel-side
+// buffer keeps up. A subscriber that has made no send progress for stallMs
+// while it has something to send, or whose queue exceeds maxBufferedBytes,
+// is dropped (close 1008, then the socket is destroyed) and reported through
+// onDropped. Per subscriber, memory is at most maxBufferedBytes queued plus
+// one socket high-water mark.
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import type { Duplex } from 'node:stream';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { WebSocketServer, WebSocket } from 'ws';
+import { GenseeError, isErrno } from '../errors';
+import { assertNoSymlinks } from '../state/fsutil';
+import { loadAddon } from '../addon';
+import { fdOf } from '../resolver/unixsock';
+import { STREAM_LOGS, type LogName } from './types';
+import type { HubLine, LogHub } from './hub';
+
+export const EVENTS_SOCKET = 'events.sock';
+export const DEFAULT_STALL_MS = 10_000;
+/** per subscriber: characters queued beyond what the socket holds */
+export const DEFAULT_MAX_BUFFERED_BYTES = 16 << 20;
+export const DEFAULT_MAX_SUBSCRIBERS = 64;
+/** hand the socket at most this much before waiting for it to drain */
+const SOCKET_HIGH_WATER = 256 << 10;
+/** replay reads the file in chunks this size, pausing while the queue is over half the bound */
+const REPLAY_CHUNK = 256 << 10;
+/** a file line longer than this is skipped by the replay (no writer makes one) */
+const MAX_REPLAY_LINE = 4 << 20;
+/** a dropped subscriber that does not finish the close handshake in this time is destroyed */
+const CLOSE_GRACE_MS = 1000;
+const SUN_PATH_MAX = 107;
+const SEQ_PREFIX = /^\{"seq":([0-9]{1,15})[,}]/;
+
+/** a refused upgrade (or plain HTTP request): the caller records it as a peer_refused boundary event */
+export interface StreamRefusal {
+  /** "uid U pid P" on the unix socket (SO_PEERCRED), "ADDR:PORT" on TCP */
+  peer: string;
+  reason: string;
+  /** the HTTP status sent: 401 bad token, 400 bad query, 503 full or closing, 426 not an upgrade */
+  status: number;
+}
+
+/** a subscriber dropped by the server (stalled or over its bound) */
+export interface StreamDrop {
+  peer: string;
+  reason: string;
+  /** characters queued for it when it was dropped (then freed) */
+  queued_bytes: number;
+  /** messages it had been handed */
+  sent: number;
+}
+
+export interface StreamListen {
+  host: string;
+  port: number;
+}
+
+export interface EventStreamOptions {
+  /** the operation directory (opDir()): the logs are read from here on replay */
+  dir: string;
+  hub: LogHub;
+  /** the operation token (ensureToken()) */
+  token: string;
+  /** default <dir>/events.sock */
+  socketPath?: string;
+  /** also listen on loopback TCP (127.0.0.0/8 or ::1 only); port 0 picks one */
+  listen?: StreamListen;
+  /** uid to own the socket file when it is not root (the operation owner) */
+  ownerUid?: number;
+  onRefused?: (r: StreamRefusal) => void;
+  onDropped?: (d: StreamDrop) => void;
+  /** a subscriber with something to send and no send progress for this long is dropped (default 10 s) */
+  stallMs?: number;
+  /** a subscriber whose queue exceeds this many characters is dropped (default 16 MiB) */
+  maxBufferedBytes?: number;
+  /** more concurrent subscribers are refused with 503 (default 64) */
+  maxSubscribers?: number;
+}
+
+export interface SubscriberStats {
+  peer: string;
+  logs: LogName[];
+  phase: 'replay' | 'live';
+  /** characters in its queue now (not yet handed to the socket) */
+  queued_bytes: number;
+  /** the most it ever had queued */
+  max_queued_bytes: number;
+  /** bytes the socket holds in user space (handed, not yet written to the kernel) */
+  socket_buffered: number;
+  sent: number;
+}
+
+export interface EventStream {
+  readonly socketPath: string;
+  /** the TCP port when listen was given */
+  readonly port?: number;
+  subscribers(): number;
+  stats(): SubscriberStats[];
+  /** stop listening, close every subscriber (1001 "operation stopped"), remove the socket file */
+  close(): Promise<void>;
+}
+
+/** what `?logs=` and `?since=` ask for */
+export interface StreamQuery {
+  logs: LogName[];
+  since: Partial<Record<LogName, number>>;
+}
+
+const isLogName = (s: string): s is LogName => (STREAM_LOGS as readonly string[]).includes(s);
+
+/** Parse the query of an upgrade URL; throws a one-line message on anything malformed. */
+export function parseStreamQuery(search: URLSearchParams): StreamQuery {
+  for (const k of search.keys()) if (k !== 'logs' && k !== 'since') throw new Error(`unknown query parameter "${k}"`);
+  const logsArg = search.getAll('logs');
+  if (logsArg.length > 1) throw new Error('logs given more than once');
+  let logs: LogName[] = [...STREAM_LOGS];
+  if (logsArg.length === 1) {
+    const names = logsArg[0].split(',');
+    logs = [];
+    for (const n of names) {
+      if (!isLogName(n)) throw new Error(`unknown log "${n.slice(0, 32)}" (expected ${STREAM_LOGS.join(', ')})`);
+      if (!logs.includes(n)) logs.push(n);
+    }
+  }
+  const since: Partial<Record<LogName, number>> = {};
+  for (const s of search.getAll('since')) {
+    const m = /^([a-z]+):([0-9]{1,15})$/.exec(s);
+    if (!m || !isLogName(m[1])) throw new Error(`bad since "${s.slice(0, 48)}" (expected LOG:SEQ, LOG one of ${STREAM_LOGS.join(', ')})`);
+    const log = m[1];
+    if (since[log] !== undefined) throw new Error(`since given twice for ${log}`);
+    if (!logs.includes(log)) throw new Error(`since names ${log}, which is not among the selected logs`);
+    since[log] = Number(m[2]);
+  }
+  return { logs, since };
+}
+
+/** a listen address for the stream: loopback only (127.0.0.0/8, ::1), a port 0-65535 */
+export function checkListen(l: StreamListen): StreamListen {
+  const host = typeof l?.host === 'string' ? l.host.replace(/^\[(.*)\]$/, '$1') : '';
+  const loopback = (net.isIPv4(host) && host.split('.')[0] === '127') || (net.isIPv6(host) && new URL(`http://[${host}]/`).hostname === '[::1]');
+  if (!loopback) throw new GenseeError('E_USAGE', `the live stream listens on loopback only (127.0.0.1 or ::1), not ${JSON.stringify(l?.host)}`);
+  if (!Number.isInteger(l.port) || l.port < 0 || l.port > 65535) throw new GenseeError('E_BAD_PORT', `bad port ${JSON.stringify(l.port)} for the live stream`);
+  return { host, port: l.port };
+}
+
+/** "127.0.0.1:PORT" or "[::1]:PORT" (the --listen argument) → StreamListen, loopback only */
+export function parseListen(s: string): StreamListen {
+  const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s);
+  if (!m) throw new GenseeError('E_USAGE', `bad --listen "${s}": expected 127.0.0.1:PORT or [::1]:PORT`);
+  return checkListen({ host: m[1], port: Number(m[2]) });
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** the bearer token presented, or null */
+function bearer(req: http.IncomingMessage): string | null {
+  const h = req.headers.authorization;
+  if (typeof h !== 'string') return null;
+  const m = /^Bearer +(\S+) *$/i.exec(h);
+  return m ? m[1] : null;
+}
+
+function peerOf(sock: net.Socket, unix: boolean): string {
+  if (!unix) return `${sock.remoteAddress?.includes(':') ? `[${sock.remoteAddress}]` : sock.remoteAddress}:${sock.remotePort}`;
+  try {
+    const c = loadAddon().peerCred(fdOf(sock));
+    return `uid ${c.uid} pid ${c.pid}`;
+  } catch {
+    return 'unix';
+  }
+}
+
+/** the line as a stream message: `,"log":"NAME"` before its final `}` */
+function message(text: string, log: LogName): string {
+  return `${text.slice(0, -1)},"log":"${log}"}`;
+}
+
+function refuse(sock: Duplex, status: number, reason: string): void {
+  const text = { 400: 'Bad Request', 401: 'Unauthorized', 426: 'Upgrade Required', 503: 'Service Unavailable' }[status] ?? 'Error';
+  const body = reason + '\n';
+  const extra = status === 401 ? 'WWW-Authenticate: Bearer\r\n' : '';
+  try {
+    sock.end(`HTTP/1.1 ${status} ${text}\r\n${extra}Connection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  } catch {
+    /* already gone */
+  }
+  setTimeout(() => sock.destroy(), CLOSE_GRACE_MS).unref();
+}
+
+interface Pending {
+  log: LogName;
+  seq: number;
+  msg: string;
+}
+
+class Subscriber {
+  phase: 'replay' | 'live' = 'replay';
+  readonly last: Record<LogName, number> = { faults: 0, counters: 0, events: 0 };
+  private q: string[] = [];
+  private head = 0;
+  queued = 0;
+  maxQueued = 0;
+  sent = 0;
+  lastProgress = Date.now();
+  dropped = false;
+  /** live lines held while the replay runs */
+  held: Pending[] | null = [];
+  private heldBytes = 0;
+  private pumpScheduled = false;
+  private roomWaiters: (() => void)[] = [];
+  private readonly sock: net.Socket;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly peer: string,
+    readonly logs: LogName[],
+    readonly since: Partial<Record<LogName, number>>,
+    private readonly maxBytes: number,
+    private readonly onDrop: (s: Subscriber, reason: string) => void,
+  ) {
+    this.sock = (ws as unknown as { _socket: net.Socket })._socket;
+    for (const l of logs) this.last[l] = since[l] ?? 0;
+    this.sock.on('drain', () => {
+      this.lastProgress = Date.now();
+      this.pump();
+    });
+  }
+
+  get socketBuffered(): number {
+    return this.sock.writableLength;
+  }
+
+  /** something waits to be written: the stall clock runs */
+  get busy(): boolean {
+    return this.head < this.q.length || this.sock.writableLength > 0;
+  }
+
+  /** a live line from the hub (already formatted) */
+  live(log: LogName, seq: number, msg: string): void {
+    if (this.dropped || !this.logs.includes(log)) return;
+    if (this.held) {
+      this.held.push({ log, seq, msg });
+      this.heldBytes += msg.length;
+      if (this.heldBytes + this.queued > this.maxBytes) this.onDrop(this, `fell behind during replay: over ${this.maxBytes} bytes held`);
+      return;
+    }
+    this.enqueue(log, seq, msg);
+  }
+
+  /** queue one message unless that log already passed this seq (dedupe at the replay→live switch) */
+  enqueue(log: LogName, seq: number, msg: string): void {
+    if (this.dropped || seq <= this.last[log]) return;
+    this.last[log] = seq;
+    this.q.push(msg);
+    this.queued += msg.length;
+    if (this.queued > this.maxQueued) this.maxQueued = this.queued;
+    if (this.queued > this.maxBytes) {
+      this.onDrop(this, `queue over ${this.maxBytes} bytes: not reading fast enough`);
+      return;
+    }
+    if (!this.pumpScheduled) {
+      this.pumpScheduled = true;
+      setImmediate(() => this.pump());
+    }
+  }
+
+  /** the replay is done: release the held live lines, go live */
+  goLive(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    this.heldBytes = 0;
+    this.phase = 'live';
+    for (const h of held) this.enqueue(h.log, h.seq, h.msg);
+  }
+
+  /** resolves when the queue is under half the bound (or the subscriber is gone) */
+  room(): Promise<void> {
+    if (this.dropped || this.queued <= this.maxBytes / 2) return Promise.resolve();
+    return new Promise((r) => this.roomWaiters.push(r));
+  }
+
+  pump(): void {
+    this.pumpScheduled = false;
+    if (this.dropped || this.ws.readyState !== WebSocket.OPEN) return;
+    const sock = this.sock;
+    if (this.head >= this.q.length || sock.writableLength >= SOCKET_HIGH_WATER) return;
+    // take a batch that fits under the high-water mark, then write it as one writev
+    const batch: string[] = [];
+    let room = SOCKET_HIGH_WATER - sock.writableLength;
+    while (this.head < this.q.length && room > 0) {
+      const m = this.q[this.head];
+      this.q[this.head++] = '';
+      this.queued -= m.length;
+      room -= m.length;
+      batch.push(m);
+    }
+    const n = batch.length;
+    sock.cork();
+    // progress is a write the kernel took: one callback, on the batch's last message
+    for (let i = 0; i < n - 1; i++) this.ws.send(batch[i]);
+    this.ws.send(batch[n - 1], (err) => {
+      if (!err) this.lastProgress = Date.now();
+    });
+    this.sent += n;
+    sock.uncork();
+    if (this.head >= this.q.length) {
+      this.q = [];
+      this.head = 0;
+    } else if (this.head > 4096 && this.head * 2 > this.q.length) {
+      this.q = this.q.slice(this.head);
+      this.head = 0;
+    }
+    if (this.roomWaiters.length && this.queued <= this.maxBytes / 2) for (const r of this.roomWaiters.splice(0)) r();
+  }
+
+  /** free the queue and release anything waiting on it */
+  release(): void {
+    this.dropped = true;
+    this.q = [];
+    this.head = 0;
+    this.held = null;
+    this.queued = 0;
+    for (const r of this.roomWaiters.splice(0)) r();
+  }
+
+  stats(): SubscriberStats {
+    return {
+      peer: this.peer,
+      logs: [...this.logs],
+      phase: this.phase,
+      queued_bytes: this.queued,
+      max_queued_bytes: this.maxQueued,
+      socket_buffered: this.sock.writableLength,
+      sent: this.sent,
+    };
+  }
+}
+
+/** Replay one log's file: lines with seq > the subscriber's last for it, pausing while its queue is full. */
+async function replayLog(file: string, log: LogName, sub: Subscriber): Promise<void> {
+  assertNoSymlinks(file);
+  let fh: fs.promises.FileHandle;
+  try {
+    fh = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (e) {
+    if (isErrno(e) && e.code === 'ENOENT') return; // nothing written yet
+    throw e;
+  }
+  try {
+    if (!(await fh.stat()).isFile()) throw new GenseeError('E_NOT_FILE', `not a regular file: ${file}`);
+    const buf = Buffer.alloc(REPLAY_CHUNK);
+    let carry: Buffer | null = null;
+    let skipping = false; // inside an over-long line
+    let prevSeq = 0;
+    let pos = 0;
+    const line = (b: Buffer): void => {
+      const text = b.toString('utf8');
+      const m = SEQ_PREFIX.exec(text);
+      // a line without a seq (a torn line kept by recovery) counts but is not sent
+      const seq = m ? Number(m[1]) : prevSeq + 1;
+      prevSeq = seq;
+      if (m && text.endsWith('}') && seq > sub.last[log]) sub.enqueue(log, seq, message(text, log));
+    };
+    for (;;) {
+      if (sub.dropped) return;
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break; // EOF: a trailing partial line arrives live
+      pos += bytesRead;
+      let start = 0;
+      for (let i = buf.indexOf(0x0a, 0); i >= 0 && i < bytesRead; i = buf.indexOf(0x0a, i + 1)) {
+        if (skipping) {
+          skipping = false;
+          prevSeq++;
+        } else if (carry) {
+          const whole = Buffer.concat([carry, buf.subarray(start, i)]);
+          carry = null;
+          line(whole);
+        } else {
+          line(buf.subarray(start, i));
+        }
+        start = i + 1;
+      }
+      if (start < bytesRead && !skipping) {
+        const rest = Buffer.from(buf.subarray(start, bytesRead));
+        carry = carry ? Buffer.concat([carry, rest]) : rest;
+        if (carry.length > MAX_REPLAY_LINE) {
+          carry = null;
+          skipping = true;
+        }
+      }
+      await sub.room();
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Remove a stale socket (nobody answers on it); refuse anything else at the path. */
+async function clearStaleSocket(p: string): Promise<void> {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(p);
+  } catch (e) {
+    if (isErrno(e) && e.code === 'ENOENT') return;
+    throw e;
+  }
+  if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${p} exists and is not a socket; refusing to replace it`, 1);
+  const live = await new Promise<boolean>((resolve) => {
+    const c = net.connect(p);
+    const done = (v: boolean) => {
+      c.destroy();
+      resolve(v);
+    };
+    c.once('connect', () => done(true));
+    c.once('error', () => done(false));
+    c.setTimeout(1000, () => done(false));
+  });
+  if (live) throw new GenseeError('E_STATE', `${p} is being served by another process; not replacing it`, 1);
+  fs.unlinkSync(p);
+}
+
+/** Start the live stream for one operation. Resolves once every listener is ready. */
+export async function startEventStream(opts: EventStreamOptions): Promise<EventStream> {
+  const dir = path.resolve(opts.dir);
+  assertNoSymlinks(dir);
+  if (typeof opts.token !== 'string' || opts.token.length < 16) throw new GenseeError('E_USAGE', 'the live stream needs the operation token');
+  const socketPath = path.resolve(opts.socketPath ?? path.join(dir, EVENTS_SOCKET));
+  if (Buffer.byteLength(socketPath) > SUN_PATH_MAX) throw new GenseeError('E_USAGE', `socket path too long for a unix socket (${Buffer.byteLength(socketPath)} > ${SUN_PATH_MAX} bytes): ${socketPath}`);
+  const listen = opts.listen ? checkListen(opts.listen) : undefined;
+  const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
+  const maxBytes = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  const maxSubs = opts.maxSubscribers ?? DEFAULT_MAX_SUBSCRIBERS;
+  if (!(stallMs > 0) || !(maxBytes > 0) || !(maxSubs > 0)) throw new GenseeError('E_USAGE', 'stallMs, maxBufferedBytes and maxSubscribers must be positive');
+  const tokenDigest = digest(opts.token);
+  const subs = new Set<Subscriber>();
+  let closing = false;
+
+  const report = <T>(fn: ((x: T) => void) | undefined, x: T): void => {
+    try {
+      fn?.(x);
+    } catch {
+      /* the caller's recorder failing must not take the stream down */
+    }
+  };
+
+  const drop = (s: Subscriber, reason: string): void => {
+    if (s.dropped) return;
+    const queued = s.queued;
+    s.release();
+    subs.delete(s);
+    report(opts.onDropped, { peer: s.peer, reason, queued_bytes: queued, sent: s.sent });
+    try {
+      s.ws.close(1008, reason.slice(0, 120));
+    } catch {
+      /* socket already gone */
+    }
+    setTimeout(() => s.ws.terminate(), CLOSE_GRACE_MS).unref();
+  };
+
+  // one hub listener for all subscribers: format each line once; enqueue only
+  const unsubscribe = opts.hub.subscribe((l: HubLine) => {
+    if (subs.size === 0) return;
+    const msg = message(l.text, l.log);
+    for (const s of subs) s.live(l.log, l.seq, msg);
+  });
+
+  const tick = Math.max(20, Math.min(1000, Math.floor(stallMs / 4)));
+  const stallTimer = setInterval(() => {
+    const now = Date.now();
+    for (const s of subs) {
+      if (!s.busy) s.lastProgress = now;
+      else if (now - s.lastProgress > stallMs) drop(s, `stalled: no send progress for ${Math.round((now - s.lastProgress) / 1000)} s`);
+    }
+  }, tick);
+  stallTimer.unref();
+
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 << 10, clientTracking: false });
+
+  const authorized = (req: http.IncomingMessage): boolean => {
+    const t = bearer(req);
+    return t !== null && timingSafeEqual(digest(t), tokenDigest);
+  };
+
+  const onConnection = (ws: WebSocket, peer: string, q: StreamQuery): void => {
+    const sub = new Subscriber(ws, peer, q.logs, q.since, maxBytes, drop);
+    subs.add(sub);
+    ws.on('error', () => undefined);
+    ws.on('close', () => {
+      sub.release();
+      subs.delete(sub);
+    });
+    // the client only listens: whatever it sends is ignored (ws answers pings)
+    const replayed = (Object.keys(q.since) as LogName[]).filter((l) => q.logs.includes(l));
+    void (async () => {
+      try {
+        for (const log of STREAM_LOGS) if (replayed.includes(log)) await replayLog(path.join(dir, `${log}.jsonl`), log, sub);
+        if (!sub.dropped) sub.goLive();
+      } catch (e) {
+        drop(sub, `replay failed: ${(e as Error).message}`);
+      }
+    })();
+  };
+
+  const onUpgrade = (unix: boolean) => (req: http.IncomingMessage, sock: Duplex, head: Buffer) => {
+    sock.on('error', () => undefined);
+    const peer = peerOf(sock as net.Socket, unix);
+    const no = (status: number, reason: string) => {
+      report(opts.onRefused, { peer, reason, status });
+      refuse(sock, status, reason);
+    };
+    if (closing) return no(503, 'the live stream is closing');
+    if (!authorized(req)) return no(401, req.headers.authorization === undefined ? 'no bearer token' : 'wrong bearer token');
+    let q: StreamQuery;
+    try {
+      q = parseStreamQuery(new URL(req.url ?? '/', 'http://stream').searchParams);
+    } catch (e) {
+      return no(400, (e as Error).message);
+    }
+    if (subs.size >= maxSubs) return no(503, `too many subscribers (${maxSubs})`);
+    wss.handleUpgrade(req, sock, head, (ws) => onConnection(ws, peer, q));
+  };
+
+  const onRequest = (unix: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const peer = peerOf(req.socket, unix);
+    const ok = authorized(req);
+    const status = ok ? 426 : 401;
+    const reason = ok ? 'not a WebSocket upgrade' : req.headers.authorization === undefined ? 'no bearer token' : 'wrong bearer token';
+    report(opts.onRefused, { peer, reason, status });
+    res.writeHead(status, { 'Content-Type': 'text/plain', Connection: 'close', ...(status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}) });
+    res.end(reason + '\n');
+  };
+
+  const makeServer = (unix: boolean): http.Server => {
+    const s = http.createServer({ headersTimeout: 10_000, requestTimeout: 15_000, maxHeaderSize: 16 << 10 });
+    s.on('upgrade', onUpgrade(unix));
+    s.on('request', onRequest(unix));
+    s.on('clientError', (_e, sock) => sock.destroy());
+    return s;
+  };
+
+  const servers: http.Server[] = [];
+  let socketIno = -1;
+  const cleanup = async (): Promise<void> => {
+    closing = true;
+    clearInterval(stallTimer);
+    unsubscribe();
+    for (const s of [...subs]) {
+      s.release();
+      subs.delete(s);
+      try {
+        s.ws.close(1001, 'operation stopped');
+      } catch {
+        /* gone */
+      }
+      setTimeout(() => s.ws.terminate(), CLOSE_GRACE_MS).unref();
+    }
+    await Promise.all(
+      servers.map(
+        (srv) =>
+          new Promise<void>((r) => {
+            if (!srv.listening) return r();
+            srv.close(() => r());
+            srv.closeIdleConnections();
+          }),
+      ),
+    );
+    if (socketIno >= 0) {
+      try {
+        const st = fs.lstatSync(socketPath);
+        if (st.isSocket() && st.ino === socketIno) fs.unlinkSync(socketPath);
+      } catch {
+        /* already gone */
+      }
+      socketIno = -1;
+    }
+  };
+
+  try {
+    assertNoSymlinks(socketPath);
+    await clearStaleSocket(socketPath);
+    const us = makeServer(true);
+    servers.push(us);
+    await new Promise<void>((resolve, reject) => {
+      us.once('error', reject);
+      // bind happens inside listen(), synchronously: under umask 0177 the
+      // socket is never connectable by others, then it is 0600 explicitly
+      const old = process.umask(0o177);
+      try {
+        us.listen(socketPath, () => {
+          us.off('error', reject);
+          resolve();
+        });
+      } finally {
+        process.umask(old);
+      }
+    });
+    fs.chmodSync(socketPath, 0o600);
+    if (opts.ownerUid !== undefined && opts.ownerUid !== 0 && opts.ownerUid !== process.geteuid?.()) fs.chownSync(socketPath, opts.ownerUid, -1);
+    socketIno = fs.lstatSync(socketPath).ino;
+    let port: number | undefined;
+    if (listen) {
+      const ts = makeServer(false);
+      servers.push(ts);
+      await new Promise<void>((resolve, reject) => {
+        ts.once('error', reject);
+        ts.listen({ host: listen.host, port: listen.port, exclusive: true }, () => {
+          ts.off('error', reject);
+          resolve();
+        });
+      });
+      port = (ts.address() as net.AddressInfo).port;
+    }
+    let closed: Promise<void> | null = null;
+    return {
+      socketPath,
+      port,
+      subscribers: () => subs.size,
+      stats: () => [...subs].map((s) => s.stats()),
+      close: () => (closed ??= cleanup()),
+    };
+  } catch (e) {
+    await cleanup();
+    if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_STATE', `live stream: ${listen ? `${listen.host}:${listen.port}` : socketPath} is in use`, 1);
+    throw e;
+  }
+}
