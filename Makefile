@@ -121,6 +121,7 @@ demo: build
 
 bench: build
 	$(Q)node dist/bench/run.js
+	$(Q)node dist/bench/events.js
 
 clean:
 	$(Q)rm -rf obj dist build .tap
