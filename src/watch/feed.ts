@@ -7,7 +7,8 @@
 //   counters.jsonl  allow             → reached(destination, "counters:SEQ", generation)
 //                   generation        lease_added (the resolver), operator_lease by an operator → leaseIssued;
 //                                     operator_lease by "external" (a lease found in the kernel
-//                                     map and adopted: nobody issued it) covers NOTHING;
+//                                     map and adopted: nobody issued it) covers NOTHING, and
+//                                     → leaseAdopted: no generation covers that target's reach;
 //                                     a policy generation → policyChanged
 // Lines read together (one poll of the three files) are fed in the order
 // their writers appended them (`at`), so a refusal and the lease answering
@@ -123,7 +124,8 @@ export class LogFeed {
       if (v.reason === 'lease_added') return this.wd.leaseIssued(t, now, g);
       // by: the control peer ({pid, uid}) or "operator"; "external" is a
       // lease adopted from the kernel map that no resolution or command issued
-      if (v.reason === 'operator_lease' && v.by !== 'external' && v.by !== undefined) return this.wd.leaseIssued(t, now, g);
+      if (v.reason === 'operator_lease' && v.by === 'external') return this.wd.leaseAdopted(t, now);
+      if (v.reason === 'operator_lease' && v.by !== undefined) return this.wd.leaseIssued(t, now, g);
     }
     return [];
   }

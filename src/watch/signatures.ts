@@ -33,7 +33,11 @@
 //   trail of refusals is in memory, capped at `trailCap` (64): the oldest is
 //   forgotten first. An allow delta counted under a generation that a
 //   covering lease or a policy brought is never a defeat (the sampler reads
-//   per second: traffic allowed before a refusal may be counted after it).
+//   per second: traffic allowed before a refusal may be counted after it) —
+//   unless the target's lease was found in the kernel with nobody issuing it
+//   (leaseAdopted): a lease written behind the supervisor's back carries
+//   whatever generation its writer chose, the policy's own included, and its
+//   traffic before the sampler re-tags it is counted under that tag.
 //
 // Attention is not a stop. It persists: more events, nudges, flags, the
 // workload carrying on do not lift it. Only a person's message or the
@@ -184,6 +188,8 @@ export class Watchdog {
   private trail: Refusal[] = [];
   /** generation → target key it covers ("*" for a policy generation) */
   private covering = new Map<number, string>();
+  /** target keys whose kernel lease nobody issued (adopted by the sampler): no generation covers their reach */
+  private forged = new Set<string>();
 
   private attention: Attention[] = [];
 
@@ -272,7 +278,24 @@ export class Watchdog {
   leaseIssued(target: string, now: number, generation?: number): Output[] {
     const key = targetKey(target);
     this.trail = this.trail.filter((r) => r.key !== key);
+    this.forged.delete(key);
     if (generation !== undefined) this.cover(generation, key);
+    const out: Output[] = [];
+    this.due(now, out);
+    return out;
+  }
+
+  /**
+   * A lease for `target` was found in the kernel map that no resolution or
+   * command issued (the sampler adopted it: by "external"). It covers
+   * nothing, and from now on the generation an allow delta to `target` is
+   * counted under does not cover it either: the forger chose that tag.
+   */
+  leaseAdopted(target: string, now: number): Output[] {
+    const key = targetKey(target);
+    this.forged.delete(key);
+    this.forged.add(key);
+    if (this.forged.size > COVERING_CAP) this.forged.delete(this.forged.keys().next().value as string);
     const out: Output[] = [];
     this.due(now, out);
     return out;
@@ -417,7 +440,7 @@ export class Watchdog {
 
   private reach(target: string, ref: string, now: number, generation: number | null, out: Output[]): void {
     const key = targetKey(target);
-    if (generation !== null) {
+    if (generation !== null && !this.forged.has(key)) {
       const c = this.covering.get(generation);
       if (c === key || c === '*') return;
     }
