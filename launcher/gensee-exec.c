@@ -419,23 +419,21 @@ static int is_mount_root(const char *path)
 
 static unsigned long keep_flags(const char *path)
 {
+	static const struct {
+		unsigned long st, ms;
+	} kept[] = {
+		{ ST_NOSUID, MS_NOSUID },   { ST_NODEV, MS_NODEV },           { ST_NOEXEC, MS_NOEXEC },
+		{ ST_NOATIME, MS_NOATIME }, { ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+	};
 	struct statvfs sv;
 	unsigned long f = 0;
+	size_t i;
 
 	if (statvfs(path, &sv))
 		return 0;
-	if (sv.f_flag & ST_NOSUID)
-		f |= MS_NOSUID;
-	if (sv.f_flag & ST_NODEV)
-		f |= MS_NODEV;
-	if (sv.f_flag & ST_NOEXEC)
-		f |= MS_NOEXEC;
-	if (sv.f_flag & ST_NOATIME)
-		f |= MS_NOATIME;
-	if (sv.f_flag & ST_NODIRATIME)
-		f |= MS_NODIRATIME;
-	if (sv.f_flag & ST_RELATIME)
-		f |= MS_RELATIME;
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (sv.f_flag & kept[i].st)
+			f |= kept[i].ms;
 	return f;
 }
 
