@@ -1298,34 +1298,34 @@ static void build_pkt(struct pkt *p)
 	memcpy(p->data, PAYLOAD, sizeof(PAYLOAD));
 }
 
+/* A raw IPv4 socket of protocol proto sending len bytes at buf to loopback:
+ * attempts "<name>_socket", then (once it opened) "<name>_sendto". */
+static void raw_sendto(const char *name, int proto, const void *buf, size_t len)
+{
+	struct sockaddr_in d = lo4(0);
+	char what[64];
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, proto);
+	int err = fd < 0 ? errno : 0;
+
+	snprintf(what, sizeof(what), "%s_socket", name);
+	attempt(what, err);
+	if (fd < 0)
+		return;
+	snprintf(what, sizeof(what), "%s_sendto", name);
+	attempt(what, sendto(fd, buf, len, 0, (struct sockaddr *)&d, sizeof(d)) < 0 ? errno : 0);
+	close(fd);
+}
+
 /* 9. raw IP and packet sockets carrying a hand-made UDP datagram */
 static void mode_raw(void)
 {
 	struct pkt p;
-	struct sockaddr_in d = lo4(0);
 	int fd;
 
 	build_pkt(&p);
 	/* SOCK_RAW/IPPROTO_UDP: we write the UDP header, the kernel the IP one */
-	fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
-	if (fd < 0) {
-		attempt("raw_udp_socket", errno);
-	} else {
-		attempt("raw_udp_socket", 0);
-		attempt("raw_udp_sendto",
-			sendto(fd, &p.udp, sizeof(p) - sizeof(p.ip), 0, (struct sockaddr *)&d, sizeof(d)) < 0 ? errno
-													      : 0);
-		close(fd);
-	}
-	fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
-	if (fd < 0) {
-		attempt("raw_ip_socket", errno);
-	} else {
-		attempt("raw_ip_socket", 0);
-		attempt("raw_ip_sendto",
-			sendto(fd, &p, sizeof(p), 0, (struct sockaddr *)&d, sizeof(d)) < 0 ? errno : 0);
-		close(fd);
-	}
+	raw_sendto("raw_udp", IPPROTO_UDP, &p.udp, sizeof(p) - sizeof(p.ip));
+	raw_sendto("raw_ip", IPPROTO_RAW, &p, sizeof(p));
 	/* AF_PACKET bound to lo: write(2), which no seccomp filter looks at */
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
 	if (fd < 0) {
