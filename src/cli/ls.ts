@@ -1,14 +1,16 @@
 // gensee ls [--json]: every operation in the state directory, its condition
 // (an active one whose resolver is gone shows as resolver_gone, with the
-// command that ends it), its hooks and its workload identity.
+// command that ends it), its hooks, its workload identity and its last
+// event (the last line of events.jsonl: kind and time).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, out, table } from './args';
 import { GenseeError } from '../errors';
-import { resolveStateDir, openOperation, isValidOpId, OPERATIONS_DIR, OperationRecord } from '../state/operation';
+import { resolveStateDir, openOperation, isValidOpId, opDir, OPERATIONS_DIR, OperationRecord } from '../state/operation';
 import { assertNoSymlinks } from '../state/fsutil';
 import { hooksAttached } from '../dataplane';
 import { Condition, operationCondition, conditionHint, resolverAlive } from './status';
+import { LastEvent, lastEvent } from './events';
 
 export const usage = 'usage: gensee ls [--json]';
 
@@ -26,6 +28,8 @@ interface Row {
   updated_at: string | null;
   stopped: OperationRecord['stopped'];
   hint: string | null;
+  /** the last line of events.jsonl (null: none, or it could not be read) */
+  last_event: LastEvent | null;
 }
 
 function attached(op: string): boolean | null {
@@ -36,13 +40,21 @@ function attached(op: string): boolean | null {
   }
 }
 
+function lastEventOf(stateDir: string, id: string): LastEvent | null {
+  try {
+    return lastEvent(opDir(stateDir, id));
+  } catch {
+    return null; // unreadable: the record's own error, if any, says why
+  }
+}
+
 async function row(stateDir: string, id: string): Promise<Row> {
   let rec: OperationRecord;
   try {
     rec = await openOperation(stateDir, id);
   } catch (e) {
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
-    return { id, error: { code, message: (e as Error).message }, condition: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null };
+    return { id, error: { code, message: (e as Error).message }, condition: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id) };
   }
   const condition = operationCondition(rec);
   return {
@@ -58,6 +70,7 @@ async function row(stateDir: string, id: string): Promise<Row> {
     updated_at: rec.updated_at,
     stopped: rec.stopped,
     hint: conditionHint(condition, id, stateDir),
+    last_event: lastEventOf(stateDir, id),
   };
 }
 
@@ -84,11 +97,12 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const hooks = (h: boolean | null) => (h === null ? '?' : h ? 'attached' : '-');
+  const last = (e: LastEvent | null) => (e ? `${e.kind} ${e.at}` : '-');
   out(table([
-    ['OP', 'CONDITION', 'RESOLVER', 'HOOKS', 'WORKLOAD', 'UPDATED', 'CGROUP'],
+    ['OP', 'CONDITION', 'RESOLVER', 'HOOKS', 'WORKLOAD', 'UPDATED', 'LAST EVENT', 'CGROUP'],
     ...rows.map((r) =>
       r.error
-        ? [r.id, 'unreadable', '-', hooks(r.hooks_attached), '-', '-', `${r.error.code}: ${r.error.message}`]
+        ? [r.id, 'unreadable', '-', hooks(r.hooks_attached), '-', '-', last(r.last_event), `${r.error.code}: ${r.error.message}`]
         : [
             r.id,
             r.condition!,
@@ -96,6 +110,7 @@ export async function run(argv: string[]): Promise<number> {
             hooks(r.hooks_attached),
             r.workload ? `${r.workload.identity} ${r.workload.uid}:${r.workload.gid}` : '-',
             r.updated_at!,
+            last(r.last_event),
             r.cgroup!,
           ],
     ),

@@ -14,6 +14,7 @@ import * as stop from './stop';
 import * as verify from './verify';
 import * as oci from './oci';
 import * as watch from './watch';
+import * as events from './events';
 
 type Command = (argv: string[]) => number | Promise<number>;
 
@@ -29,6 +30,7 @@ const commands: Record<string, Command> = {
   verify: verify.run,
   'oci-listener': oci.run,
   watch: watch.run,
+  events: events.run,
   run: (argv) => {
     if (argv[0] === 'fault') return runfault.run(argv.slice(1));
     return runcmd.run(argv);
@@ -47,6 +49,7 @@ const usages: Record<string, string> = {
   verify: verify.usage,
   'oci-listener': oci.usage,
   watch: watch.usage,
+  events: events.usage,
   run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
 };
 
@@ -70,6 +73,7 @@ const USAGE = `usage: gensee <command> [options]
   stop                  end an operation: kill its cgroup, then remove hooks and pins, record the stop
   verify                check the evidence hash chains and fault/resolution pairing
   watch                 the watchdog: a workload's events + the boundary → nudges, attention
+  events                boundary events and attention (events.jsonl); --follow the live stream
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
 
 export function formatError(e: unknown): { line: string; code: number } {
