@@ -229,7 +229,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   let client: EventClient;
   try {
-    client = await EventClient.connect({ socketPath: path.join(dir, EVENTS_SOCKET), token, logs: ['events'], since: { events: lastSeq }, reconnect: { retries: 5, delayMs: 200 } });
+    client = await EventClient.connect({ socketPath: path.join(dir, EVENTS_SOCKET), token, logs: ['events'], since: { events: lastSeq }, reconnect: { retries: 5, delayMs: 200, afterDrop: true } });
   } catch (e) {
     if (e instanceof EventStreamError && e.reason === 'unavailable') {
       note(`no supervisor is serving ${op} (nothing listens on ${EVENTS_SOCKET}): printed the file`);

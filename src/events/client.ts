@@ -8,6 +8,8 @@
 // `since=LOG:<last seq seen>` for every log it has a position in, so nothing
 // is missed and nothing repeats (lines at or below the last seq are dropped
 // on arrival). A log with neither a `since` nor a line seen yet resumes live.
+// A subscriber the server dropped for reading too slowly (1008) is resumed
+// only with reconnect.afterDrop.
 import { WebSocket } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { GenseeError } from '../errors';
@@ -43,8 +45,12 @@ export interface EventClientOptions {
   logs?: LogName[];
   /** replay each of these logs from the file after this seq, then live */
   since?: Partial<Record<LogName, number>>;
-  /** reconnect after an abnormal close (default: no) */
-  reconnect?: boolean | { retries?: number; delayMs?: number };
+  /**
+   * reconnect after an abnormal close (default: no); afterDrop: also after
+   * the server dropped us for reading too slowly (1008), resuming from the
+   * files, which catch us up
+   */
+  reconnect?: boolean | { retries?: number; delayMs?: number; afterDrop?: boolean };
   /** stop reading from the socket while this many messages wait for the consumer (default 1024) */
   highWater?: number;
   /** the upgrade must complete within this (default 10 s) */
@@ -191,8 +197,8 @@ export class EventClient implements AsyncIterable<StreamMessage> {
   private async onClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     if (ws !== this.ws) return;
     const r = this.opts.reconnect;
-    // 1000 normal, 1001 going away (operation stopped), 1008 dropped by the server: not resumed
-    const broken = code !== 1000 && code !== 1001 && code !== 1008;
+    // 1000 normal, 1001 going away (operation stopped): not resumed; 1008 (dropped as too slow) only when asked
+    const broken = code !== 1000 && code !== 1001 && (code !== 1008 || (typeof r === 'object' && r.afterDrop === true));
     if (!this.closedByUs && r && broken) {
       const retries = typeof r === 'object' ? (r.retries ?? 5) : 5;
       const delay = typeof r === 'object' ? (r.delayMs ?? 200) : 200;

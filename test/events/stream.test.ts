@@ -307,6 +307,26 @@ t.test('a client killed mid-stream reconnects with since: every seq exactly once
   c2.close();
 });
 
+t.test('a client dropped for reading too slowly resumes from the files with reconnect.afterDrop', async (t) => {
+  const r = await rig(t, { stallMs: 300 });
+  const N = 30_000;
+  const c = await EventClient.connect({ socketPath: r.sock, token: r.token, logs: ['events'], since: { events: 0 }, highWater: 16, reconnect: { retries: 5, delayMs: 50, afterDrop: true } });
+  const writer = appendMany(r.logs.events, N, 500);
+  const seqs: number[] = [];
+  const timer = setTimeout(() => c.close(), 30_000);
+  for await (const m of c) {
+    seqs.push(m.seq);
+    if (seqs.length === 100) await sleep(1500); // stop reading: the server's stall clock runs out
+    if (m.seq >= N) break;
+  }
+  clearTimeout(timer);
+  await writer;
+  t.ok(r.drops.length >= 1, `dropped as stalled: ${r.drops.map((d) => d.reason).join('; ')}`);
+  t.ok(c.reconnects >= 1, 'and resumed');
+  t.same(seqs, Array.from({ length: N }, (_, i) => i + 1), 'every seq exactly once');
+  c.close();
+});
+
 /** a subscriber that upgrades and then never reads */
 async function stalledSubscriber(r: Rig): Promise<net.Socket> {
   const s = await rawUpgrade(r.sock, [`Authorization: Bearer ${r.token}`]);
