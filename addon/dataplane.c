@@ -32,54 +32,9 @@ static const char *const gs_map_names[4] = {
 	GS_MAP_STATS,
 };
 
-/* The one error helper of the addon's C code (dataplane.h): libbpf's
- * negative error codes are accepted as well as errno values. */
-int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errnum < 0)
-		errnum = -errnum;
-	if (errnum == 0)
-		errnum = EIO;
-	err->errnum = errnum;
-	snprintf(err->syscall, sizeof(err->syscall), "%s", syscall);
-	va_start(ap, fmt);
-	vsnprintf(err->what, sizeof(err->what), fmt, ap);
-	va_end(ap);
-	errno = errnum;
-	return -1;
-}
-
-int gs_thread_answer_path(void)
-{
-	struct sched_param sp = { .sched_priority = 1 };
-	const char *no = getenv("GENSEE_NO_RT");
-
-	if (no && no[0] == '1')
-		return -1;
-	return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) ? -1 : 0;
-}
-
 static void gs_path(char *out, size_t n, const char *dir, const char *name)
 {
 	snprintf(out, n, "%s/%s", dir, name);
-}
-
-uint64_t gs_boot_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t gs_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Remove every pin we might have made; tolerate the ones that are gone. */

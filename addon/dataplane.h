@@ -6,33 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../bpf/gensee_abi.h"
+#include "common.h" /* struct gs_err, clocks */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* An error as JS will see it: errno, the syscall/libbpf call that failed,
- * and the object (map, program, path) it failed on. */
-struct gs_err {
-	int errnum;
-	char syscall[48];
-	char what[256];
-};
-
-/* Fill err (errnum may be negative, as libbpf returns it); returns -1 with errno set. */
-int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* Called first thing by the evidence syncer thread, which sends answers
- * the moment their lines are durable: SCHED_FIFO at a low real-time
- * priority when allowed (root), so that wake-up is not queued behind the
- * event loop and the workload on a busy machine (measured: the 1-client
- * p99 drops by about a third). It blocks in fdatasync between short
- * bursts; the kernel's RT throttling bounds it in any case. Not used for
- * the socket I/O and client threads (it cost ~15% of throughput at 8
- * clients) nor the seccomp loop (it slowed the fast path by ~10 us).
- * GENSEE_NO_RT=1 leaves it ordinary. Returns 0 if applied. */
-int gs_thread_answer_path(void);
 
 struct gs_attach_opts {
 	int emit_events;
@@ -84,10 +62,6 @@ int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys, uint64_t **
 int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size_t n, size_t *deleted,
 		       struct gs_err *err);
 int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *err);
-
-uint64_t gs_boot_ns(void);
-/* CLOCK_MONOTONIC in ns (deadlines and timings of the addon threads) */
-uint64_t gs_mono_ns(void);
 
 /* Ring-buffer fault events. fn is called once per gs_fault_event during
  * gs_events_consume(); poll gs_events_fd() for readiness. */

@@ -11,7 +11,7 @@
 #define GS_FDPASS_H
 #include <stddef.h>
 #include <stdint.h>
-#include "dataplane.h"
+#include "common.h" /* struct gs_err, clocks */
 
 #ifdef __cplusplus
 extern "C" {

@@ -7,7 +7,7 @@
 #include <nan.h>
 #include <initializer_list>
 #include <string>
-#include "dataplane.h" /* struct gs_err */
+#include "common.h" /* struct gs_err, clocks */
 
 namespace gs_nan
 {

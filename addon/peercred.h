@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #ifndef GS_PEERCRED_H
 #define GS_PEERCRED_H
-#include "dataplane.h"
+#include "common.h" /* struct gs_err, clocks */
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "dataplane.h" /* struct gs_err */
+#include "common.h" /* struct gs_err, clocks */
 #include "synclog.h"
 
 #ifdef __cplusplus

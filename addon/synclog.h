@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "dataplane.h" /* struct gs_err */
+#include "common.h" /* struct gs_err, clocks */
 
 #ifdef __cplusplus
 extern "C" {
