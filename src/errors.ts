@@ -13,6 +13,11 @@ export const DENY_REASONS = [
   'malformed_fault',
   'unauthenticated_peer',
   'timeout',
+  // the executor refused a tool's write at call time (src/executor): no
+  // gensee-supplied key, a key that is not the call's, a handle of another call
+  'write_key_missing',
+  'write_key_mismatch',
+  'handle_forged',
   // a fault the resolver died with, closed by whoever took over (src/evidence/abandon.ts); never sent
   'abandoned',
 ] as const;

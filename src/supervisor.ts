@@ -22,10 +22,11 @@ import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
 import { readStartTimeTicks } from './resolver/subject';
 import { LogHub } from './events/hub';
 import { EventLog } from './events/log';
-import { reportResolver } from './events/reporter';
+import { reportResolver, ToolCgroups } from './events/reporter';
 import { ensureToken } from './events/token';
 import { startEventStream, EventStream, StreamListen } from './events/stream';
-import type { ControlRequest } from './counters/control-types';
+import type { ControlRequest, SupervisorCommand } from './counters/control-types';
+import type { Fault } from './protocol/types';
 
 export const POLICY_MAX_BYTES = 64 * 1024;
 
@@ -206,6 +207,7 @@ export class Supervisor {
       });
       resolver.on('backend_error', onError);
       const ev = events;
+      const tools = new ToolCgroups();
       envelope = await Envelope.open({
         stateDir: o.stateDir,
         op: o.op,
@@ -221,7 +223,7 @@ export class Supervisor {
         onError,
         refusals: resolver,
         hub,
-        attention: (req) => attentionCommand(ev, req),
+        supervisorCommand: (req) => supervisorCommand({ events: ev, tools, resolver, op: o.op }, req),
       });
       const recorder = envelope.recorder;
       reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason) });
@@ -247,7 +249,7 @@ export class Supervisor {
           }
         },
       });
-      const loop = startRejectLoop(dp, resolver, onError, ev);
+      const loop = startRejectLoop(dp, resolver, onError, ev, tools);
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, events: ev, stream, reconciled, live });
       sup.envelope = envelope;
       return sup;
@@ -351,6 +353,47 @@ export class Supervisor {
       }
       if (notEmptied) throw new GenseeError('E_KERNEL', `hooks left pinned, failing closed: the cgroup did not empty: ${notEmptied.message}`, 1);
       detachHooks(this.op);
+    }
+  }
+}
+
+const EXECUTOR_REASONS = new Set(['write_key_missing', 'write_key_mismatch', 'handle_forged']);
+let executorDenials = 0;
+
+/**
+ * control.sock's commands that are not the envelope's: attention from
+ * `gensee watch` (src/events/attention-client.ts), and the executor's
+ * records (src/executor/report.ts).
+ */
+function supervisorCommand(s: { events: EventLog; tools: ToolCgroups; resolver: Resolver; op: string }, req: SupervisorCommand): Record<string, unknown> | Promise<Record<string, unknown>> {
+  switch (req.command) {
+    case 'attention_raise':
+    case 'attention_clear':
+      return attentionCommand(s.events, req);
+    case 'executor_tool': {
+      if (!/^[1-9][0-9]{0,19}$/.test(req.cgroup_id)) throw new GenseeError('E_SCHEMA', `executor_tool: bad cgroup_id ${JSON.stringify(req.cgroup_id)}`);
+      if (!req.tool_id || !req.call_id) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are required');
+      s.tools.set(req.cgroup_id, { tool_id: req.tool_id, call_id: req.call_id });
+      return { registered: true };
+    }
+    case 'executor_denial': {
+      if (!EXECUTOR_REASONS.has(req.reason)) throw new GenseeError('E_SCHEMA', `executor_denial: unknown reason ${JSON.stringify(req.reason)}`);
+      if (!req.tool_id || !req.call_id) throw new GenseeError('E_SCHEMA', 'executor_denial: tool_id and call_id are required');
+      const start = req.pid ? readStartTimeTicks(req.pid) : null;
+      const fault: Fault = {
+        schema: 2,
+        operation_id: s.op,
+        fault_id: `ex-${req.call_id}-${process.pid}-${++executorDenials}`,
+        subject: { process: { pid: req.pid, start_time_ticks: start ?? 0 } },
+        effect: { application: { name: req.tool_id, action: 'write', target: req.target } },
+        source: 'executor',
+        observed_at_boot_ns: 0n,
+        cgroup_id: 0n,
+      };
+      const reason = req.reason as 'write_key_missing' | 'write_key_mismatch' | 'handle_forged';
+      return s.resolver
+        .recordDecided(fault, { fault_id: fault.fault_id, action: 'deny', reason }, { via: 'socket', socket: 'control.sock' })
+        .then(() => ({ fault_id: fault.fault_id }));
     }
   }
 }

@@ -103,6 +103,23 @@ export function decodeRequest(body: Uint8Array): ControlRequest {
     };
   }
   if (m.attention_clear) return { schema: 1, command: 'attention_clear', by: m.attention_clear.by ?? '' };
+  if (m.executor_tool) {
+    const x = m.executor_tool;
+    return { schema: 1, command: 'executor_tool', cgroup_id: String(x.cgroup_id ?? 0), tool_id: x.tool_id ?? '', call_id: x.call_id ?? '' };
+  }
+  if (m.executor_denial) {
+    const x = m.executor_denial;
+    return {
+      schema: 1,
+      command: 'executor_denial',
+      tool_id: x.tool_id ?? '',
+      call_id: x.call_id ?? '',
+      reason: x.reason ?? '',
+      target: x.target ?? '',
+      detail: x.detail ?? '',
+      pid: x.pid ?? 0,
+    };
+  }
   throw new GenseeError('E_SCHEMA', 'control request: no command');
 }
 
@@ -123,6 +140,15 @@ export function encodeRequest(r: ControlRequest): Buffer {
       break;
     case 'attention_clear':
       m = { schema: CONTROL_SCHEMA, attention_clear: { by: r.by } };
+      break;
+    case 'executor_tool':
+      m = { schema: CONTROL_SCHEMA, executor_tool: { cgroup_id: Number(r.cgroup_id), tool_id: r.tool_id, call_id: r.call_id } };
+      break;
+    case 'executor_denial':
+      m = {
+        schema: CONTROL_SCHEMA,
+        executor_denial: { tool_id: r.tool_id, call_id: r.call_id, reason: r.reason, target: r.target, detail: r.detail, pid: r.pid },
+      };
       break;
   }
   return Buffer.from(pb.ControlRequest.encode(m).finish());

@@ -53,7 +53,7 @@ import { updateOperation } from '../state/operation';
 import { ControlServer, CONTROL_SOCKET } from './control';
 import type { LogHub } from '../events/hub';
 import type { Resolver } from '../resolver/resolver';
-import type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
+import type { ControlHandler, ControlPeer, ControlRequest, SupervisorCommand } from './control-types';
 import { compact, editLeases, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
 import { InstallLedger } from './installs';
 import { LeaseScan } from './lease-scan';
@@ -83,8 +83,8 @@ export interface EnvelopeOptions {
   refusals?: Pick<Resolver, 'refuseTicket' | 'log'>;
   /** told of every counters.jsonl line (the live stream) */
   hub?: LogHub;
-  /** the watchdog's attention commands (events.jsonl is not the envelope's: src/events/log.ts) */
-  attention?: (req: Extract<ControlRequest, { command: 'attention_raise' | 'attention_clear' }>, peer: ControlPeer) => Record<string, unknown>;
+  /** the commands that are not the envelope's: attention (events.jsonl) and the executor's records */
+  supervisorCommand?: (req: SupervisorCommand, peer: ControlPeer) => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 /** step 2 of a change under traffic: what it ended, and what follows the final harvest */
@@ -412,8 +412,10 @@ export class Envelope {
         return this.revokeLease(this.tupleArg(req.protocol, req.address, req.port), peer);
       case 'attention_raise':
       case 'attention_clear':
-        if (!this.o.attention) throw new GenseeError('E_STATE', 'this supervisor keeps no events.jsonl', 1);
-        return this.o.attention(req, peer);
+      case 'executor_tool':
+      case 'executor_denial':
+        if (!this.o.supervisorCommand) throw new GenseeError('E_STATE', `this supervisor does not take ${req.command}`, 1);
+        return this.o.supervisorCommand(req, peer);
       default:
         throw new GenseeError('E_SCHEMA', 'unknown command');
     }

@@ -86,6 +86,18 @@ export function reportResolver(resolver: Resolver, o: ReporterOptions): () => vo
 
 function resolved(o: ReporterOptions, f: Fault, r: Resolution, ctx: FaultContext): void {
   if (ctx.via === 'cgroup_hook') return; // the hook's refusal is its egress_denied event
+  if (f.source === 'executor' && r.action === 'deny') {
+    const app = f.effect.application;
+    o.events.boundary({
+      kind: 'write_denied',
+      control: `executor/${r.reason}`,
+      detail: `write by tool ${app?.name ?? '?'} (${who(f)}) denied: ${r.reason}`,
+      target: app?.target || undefined,
+      tool_id: app?.name,
+      fault_id: f.fault_id,
+    });
+    return;
+  }
   if (r.action === 'deny') {
     const n = f.effect.network;
     if (n) o.countRefusal?.({ family: n.family, protocol: n.protocol, address: n.address, port: n.port }, r.reason);
@@ -120,15 +132,37 @@ function refused(o: ReporterOptions, e: { reason: string; detail: string; ctx: F
   }
 }
 
+/**
+ * Which tool runs in which cgroup: the executor starts each tool call in a
+ * cgroup of its own under the operation's and registers it (control.sock),
+ * so a hook refusing a connection around the handle names the tool.
+ */
+export class ToolCgroups {
+  private readonly byId = new Map<string, { tool_id: string; call_id: string }>();
+  static readonly MAX = 4096;
+
+  set(cgroupId: string, t: { tool_id: string; call_id: string }): void {
+    this.byId.delete(cgroupId);
+    this.byId.set(cgroupId, t);
+    if (this.byId.size > ToolCgroups.MAX) this.byId.delete(this.byId.keys().next().value as string);
+  }
+
+  get(cgroupId: bigint): { tool_id: string; call_id: string } | undefined {
+    return this.byId.size ? this.byId.get(String(cgroupId)) : undefined;
+  }
+}
+
 /** An eBPF hook returned EPERM and put this fault on the ring. */
-export function reportHookDenial(events: EventLog, ev: FaultEvent, faultId: string): void {
+export function reportHookDenial(events: EventLog, ev: FaultEvent, faultId: string, tools?: ToolCgroups): void {
+  const tool = tools?.get(ev.cgroupId);
   const t = ev.tuple;
   events.boundary({
     kind: 'egress_denied',
     control: `ebpf/${ev.hook || 'unknown'}`,
-    detail: `${t.protocol} ${verb(ev.hook, t.protocol)} to ${targetOf(t)} by pid ${ev.tgid} ${VERDICT_WORDS[ev.reason] ?? ev.reason}`,
+    detail: `${t.protocol} ${verb(ev.hook, t.protocol)} to ${targetOf(t)} by pid ${ev.tgid}${tool ? ` (tool ${tool.tool_id}, call ${tool.call_id})` : ''} ${VERDICT_WORDS[ev.reason] ?? ev.reason}`,
     target: targetOf(t),
     fault_id: faultId,
+    tool_id: tool?.tool_id,
     // when the hook decided: its CLOCK_BOOTTIME stamp, on the wall clock
     at: new Date(Date.now() - Math.max(0, Number(bootNs() - ev.bootNs) / 1e6)),
   });

@@ -116,6 +116,52 @@ export namespace gensee {
             public toJSON(): { [k: string]: any };
         }
 
+        interface IExecutorTool {
+            cgroup_id?: (number|Long|null);
+            tool_id?: (string|null);
+            call_id?: (string|null);
+        }
+
+        class ExecutorTool implements IExecutorTool {
+            constructor(properties?: gensee.v2.IExecutorTool);
+            public cgroup_id: (number|Long);
+            public tool_id: string;
+            public call_id: string;
+            public static create(properties?: gensee.v2.IExecutorTool): gensee.v2.ExecutorTool;
+            public static encode(message: gensee.v2.IExecutorTool, writer?: $protobuf.Writer): $protobuf.Writer;
+            public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.ExecutorTool;
+            public static verify(message: { [k: string]: any }): (string|null);
+            public static fromObject(object: { [k: string]: any }): gensee.v2.ExecutorTool;
+            public static toObject(message: gensee.v2.ExecutorTool, options?: $protobuf.IConversionOptions): { [k: string]: any };
+            public toJSON(): { [k: string]: any };
+        }
+
+        interface IExecutorDenial {
+            tool_id?: (string|null);
+            call_id?: (string|null);
+            reason?: (string|null);
+            target?: (string|null);
+            detail?: (string|null);
+            pid?: (number|null);
+        }
+
+        class ExecutorDenial implements IExecutorDenial {
+            constructor(properties?: gensee.v2.IExecutorDenial);
+            public tool_id: string;
+            public call_id: string;
+            public reason: string;
+            public target: string;
+            public detail: string;
+            public pid: number;
+            public static create(properties?: gensee.v2.IExecutorDenial): gensee.v2.ExecutorDenial;
+            public static encode(message: gensee.v2.IExecutorDenial, writer?: $protobuf.Writer): $protobuf.Writer;
+            public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.ExecutorDenial;
+            public static verify(message: { [k: string]: any }): (string|null);
+            public static fromObject(object: { [k: string]: any }): gensee.v2.ExecutorDenial;
+            public static toObject(message: gensee.v2.ExecutorDenial, options?: $protobuf.IConversionOptions): { [k: string]: any };
+            public toJSON(): { [k: string]: any };
+        }
+
         interface IControlRequest {
             schema?: (number|null);
             policy_apply?: (gensee.v2.IPolicyApply|null);
@@ -123,6 +169,8 @@ export namespace gensee {
             lease_rm?: (gensee.v2.ILeaseRm|null);
             attention_raise?: (gensee.v2.IAttentionRaise|null);
             attention_clear?: (gensee.v2.IAttentionClear|null);
+            executor_tool?: (gensee.v2.IExecutorTool|null);
+            executor_denial?: (gensee.v2.IExecutorDenial|null);
         }
 
         class ControlRequest implements IControlRequest {
@@ -133,7 +181,9 @@ export namespace gensee {
             public lease_rm?: (gensee.v2.ILeaseRm|null);
             public attention_raise?: (gensee.v2.IAttentionRaise|null);
             public attention_clear?: (gensee.v2.IAttentionClear|null);
-            public command?: ("policy_apply"|"lease_add"|"lease_rm"|"attention_raise"|"attention_clear");
+            public executor_tool?: (gensee.v2.IExecutorTool|null);
+            public executor_denial?: (gensee.v2.IExecutorDenial|null);
+            public command?: ("policy_apply"|"lease_add"|"lease_rm"|"attention_raise"|"attention_clear"|"executor_tool"|"executor_denial");
             public static create(properties?: gensee.v2.IControlRequest): gensee.v2.ControlRequest;
             public static encode(message: gensee.v2.IControlRequest, writer?: $protobuf.Writer): $protobuf.Writer;
             public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.ControlRequest;

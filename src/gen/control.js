@@ -1489,6 +1489,581 @@ $root.gensee = (function() {
             return AttentionClear;
         })();
 
+        v2.ExecutorTool = (function() {
+
+            /**
+             * Properties of an ExecutorTool.
+             * @memberof gensee.v2
+             * @interface IExecutorTool
+             * @property {number|Long|null} [cgroup_id] ExecutorTool cgroup_id
+             * @property {string|null} [tool_id] ExecutorTool tool_id
+             * @property {string|null} [call_id] ExecutorTool call_id
+             */
+
+            /**
+             * Constructs a new ExecutorTool.
+             * @memberof gensee.v2
+             * @classdesc Represents an ExecutorTool.
+             * @implements IExecutorTool
+             * @constructor
+             * @param {gensee.v2.IExecutorTool=} [properties] Properties to set
+             */
+            function ExecutorTool(properties) {
+                if (properties)
+                    for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            }
+
+            /**
+             * ExecutorTool cgroup_id.
+             * @member {number|Long} cgroup_id
+             * @memberof gensee.v2.ExecutorTool
+             * @instance
+             */
+            ExecutorTool.prototype.cgroup_id = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * ExecutorTool tool_id.
+             * @member {string} tool_id
+             * @memberof gensee.v2.ExecutorTool
+             * @instance
+             */
+            ExecutorTool.prototype.tool_id = "";
+
+            /**
+             * ExecutorTool call_id.
+             * @member {string} call_id
+             * @memberof gensee.v2.ExecutorTool
+             * @instance
+             */
+            ExecutorTool.prototype.call_id = "";
+
+            /**
+             * Creates a new ExecutorTool instance using the specified properties.
+             * @function create
+             * @memberof gensee.v2.ExecutorTool
+             * @static
+             * @param {gensee.v2.IExecutorTool=} [properties] Properties to set
+             * @returns {gensee.v2.ExecutorTool} ExecutorTool instance
+             */
+            ExecutorTool.create = function create(properties) {
+                return new ExecutorTool(properties);
+            };
+
+            /**
+             * Encodes the specified ExecutorTool message. Does not implicitly {@link gensee.v2.ExecutorTool.verify|verify} messages.
+             * @function encode
+             * @memberof gensee.v2.ExecutorTool
+             * @static
+             * @param {gensee.v2.IExecutorTool} message ExecutorTool message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ExecutorTool.encode = function encode(message, writer, q) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (message.cgroup_id != null && Object.hasOwnProperty.call(message, "cgroup_id"))
+                    writer.uint32(/* id 1, wireType 0 =*/8).uint64(message.cgroup_id);
+                if (message.tool_id != null && Object.hasOwnProperty.call(message, "tool_id"))
+                    writer.uint32(/* id 2, wireType 2 =*/18).string(message.tool_id);
+                if (message.call_id != null && Object.hasOwnProperty.call(message, "call_id"))
+                    writer.uint32(/* id 3, wireType 2 =*/26).string(message.call_id);
+                return writer;
+            };
+
+            /**
+             * Decodes an ExecutorTool message from the specified reader or buffer.
+             * @function decode
+             * @memberof gensee.v2.ExecutorTool
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {gensee.v2.ExecutorTool} ExecutorTool
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ExecutorTool.decode = function decode(reader, length, error, long) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (long === undefined)
+                    long = 0;
+                if (long > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var end, message;
+                if (length === undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = new $root.gensee.v2.ExecutorTool();
+                while (reader.pos < end) {
+                    var tag = reader.uint32();
+                    if (tag === error)
+                        break;
+                    switch (tag >>> 3) {
+                    case 1: {
+                            message.cgroup_id = reader.uint64();
+                            break;
+                        }
+                    case 2: {
+                            message.tool_id = reader.string();
+                            break;
+                        }
+                    case 3: {
+                            message.call_id = reader.string();
+                            break;
+                        }
+                    default:
+                        reader.skipType(tag & 7, long);
+                        break;
+                    }
+                }
+                if (length !== undefined) {
+                    if (reader.pos !== end)
+                        throw RangeError("index out of range");
+                    reader.len = length;
+                }
+                return message;
+            };
+
+            /**
+             * Verifies an ExecutorTool message.
+             * @function verify
+             * @memberof gensee.v2.ExecutorTool
+             * @static
+             * @param {Object.<string,*>} message Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ExecutorTool.verify = function verify(message, long) {
+                if (typeof message !== "object" || message === null)
+                    return "object expected";
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (message.cgroup_id != null && Object.hasOwnProperty.call(message, "cgroup_id"))
+                    if (!$util.isInteger(message.cgroup_id) && !(message.cgroup_id && $util.isInteger(message.cgroup_id.low) && $util.isInteger(message.cgroup_id.high)))
+                        return "cgroup_id: integer|Long expected";
+                if (message.tool_id != null && Object.hasOwnProperty.call(message, "tool_id"))
+                    if (!$util.isString(message.tool_id))
+                        return "tool_id: string expected";
+                if (message.call_id != null && Object.hasOwnProperty.call(message, "call_id"))
+                    if (!$util.isString(message.call_id))
+                        return "call_id: string expected";
+                return null;
+            };
+
+            /**
+             * Creates an ExecutorTool message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof gensee.v2.ExecutorTool
+             * @static
+             * @param {Object.<string,*>} object Plain object
+             * @returns {gensee.v2.ExecutorTool} ExecutorTool
+             */
+            ExecutorTool.fromObject = function fromObject(object, long) {
+                if (object instanceof $root.gensee.v2.ExecutorTool)
+                    return object;
+                if (!$util.isObject(object))
+                    throw TypeError(".gensee.v2.ExecutorTool: object expected");
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var message = new $root.gensee.v2.ExecutorTool();
+                if (object.cgroup_id != null)
+                    if ($util.Long)
+                        message.cgroup_id = $util.Long.fromValue(object.cgroup_id, true);
+                    else if (typeof object.cgroup_id === "string")
+                        message.cgroup_id = parseInt(object.cgroup_id, 10);
+                    else if (typeof object.cgroup_id === "number")
+                        message.cgroup_id = object.cgroup_id;
+                    else if (typeof object.cgroup_id === "object")
+                        message.cgroup_id = new $util.LongBits(object.cgroup_id.low >>> 0, object.cgroup_id.high >>> 0).toNumber(true);
+                if (object.tool_id != null)
+                    message.tool_id = String(object.tool_id);
+                if (object.call_id != null)
+                    message.call_id = String(object.call_id);
+                return message;
+            };
+
+            /**
+             * Creates a plain object from an ExecutorTool message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof gensee.v2.ExecutorTool
+             * @static
+             * @param {gensee.v2.ExecutorTool} message ExecutorTool
+             * @param {$protobuf.IConversionOptions} [options] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ExecutorTool.toObject = function toObject(message, options, q) {
+                if (!options)
+                    options = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var object = {};
+                if (options.defaults) {
+                    if ($util.Long) {
+                        var long = new $util.Long(0, 0, true);
+                        object.cgroup_id = options.longs === String ? long.toString() : options.longs === Number ? long.toNumber() : typeof BigInt !== "undefined" && options.longs === BigInt ? long.toBigInt() : long;
+                    } else
+                        object.cgroup_id = options.longs === String ? "0" : typeof BigInt !== "undefined" && options.longs === BigInt ? BigInt("0") : 0;
+                    object.tool_id = "";
+                    object.call_id = "";
+                }
+                if (message.cgroup_id != null && Object.hasOwnProperty.call(message, "cgroup_id"))
+                    if (typeof BigInt !== "undefined" && options.longs === BigInt)
+                        object.cgroup_id = typeof message.cgroup_id === "number" ? BigInt(message.cgroup_id) : $util.Long.fromBits(message.cgroup_id.low >>> 0, message.cgroup_id.high >>> 0, true).toBigInt();
+                    else if (typeof message.cgroup_id === "number")
+                        object.cgroup_id = options.longs === String ? String(message.cgroup_id) : message.cgroup_id;
+                    else
+                        object.cgroup_id = options.longs === String ? $util.Long.prototype.toString.call(message.cgroup_id) : options.longs === Number ? new $util.LongBits(message.cgroup_id.low >>> 0, message.cgroup_id.high >>> 0).toNumber(true) : message.cgroup_id;
+                if (message.tool_id != null && Object.hasOwnProperty.call(message, "tool_id"))
+                    object.tool_id = message.tool_id;
+                if (message.call_id != null && Object.hasOwnProperty.call(message, "call_id"))
+                    object.call_id = message.call_id;
+                return object;
+            };
+
+            /**
+             * Converts this ExecutorTool to JSON.
+             * @function toJSON
+             * @memberof gensee.v2.ExecutorTool
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ExecutorTool.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            return ExecutorTool;
+        })();
+
+        v2.ExecutorDenial = (function() {
+
+            /**
+             * Properties of an ExecutorDenial.
+             * @memberof gensee.v2
+             * @interface IExecutorDenial
+             * @property {string|null} [tool_id] ExecutorDenial tool_id
+             * @property {string|null} [call_id] ExecutorDenial call_id
+             * @property {string|null} [reason] ExecutorDenial reason
+             * @property {string|null} [target] ExecutorDenial target
+             * @property {string|null} [detail] ExecutorDenial detail
+             * @property {number|null} [pid] ExecutorDenial pid
+             */
+
+            /**
+             * Constructs a new ExecutorDenial.
+             * @memberof gensee.v2
+             * @classdesc Represents an ExecutorDenial.
+             * @implements IExecutorDenial
+             * @constructor
+             * @param {gensee.v2.IExecutorDenial=} [properties] Properties to set
+             */
+            function ExecutorDenial(properties) {
+                if (properties)
+                    for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            }
+
+            /**
+             * ExecutorDenial tool_id.
+             * @member {string} tool_id
+             * @memberof gensee.v2.ExecutorDenial
+             * @instance
+             */
+            ExecutorDenial.prototype.tool_id = "";
+
+            /**
+             * ExecutorDenial call_id.
+             * @member {string} call_id
+             * @memberof gensee.v2.ExecutorDenial
+             * @instance
+             */
+            ExecutorDenial.prototype.call_id = "";
+
+            /**
+             * ExecutorDenial reason.
+             * @member {string} reason
+             * @memberof gensee.v2.ExecutorDenial
+             * @instance
+             */
+            ExecutorDenial.prototype.reason = "";
+
+            /**
+             * ExecutorDenial target.
+             * @member {string} target
+             * @memberof gensee.v2.ExecutorDenial
+             * @instance
+             */
+            ExecutorDenial.prototype.target = "";
+
+            /**
+             * ExecutorDenial detail.
+             * @member {string} detail
+             * @memberof gensee.v2.ExecutorDenial
+             * @instance
+             */
+            ExecutorDenial.prototype.detail = "";
+
+            /**
+             * ExecutorDenial pid.
+             * @member {number} pid
+             * @memberof gensee.v2.ExecutorDenial
+             * @instance
+             */
+            ExecutorDenial.prototype.pid = 0;
+
+            /**
+             * Creates a new ExecutorDenial instance using the specified properties.
+             * @function create
+             * @memberof gensee.v2.ExecutorDenial
+             * @static
+             * @param {gensee.v2.IExecutorDenial=} [properties] Properties to set
+             * @returns {gensee.v2.ExecutorDenial} ExecutorDenial instance
+             */
+            ExecutorDenial.create = function create(properties) {
+                return new ExecutorDenial(properties);
+            };
+
+            /**
+             * Encodes the specified ExecutorDenial message. Does not implicitly {@link gensee.v2.ExecutorDenial.verify|verify} messages.
+             * @function encode
+             * @memberof gensee.v2.ExecutorDenial
+             * @static
+             * @param {gensee.v2.IExecutorDenial} message ExecutorDenial message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ExecutorDenial.encode = function encode(message, writer, q) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (message.tool_id != null && Object.hasOwnProperty.call(message, "tool_id"))
+                    writer.uint32(/* id 1, wireType 2 =*/10).string(message.tool_id);
+                if (message.call_id != null && Object.hasOwnProperty.call(message, "call_id"))
+                    writer.uint32(/* id 2, wireType 2 =*/18).string(message.call_id);
+                if (message.reason != null && Object.hasOwnProperty.call(message, "reason"))
+                    writer.uint32(/* id 3, wireType 2 =*/26).string(message.reason);
+                if (message.target != null && Object.hasOwnProperty.call(message, "target"))
+                    writer.uint32(/* id 4, wireType 2 =*/34).string(message.target);
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    writer.uint32(/* id 5, wireType 2 =*/42).string(message.detail);
+                if (message.pid != null && Object.hasOwnProperty.call(message, "pid"))
+                    writer.uint32(/* id 6, wireType 0 =*/48).uint32(message.pid);
+                return writer;
+            };
+
+            /**
+             * Decodes an ExecutorDenial message from the specified reader or buffer.
+             * @function decode
+             * @memberof gensee.v2.ExecutorDenial
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {gensee.v2.ExecutorDenial} ExecutorDenial
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ExecutorDenial.decode = function decode(reader, length, error, long) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (long === undefined)
+                    long = 0;
+                if (long > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var end, message;
+                if (length === undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = new $root.gensee.v2.ExecutorDenial();
+                while (reader.pos < end) {
+                    var tag = reader.uint32();
+                    if (tag === error)
+                        break;
+                    switch (tag >>> 3) {
+                    case 1: {
+                            message.tool_id = reader.string();
+                            break;
+                        }
+                    case 2: {
+                            message.call_id = reader.string();
+                            break;
+                        }
+                    case 3: {
+                            message.reason = reader.string();
+                            break;
+                        }
+                    case 4: {
+                            message.target = reader.string();
+                            break;
+                        }
+                    case 5: {
+                            message.detail = reader.string();
+                            break;
+                        }
+                    case 6: {
+                            message.pid = reader.uint32();
+                            break;
+                        }
+                    default:
+                        reader.skipType(tag & 7, long);
+                        break;
+                    }
+                }
+                if (length !== undefined) {
+                    if (reader.pos !== end)
+                        throw RangeError("index out of range");
+                    reader.len = length;
+                }
+                return message;
+            };
+
+            /**
+             * Verifies an ExecutorDenial message.
+             * @function verify
+             * @memberof gensee.v2.ExecutorDenial
+             * @static
+             * @param {Object.<string,*>} message Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ExecutorDenial.verify = function verify(message, long) {
+                if (typeof message !== "object" || message === null)
+                    return "object expected";
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (message.tool_id != null && Object.hasOwnProperty.call(message, "tool_id"))
+                    if (!$util.isString(message.tool_id))
+                        return "tool_id: string expected";
+                if (message.call_id != null && Object.hasOwnProperty.call(message, "call_id"))
+                    if (!$util.isString(message.call_id))
+                        return "call_id: string expected";
+                if (message.reason != null && Object.hasOwnProperty.call(message, "reason"))
+                    if (!$util.isString(message.reason))
+                        return "reason: string expected";
+                if (message.target != null && Object.hasOwnProperty.call(message, "target"))
+                    if (!$util.isString(message.target))
+                        return "target: string expected";
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    if (!$util.isString(message.detail))
+                        return "detail: string expected";
+                if (message.pid != null && Object.hasOwnProperty.call(message, "pid"))
+                    if (!$util.isInteger(message.pid))
+                        return "pid: integer expected";
+                return null;
+            };
+
+            /**
+             * Creates an ExecutorDenial message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof gensee.v2.ExecutorDenial
+             * @static
+             * @param {Object.<string,*>} object Plain object
+             * @returns {gensee.v2.ExecutorDenial} ExecutorDenial
+             */
+            ExecutorDenial.fromObject = function fromObject(object, long) {
+                if (object instanceof $root.gensee.v2.ExecutorDenial)
+                    return object;
+                if (!$util.isObject(object))
+                    throw TypeError(".gensee.v2.ExecutorDenial: object expected");
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var message = new $root.gensee.v2.ExecutorDenial();
+                if (object.tool_id != null)
+                    message.tool_id = String(object.tool_id);
+                if (object.call_id != null)
+                    message.call_id = String(object.call_id);
+                if (object.reason != null)
+                    message.reason = String(object.reason);
+                if (object.target != null)
+                    message.target = String(object.target);
+                if (object.detail != null)
+                    message.detail = String(object.detail);
+                if (object.pid != null)
+                    message.pid = object.pid >>> 0;
+                return message;
+            };
+
+            /**
+             * Creates a plain object from an ExecutorDenial message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof gensee.v2.ExecutorDenial
+             * @static
+             * @param {gensee.v2.ExecutorDenial} message ExecutorDenial
+             * @param {$protobuf.IConversionOptions} [options] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ExecutorDenial.toObject = function toObject(message, options, q) {
+                if (!options)
+                    options = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var object = {};
+                if (options.defaults) {
+                    object.tool_id = "";
+                    object.call_id = "";
+                    object.reason = "";
+                    object.target = "";
+                    object.detail = "";
+                    object.pid = 0;
+                }
+                if (message.tool_id != null && Object.hasOwnProperty.call(message, "tool_id"))
+                    object.tool_id = message.tool_id;
+                if (message.call_id != null && Object.hasOwnProperty.call(message, "call_id"))
+                    object.call_id = message.call_id;
+                if (message.reason != null && Object.hasOwnProperty.call(message, "reason"))
+                    object.reason = message.reason;
+                if (message.target != null && Object.hasOwnProperty.call(message, "target"))
+                    object.target = message.target;
+                if (message.detail != null && Object.hasOwnProperty.call(message, "detail"))
+                    object.detail = message.detail;
+                if (message.pid != null && Object.hasOwnProperty.call(message, "pid"))
+                    object.pid = message.pid;
+                return object;
+            };
+
+            /**
+             * Converts this ExecutorDenial to JSON.
+             * @function toJSON
+             * @memberof gensee.v2.ExecutorDenial
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ExecutorDenial.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            return ExecutorDenial;
+        })();
+
         v2.ControlRequest = (function() {
 
             /**
@@ -1501,6 +2076,8 @@ $root.gensee = (function() {
              * @property {gensee.v2.ILeaseRm|null} [lease_rm] ControlRequest lease_rm
              * @property {gensee.v2.IAttentionRaise|null} [attention_raise] ControlRequest attention_raise
              * @property {gensee.v2.IAttentionClear|null} [attention_clear] ControlRequest attention_clear
+             * @property {gensee.v2.IExecutorTool|null} [executor_tool] ControlRequest executor_tool
+             * @property {gensee.v2.IExecutorDenial|null} [executor_denial] ControlRequest executor_denial
              */
 
             /**
@@ -1566,17 +2143,33 @@ $root.gensee = (function() {
              */
             ControlRequest.prototype.attention_clear = null;
 
+            /**
+             * ControlRequest executor_tool.
+             * @member {gensee.v2.IExecutorTool|null|undefined} executor_tool
+             * @memberof gensee.v2.ControlRequest
+             * @instance
+             */
+            ControlRequest.prototype.executor_tool = null;
+
+            /**
+             * ControlRequest executor_denial.
+             * @member {gensee.v2.IExecutorDenial|null|undefined} executor_denial
+             * @memberof gensee.v2.ControlRequest
+             * @instance
+             */
+            ControlRequest.prototype.executor_denial = null;
+
             // OneOf field names bound to virtual getters and setters
             var $oneOfFields;
 
             /**
              * ControlRequest command.
-             * @member {"policy_apply"|"lease_add"|"lease_rm"|"attention_raise"|"attention_clear"|undefined} command
+             * @member {"policy_apply"|"lease_add"|"lease_rm"|"attention_raise"|"attention_clear"|"executor_tool"|"executor_denial"|undefined} command
              * @memberof gensee.v2.ControlRequest
              * @instance
              */
             Object.defineProperty(ControlRequest.prototype, "command", {
-                get: $util.oneOfGetter($oneOfFields = ["policy_apply", "lease_add", "lease_rm", "attention_raise", "attention_clear"]),
+                get: $util.oneOfGetter($oneOfFields = ["policy_apply", "lease_add", "lease_rm", "attention_raise", "attention_clear", "executor_tool", "executor_denial"]),
                 set: $util.oneOfSetter($oneOfFields)
             });
 
@@ -1620,6 +2213,10 @@ $root.gensee = (function() {
                     $root.gensee.v2.AttentionRaise.encode(message.attention_raise, writer.uint32(/* id 5, wireType 2 =*/42).fork(), q + 1).ldelim();
                 if (message.attention_clear != null && Object.hasOwnProperty.call(message, "attention_clear"))
                     $root.gensee.v2.AttentionClear.encode(message.attention_clear, writer.uint32(/* id 6, wireType 2 =*/50).fork(), q + 1).ldelim();
+                if (message.executor_tool != null && Object.hasOwnProperty.call(message, "executor_tool"))
+                    $root.gensee.v2.ExecutorTool.encode(message.executor_tool, writer.uint32(/* id 7, wireType 2 =*/58).fork(), q + 1).ldelim();
+                if (message.executor_denial != null && Object.hasOwnProperty.call(message, "executor_denial"))
+                    $root.gensee.v2.ExecutorDenial.encode(message.executor_denial, writer.uint32(/* id 8, wireType 2 =*/66).fork(), q + 1).ldelim();
                 return writer;
             };
 
@@ -1679,6 +2276,14 @@ $root.gensee = (function() {
                         }
                     case 6: {
                             message.attention_clear = $root.gensee.v2.AttentionClear.decode(reader, reader.uint32(), undefined, long + 1);
+                            break;
+                        }
+                    case 7: {
+                            message.executor_tool = $root.gensee.v2.ExecutorTool.decode(reader, reader.uint32(), undefined, long + 1);
+                            break;
+                        }
+                    case 8: {
+                            message.executor_denial = $root.gensee.v2.ExecutorDenial.decode(reader, reader.uint32(), undefined, long + 1);
                             break;
                         }
                     default:
@@ -1761,6 +2366,26 @@ $root.gensee = (function() {
                             return "attention_clear." + error;
                     }
                 }
+                if (message.executor_tool != null && Object.hasOwnProperty.call(message, "executor_tool")) {
+                    if (properties.command === 1)
+                        return "command: multiple values";
+                    properties.command = 1;
+                    {
+                        var error = $root.gensee.v2.ExecutorTool.verify(message.executor_tool, long + 1);
+                        if (error)
+                            return "executor_tool." + error;
+                    }
+                }
+                if (message.executor_denial != null && Object.hasOwnProperty.call(message, "executor_denial")) {
+                    if (properties.command === 1)
+                        return "command: multiple values";
+                    properties.command = 1;
+                    {
+                        var error = $root.gensee.v2.ExecutorDenial.verify(message.executor_denial, long + 1);
+                        if (error)
+                            return "executor_denial." + error;
+                    }
+                }
                 return null;
             };
 
@@ -1808,6 +2433,16 @@ $root.gensee = (function() {
                     if (!$util.isObject(object.attention_clear))
                         throw TypeError(".gensee.v2.ControlRequest.attention_clear: object expected");
                     message.attention_clear = $root.gensee.v2.AttentionClear.fromObject(object.attention_clear, long + 1);
+                }
+                if (object.executor_tool != null) {
+                    if (!$util.isObject(object.executor_tool))
+                        throw TypeError(".gensee.v2.ControlRequest.executor_tool: object expected");
+                    message.executor_tool = $root.gensee.v2.ExecutorTool.fromObject(object.executor_tool, long + 1);
+                }
+                if (object.executor_denial != null) {
+                    if (!$util.isObject(object.executor_denial))
+                        throw TypeError(".gensee.v2.ControlRequest.executor_denial: object expected");
+                    message.executor_denial = $root.gensee.v2.ExecutorDenial.fromObject(object.executor_denial, long + 1);
                 }
                 return message;
             };
@@ -1857,6 +2492,16 @@ $root.gensee = (function() {
                     object.attention_clear = $root.gensee.v2.AttentionClear.toObject(message.attention_clear, options, q + 1);
                     if (options.oneofs)
                         object.command = "attention_clear";
+                }
+                if (message.executor_tool != null && Object.hasOwnProperty.call(message, "executor_tool")) {
+                    object.executor_tool = $root.gensee.v2.ExecutorTool.toObject(message.executor_tool, options, q + 1);
+                    if (options.oneofs)
+                        object.command = "executor_tool";
+                }
+                if (message.executor_denial != null && Object.hasOwnProperty.call(message, "executor_denial")) {
+                    object.executor_denial = $root.gensee.v2.ExecutorDenial.toObject(message.executor_denial, options, q + 1);
+                    if (options.oneofs)
+                        object.command = "executor_denial";
                 }
                 return object;
             };

@@ -468,7 +468,8 @@ exports.ENUMS = {
     "SOURCE_SECCOMP_NOTIFY": 1,
     "SOURCE_CGROUP_HOOK": 2,
     "SOURCE_MANUAL": 3,
-    "SOURCE_PEER_GATEWAY": 4
+    "SOURCE_PEER_GATEWAY": 4,
+    "SOURCE_EXECUTOR": 5
   },
   "gensee.v2.Family": {
     "FAMILY_UNSPECIFIED": 0,

@@ -9,7 +9,8 @@ export namespace gensee {
             SOURCE_SECCOMP_NOTIFY = 1,
             SOURCE_CGROUP_HOOK = 2,
             SOURCE_MANUAL = 3,
-            SOURCE_PEER_GATEWAY = 4
+            SOURCE_PEER_GATEWAY = 4,
+            SOURCE_EXECUTOR = 5
         }
 
         enum Family {

@@ -36,6 +36,7 @@ $root.gensee = (function() {
          * @property {number} SOURCE_CGROUP_HOOK=2 SOURCE_CGROUP_HOOK value
          * @property {number} SOURCE_MANUAL=3 SOURCE_MANUAL value
          * @property {number} SOURCE_PEER_GATEWAY=4 SOURCE_PEER_GATEWAY value
+         * @property {number} SOURCE_EXECUTOR=5 SOURCE_EXECUTOR value
          */
         v2.Source = (function() {
             var valuesById = {}, values = Object.create(valuesById);
@@ -44,6 +45,7 @@ $root.gensee = (function() {
             values[valuesById[2] = "SOURCE_CGROUP_HOOK"] = 2;
             values[valuesById[3] = "SOURCE_MANUAL"] = 3;
             values[valuesById[4] = "SOURCE_PEER_GATEWAY"] = 4;
+            values[valuesById[5] = "SOURCE_EXECUTOR"] = 5;
             return values;
         })();
 
@@ -3661,6 +3663,7 @@ $root.gensee = (function() {
                     case 2:
                     case 3:
                     case 4:
+                    case 5:
                         break;
                     }
                 if (message.observed_at_boot_ns != null && Object.hasOwnProperty.call(message, "observed_at_boot_ns"))
@@ -3737,6 +3740,10 @@ $root.gensee = (function() {
                 case "SOURCE_PEER_GATEWAY":
                 case 4:
                     message.source = 4;
+                    break;
+                case "SOURCE_EXECUTOR":
+                case 5:
+                    message.source = 5;
                     break;
                 }
                 if (object.observed_at_boot_ns != null)

@@ -6,7 +6,7 @@
 export type Family = 'ipv4' | 'ipv6';
 export type Protocol = 'tcp' | 'udp';
 
-export const SOURCES = ['seccomp_notify', 'cgroup_hook', 'manual', 'peer_gateway'] as const;
+export const SOURCES = ['seccomp_notify', 'cgroup_hook', 'manual', 'peer_gateway', 'executor'] as const;
 export type Source = (typeof SOURCES)[number];
 
 export const EFFECT_TYPES = [

@@ -14,7 +14,7 @@ import type { Fault } from '../protocol/types';
 import type { Resolver } from './resolver';
 import { readStartTimeTicks } from './subject';
 import type { EventLog } from '../events/log';
-import { reportHookDenial, reportRecordsLost } from '../events/reporter';
+import { reportHookDenial, reportRecordsLost, ToolCgroups } from '../events/reporter';
 
 export interface RejectLoop {
   stop(): void;
@@ -23,14 +23,14 @@ export interface RejectLoop {
 }
 
 /** events: where each hook refusal becomes an egress_denied boundary event */
-export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void, events?: EventLog): RejectLoop {
+export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void, events?: EventLog, tools?: ToolCgroups): RejectLoop {
   let seq = 0;
   const inflight = new Set<Promise<unknown>>();
   const handle = (ev: FaultEvent) => {
     // read the start time at once: the process may be about to exit
     const start = readStartTimeTicks(ev.tgid);
     const id = `hk-${ev.bootNs}-${ev.tgid}-${++seq}`;
-    if (events) reportHookDenial(events, ev, id);
+    if (events) reportHookDenial(events, ev, id, tools);
     if (ev.tuple.protocol !== 'tcp' && ev.tuple.protocol !== 'udp') {
       const p = resolver.refuse('malformed_fault', `hook event for protocol ${ev.tuple.protocol} has no lease form`, { via: 'cgroup_hook' }, id);
       track(p);

@@ -139,6 +139,22 @@ export class Resolver extends EventEmitter {
     return { resolution: r, ticket, durable };
   }
 
+  /**
+   * Record a fault another trusted component already decided (the
+   * executor refusing a tool's write at call time): its fault line and its
+   * resolution line, durable, announced like any resolution. Nothing is
+   * answered: the component that decided has answered already.
+   */
+  async recordDecided(fault: Fault, r: Resolution, ctx: FaultContext): Promise<void> {
+    this.stats.faults++;
+    this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, false);
+    const ticket = this.faults.appendTicket({ kind: 'resolution', fault_id: fault.fault_id, resolution: resolutionToJson(r) }, true);
+    const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
+    this.stats[key]++;
+    this.emit('resolved', { fault, resolution: r, ctx, micros: 0 } satisfies ResolvedEvent);
+    await this.faults.whenDurable(ticket);
+  }
+
   private async decide(f: Fault): Promise<Omit<Resolution, 'fault_id'>> {
     const deny = (reason: DenyReason) => ({ action: 'deny' as const, reason });
     if (f.operation_id !== this.scope.id) return deny('unknown_operation');

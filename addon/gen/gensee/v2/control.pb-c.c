@@ -277,6 +277,96 @@ void   gensee__v2__attention_clear__free_unpacked
   assert(message->base.descriptor == &gensee__v2__attention_clear__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   gensee__v2__executor_tool__init
+                     (Gensee__V2__ExecutorTool         *message)
+{
+  static const Gensee__V2__ExecutorTool init_value = GENSEE__V2__EXECUTOR_TOOL__INIT;
+  *message = init_value;
+}
+size_t gensee__v2__executor_tool__get_packed_size
+                     (const Gensee__V2__ExecutorTool *message)
+{
+  assert(message->base.descriptor == &gensee__v2__executor_tool__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t gensee__v2__executor_tool__pack
+                     (const Gensee__V2__ExecutorTool *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &gensee__v2__executor_tool__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t gensee__v2__executor_tool__pack_to_buffer
+                     (const Gensee__V2__ExecutorTool *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &gensee__v2__executor_tool__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Gensee__V2__ExecutorTool *
+       gensee__v2__executor_tool__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Gensee__V2__ExecutorTool *)
+     protobuf_c_message_unpack (&gensee__v2__executor_tool__descriptor,
+                                allocator, len, data);
+}
+void   gensee__v2__executor_tool__free_unpacked
+                     (Gensee__V2__ExecutorTool *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &gensee__v2__executor_tool__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   gensee__v2__executor_denial__init
+                     (Gensee__V2__ExecutorDenial         *message)
+{
+  static const Gensee__V2__ExecutorDenial init_value = GENSEE__V2__EXECUTOR_DENIAL__INIT;
+  *message = init_value;
+}
+size_t gensee__v2__executor_denial__get_packed_size
+                     (const Gensee__V2__ExecutorDenial *message)
+{
+  assert(message->base.descriptor == &gensee__v2__executor_denial__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t gensee__v2__executor_denial__pack
+                     (const Gensee__V2__ExecutorDenial *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &gensee__v2__executor_denial__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t gensee__v2__executor_denial__pack_to_buffer
+                     (const Gensee__V2__ExecutorDenial *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &gensee__v2__executor_denial__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Gensee__V2__ExecutorDenial *
+       gensee__v2__executor_denial__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Gensee__V2__ExecutorDenial *)
+     protobuf_c_message_unpack (&gensee__v2__executor_denial__descriptor,
+                                allocator, len, data);
+}
+void   gensee__v2__executor_denial__free_unpacked
+                     (Gensee__V2__ExecutorDenial *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &gensee__v2__executor_denial__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   gensee__v2__control_request__init
                      (Gensee__V2__ControlRequest         *message)
 {
@@ -834,7 +924,174 @@ const ProtobufCMessageDescriptor gensee__v2__attention_clear__descriptor =
   (ProtobufCMessageInit) gensee__v2__attention_clear__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor gensee__v2__control_request__field_descriptors[6] =
+static const ProtobufCFieldDescriptor gensee__v2__executor_tool__field_descriptors[3] =
+{
+  {
+    "cgroup_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorTool, cgroup_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tool_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorTool, tool_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "call_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorTool, call_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned gensee__v2__executor_tool__field_indices_by_name[] = {
+  2,   /* field[2] = call_id */
+  0,   /* field[0] = cgroup_id */
+  1,   /* field[1] = tool_id */
+};
+static const ProtobufCIntRange gensee__v2__executor_tool__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor gensee__v2__executor_tool__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "gensee.v2.ExecutorTool",
+  "ExecutorTool",
+  "Gensee__V2__ExecutorTool",
+  "gensee.v2",
+  sizeof(Gensee__V2__ExecutorTool),
+  3,
+  gensee__v2__executor_tool__field_descriptors,
+  gensee__v2__executor_tool__field_indices_by_name,
+  1,  gensee__v2__executor_tool__number_ranges,
+  (ProtobufCMessageInit) gensee__v2__executor_tool__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor gensee__v2__executor_denial__field_descriptors[6] =
+{
+  {
+    "tool_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorDenial, tool_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "call_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorDenial, call_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorDenial, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "target",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorDenial, target),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detail",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorDenial, detail),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pid",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__ExecutorDenial, pid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned gensee__v2__executor_denial__field_indices_by_name[] = {
+  1,   /* field[1] = call_id */
+  4,   /* field[4] = detail */
+  5,   /* field[5] = pid */
+  2,   /* field[2] = reason */
+  3,   /* field[3] = target */
+  0,   /* field[0] = tool_id */
+};
+static const ProtobufCIntRange gensee__v2__executor_denial__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor gensee__v2__executor_denial__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "gensee.v2.ExecutorDenial",
+  "ExecutorDenial",
+  "Gensee__V2__ExecutorDenial",
+  "gensee.v2",
+  sizeof(Gensee__V2__ExecutorDenial),
+  6,
+  gensee__v2__executor_denial__field_descriptors,
+  gensee__v2__executor_denial__field_indices_by_name,
+  1,  gensee__v2__executor_denial__number_ranges,
+  (ProtobufCMessageInit) gensee__v2__executor_denial__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor gensee__v2__control_request__field_descriptors[8] =
 {
   {
     "schema",
@@ -908,10 +1165,36 @@ static const ProtobufCFieldDescriptor gensee__v2__control_request__field_descrip
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "executor_tool",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Gensee__V2__ControlRequest, command_case),
+    offsetof(Gensee__V2__ControlRequest, executor_tool),
+    &gensee__v2__executor_tool__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "executor_denial",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Gensee__V2__ControlRequest, command_case),
+    offsetof(Gensee__V2__ControlRequest, executor_denial),
+    &gensee__v2__executor_denial__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned gensee__v2__control_request__field_indices_by_name[] = {
   5,   /* field[5] = attention_clear */
   4,   /* field[4] = attention_raise */
+  7,   /* field[7] = executor_denial */
+  6,   /* field[6] = executor_tool */
   2,   /* field[2] = lease_add */
   3,   /* field[3] = lease_rm */
   1,   /* field[1] = policy_apply */
@@ -920,7 +1203,7 @@ static const unsigned gensee__v2__control_request__field_indices_by_name[] = {
 static const ProtobufCIntRange gensee__v2__control_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor gensee__v2__control_request__descriptor =
 {
@@ -930,7 +1213,7 @@ const ProtobufCMessageDescriptor gensee__v2__control_request__descriptor =
   "Gensee__V2__ControlRequest",
   "gensee.v2",
   sizeof(Gensee__V2__ControlRequest),
-  6,
+  8,
   gensee__v2__control_request__field_descriptors,
   gensee__v2__control_request__field_indices_by_name,
   1,  gensee__v2__control_request__number_ranges,

@@ -21,6 +21,8 @@ typedef struct Gensee__V2__LeaseAdd Gensee__V2__LeaseAdd;
 typedef struct Gensee__V2__LeaseRm Gensee__V2__LeaseRm;
 typedef struct Gensee__V2__AttentionRaise Gensee__V2__AttentionRaise;
 typedef struct Gensee__V2__AttentionClear Gensee__V2__AttentionClear;
+typedef struct Gensee__V2__ExecutorTool Gensee__V2__ExecutorTool;
+typedef struct Gensee__V2__ExecutorDenial Gensee__V2__ExecutorDenial;
 typedef struct Gensee__V2__ControlRequest Gensee__V2__ControlRequest;
 typedef struct Gensee__V2__ControlOk Gensee__V2__ControlOk;
 typedef struct Gensee__V2__ControlError Gensee__V2__ControlError;
@@ -158,13 +160,61 @@ struct  Gensee__V2__AttentionClear
     , (char *)protobuf_c_empty_string }
 
 
+/*
+ * `gensee executor`: a tool process started for a call, in its own cgroup
+ * under the operation's. The supervisor names the tool in the boundary
+ * events of that cgroup (a hook refusing a connection around the handle).
+ */
+struct  Gensee__V2__ExecutorTool
+{
+  ProtobufCMessage base;
+  uint64_t cgroup_id;
+  char *tool_id;
+  char *call_id;
+};
+#define GENSEE__V2__EXECUTOR_TOOL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&gensee__v2__executor_tool__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * `gensee executor` refused a tool's write at call time (a minted or
+ * missing key, a forged or replayed handle). The supervisor records it as
+ * an application-effect fault denied, and a write_denied event.
+ */
+struct  Gensee__V2__ExecutorDenial
+{
+  ProtobufCMessage base;
+  char *tool_id;
+  char *call_id;
+  /*
+   * write_key_missing | write_key_mismatch | handle_forged | ...
+   */
+  char *reason;
+  /*
+   * what the write was for (a URL without its query)
+   */
+  char *target;
+  char *detail;
+  /*
+   * the tool's host pid, 0 if unknown
+   */
+  uint32_t pid;
+};
+#define GENSEE__V2__EXECUTOR_DENIAL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&gensee__v2__executor_denial__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
 typedef enum {
   GENSEE__V2__CONTROL_REQUEST__COMMAND__NOT_SET = 0,
   GENSEE__V2__CONTROL_REQUEST__COMMAND_POLICY_APPLY = 2,
   GENSEE__V2__CONTROL_REQUEST__COMMAND_LEASE_ADD = 3,
   GENSEE__V2__CONTROL_REQUEST__COMMAND_LEASE_RM = 4,
   GENSEE__V2__CONTROL_REQUEST__COMMAND_ATTENTION_RAISE = 5,
-  GENSEE__V2__CONTROL_REQUEST__COMMAND_ATTENTION_CLEAR = 6
+  GENSEE__V2__CONTROL_REQUEST__COMMAND_ATTENTION_CLEAR = 6,
+  GENSEE__V2__CONTROL_REQUEST__COMMAND_EXECUTOR_TOOL = 7,
+  GENSEE__V2__CONTROL_REQUEST__COMMAND_EXECUTOR_DENIAL = 8
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(GENSEE__V2__CONTROL_REQUEST__COMMAND__CASE)
 } Gensee__V2__ControlRequest__CommandCase;
 
@@ -182,6 +232,8 @@ struct  Gensee__V2__ControlRequest
     Gensee__V2__LeaseRm *lease_rm;
     Gensee__V2__AttentionRaise *attention_raise;
     Gensee__V2__AttentionClear *attention_clear;
+    Gensee__V2__ExecutorTool *executor_tool;
+    Gensee__V2__ExecutorDenial *executor_denial;
   };
 };
 #define GENSEE__V2__CONTROL_REQUEST__INIT \
@@ -377,6 +429,44 @@ Gensee__V2__AttentionClear *
 void   gensee__v2__attention_clear__free_unpacked
                      (Gensee__V2__AttentionClear *message,
                       ProtobufCAllocator *allocator);
+/* Gensee__V2__ExecutorTool methods */
+void   gensee__v2__executor_tool__init
+                     (Gensee__V2__ExecutorTool         *message);
+size_t gensee__v2__executor_tool__get_packed_size
+                     (const Gensee__V2__ExecutorTool   *message);
+size_t gensee__v2__executor_tool__pack
+                     (const Gensee__V2__ExecutorTool   *message,
+                      uint8_t             *out);
+size_t gensee__v2__executor_tool__pack_to_buffer
+                     (const Gensee__V2__ExecutorTool   *message,
+                      ProtobufCBuffer     *buffer);
+Gensee__V2__ExecutorTool *
+       gensee__v2__executor_tool__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   gensee__v2__executor_tool__free_unpacked
+                     (Gensee__V2__ExecutorTool *message,
+                      ProtobufCAllocator *allocator);
+/* Gensee__V2__ExecutorDenial methods */
+void   gensee__v2__executor_denial__init
+                     (Gensee__V2__ExecutorDenial         *message);
+size_t gensee__v2__executor_denial__get_packed_size
+                     (const Gensee__V2__ExecutorDenial   *message);
+size_t gensee__v2__executor_denial__pack
+                     (const Gensee__V2__ExecutorDenial   *message,
+                      uint8_t             *out);
+size_t gensee__v2__executor_denial__pack_to_buffer
+                     (const Gensee__V2__ExecutorDenial   *message,
+                      ProtobufCBuffer     *buffer);
+Gensee__V2__ExecutorDenial *
+       gensee__v2__executor_denial__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   gensee__v2__executor_denial__free_unpacked
+                     (Gensee__V2__ExecutorDenial *message,
+                      ProtobufCAllocator *allocator);
 /* Gensee__V2__ControlRequest methods */
 void   gensee__v2__control_request__init
                      (Gensee__V2__ControlRequest         *message);
@@ -492,6 +582,12 @@ typedef void (*Gensee__V2__AttentionRaise_Closure)
 typedef void (*Gensee__V2__AttentionClear_Closure)
                  (const Gensee__V2__AttentionClear *message,
                   void *closure_data);
+typedef void (*Gensee__V2__ExecutorTool_Closure)
+                 (const Gensee__V2__ExecutorTool *message,
+                  void *closure_data);
+typedef void (*Gensee__V2__ExecutorDenial_Closure)
+                 (const Gensee__V2__ExecutorDenial *message,
+                  void *closure_data);
 typedef void (*Gensee__V2__ControlRequest_Closure)
                  (const Gensee__V2__ControlRequest *message,
                   void *closure_data);
@@ -519,6 +615,8 @@ extern const ProtobufCMessageDescriptor gensee__v2__lease_add__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__lease_rm__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__attention_raise__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__attention_clear__descriptor;
+extern const ProtobufCMessageDescriptor gensee__v2__executor_tool__descriptor;
+extern const ProtobufCMessageDescriptor gensee__v2__executor_denial__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__control_request__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__control_ok__descriptor;
 extern const ProtobufCMessageDescriptor gensee__v2__control_error__descriptor;

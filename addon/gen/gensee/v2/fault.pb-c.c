@@ -1920,20 +1920,22 @@ const ProtobufCMessageDescriptor gensee__v2__resolution__descriptor =
   (ProtobufCMessageInit) gensee__v2__resolution__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue gensee__v2__source__enum_values_by_number[5] =
+static const ProtobufCEnumValue gensee__v2__source__enum_values_by_number[6] =
 {
   { "SOURCE_UNSPECIFIED", "GENSEE__V2__SOURCE__SOURCE_UNSPECIFIED", 0 },
   { "SOURCE_SECCOMP_NOTIFY", "GENSEE__V2__SOURCE__SOURCE_SECCOMP_NOTIFY", 1 },
   { "SOURCE_CGROUP_HOOK", "GENSEE__V2__SOURCE__SOURCE_CGROUP_HOOK", 2 },
   { "SOURCE_MANUAL", "GENSEE__V2__SOURCE__SOURCE_MANUAL", 3 },
   { "SOURCE_PEER_GATEWAY", "GENSEE__V2__SOURCE__SOURCE_PEER_GATEWAY", 4 },
+  { "SOURCE_EXECUTOR", "GENSEE__V2__SOURCE__SOURCE_EXECUTOR", 5 },
 };
 static const ProtobufCIntRange gensee__v2__source__value_ranges[] = {
-{0, 0},{0, 5}
+{0, 0},{0, 6}
 };
-static const ProtobufCEnumValueIndex gensee__v2__source__enum_values_by_name[5] =
+static const ProtobufCEnumValueIndex gensee__v2__source__enum_values_by_name[6] =
 {
   { "SOURCE_CGROUP_HOOK", 2 },
+  { "SOURCE_EXECUTOR", 5 },
   { "SOURCE_MANUAL", 3 },
   { "SOURCE_PEER_GATEWAY", 4 },
   { "SOURCE_SECCOMP_NOTIFY", 1 },
@@ -1946,9 +1948,9 @@ const ProtobufCEnumDescriptor gensee__v2__source__descriptor =
   "Source",
   "Gensee__V2__Source",
   "gensee.v2",
-  5,
+  6,
   gensee__v2__source__enum_values_by_number,
-  5,
+  6,
   gensee__v2__source__enum_values_by_name,
   1,
   gensee__v2__source__value_ranges,

@@ -58,7 +58,11 @@ typedef enum _Gensee__V2__Source {
   /*
    * a gateway in an isolated network namespace
    */
-  GENSEE__V2__SOURCE__SOURCE_PEER_GATEWAY = 4
+  GENSEE__V2__SOURCE__SOURCE_PEER_GATEWAY = 4,
+  /*
+   * gensee's executor refused a tool's write (application effect)
+   */
+  GENSEE__V2__SOURCE__SOURCE_EXECUTOR = 5
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(GENSEE__V2__SOURCE)
 } Gensee__V2__Source;
 typedef enum _Gensee__V2__Family {
