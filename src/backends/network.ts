@@ -9,7 +9,8 @@ import { Tuple } from '../addr';
 import { encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
 import { NetworkRecord, LeaseRecord, leaseKey, writeNetworkSnapshot } from '../state/network';
 
-export type NetworkDecision = Omit<Resolution, 'fault_id'>;
+/** the answer, and for a delegation the executor's tool that takes it over (recorded, never sent) */
+export type NetworkDecision = Omit<Resolution, 'fault_id'> & { delegate_tool?: string };
 
 /** the lease a decision is about to install, as its intent line records it */
 export interface LeaseIntent {
@@ -177,7 +178,7 @@ export class NetworkBackend {
       return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
     }
     const del = this.policy.delegate.find((r) => matchesNetwork(r.network, e));
-    if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to };
+    if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to, ...(del.tool ? { delegate_tool: del.tool } : {}) };
     return { action: 'deny', reason: 'policy_denied' };
   }
 

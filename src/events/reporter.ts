@@ -74,7 +74,7 @@ export interface ReporterOptions {
 
 /** Report the resolver's denials, delegations and refusals as boundary events. */
 export function reportResolver(resolver: Resolver, o: ReporterOptions): () => void {
-  const onResolved = (e: ResolvedEvent) => resolved(o, e.fault, e.resolution, e.ctx);
+  const onResolved = (e: ResolvedEvent) => resolved(o, e.fault, e.resolution, e.ctx, e.delegateTool);
   const onRefused = (e: { reason: string; detail: string; ctx: FaultContext; faultId?: string }) => refused(o, e);
   resolver.on('resolved', onResolved);
   resolver.on('refused', onRefused);
@@ -84,7 +84,7 @@ export function reportResolver(resolver: Resolver, o: ReporterOptions): () => vo
   };
 }
 
-function resolved(o: ReporterOptions, f: Fault, r: Resolution, ctx: FaultContext): void {
+function resolved(o: ReporterOptions, f: Fault, r: Resolution, ctx: FaultContext, tool?: string): void {
   if (ctx.via === 'cgroup_hook') return; // the hook's refusal is its egress_denied event
   if (f.source === 'executor' && r.action === 'deny') {
     const app = f.effect.application;
@@ -113,9 +113,10 @@ function resolved(o: ReporterOptions, f: Fault, r: Resolution, ctx: FaultContext
     o.events.boundary({
       kind: 'fault_delegated',
       control: 'policy/delegate',
-      detail: `${faultWhat(f)} by ${who(f)} delegated to ${to}; the workload gets ECONNREFUSED`,
+      detail: `${faultWhat(f)} by ${who(f)} delegated to ${to}${tool ? ` (tool ${tool})` : ''}; the workload gets ECONNREFUSED`,
       target: faultTarget(f),
       fault_id: f.fault_id,
+      tool_id: tool,
     });
   }
 }

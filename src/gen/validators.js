@@ -1460,7 +1460,7 @@ return errors === 0;
 }
 
 exports.validatePolicy = validate31;
-const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr and exactly one of port|ports","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}}}};
+const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr and exactly one of port|ports","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
 const schema46 = {"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}};
 const schema47 = {"$comment":"exactly one of address|cidr and exactly one of port|ports","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]};
 const pattern9 = new RegExp("^[0-9A-Fa-f.:]+/[0-9]{1,3}$", "u");
@@ -2203,8 +2203,9 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-const schema50 = {"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}};
+const schema50 = {"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}};
 const pattern17 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const pattern18 = new RegExp("^[a-z0-9][a-z0-9_.-]{0,63}$", "u");
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2219,7 +2220,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "network") || (key0 === "to"))){
+if(!(((key0 === "network") || (key0 === "to")) || (key0 === "tool"))){
 validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2557,6 +2558,28 @@ var valid0 = _errs24 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.tool !== undefined){
+let data7 = data.tool;
+const _errs26 = errors;
+if(errors === _errs26){
+if(typeof data7 === "string"){
+if(!pattern18.test(data7)){
+validate36.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9_.-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate36.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2756,9 +2779,9 @@ return errors === 0;
 
 exports.validateBoundaryEvent = validate38;
 const schema52 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/boundary-event.schema.json","title":"gensee boundary event","$comment":"Reporting only: an event records that a control refused something; it grants nothing. detail is redacted and at most 300 characters.","type":"object","additionalProperties":false,"required":["kind","control","detail","at"],"properties":{"kind":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"control":{"type":"string","pattern":"^[a-z][a-z0-9_./-]{0,63}$"},"detail":{"type":"string","maxLength":300},"target":{"type":"string","minLength":1,"maxLength":300},"at":{"$comment":"RFC 3339 UTC timestamp, e.g. new Date().toISOString()","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"}}};
-const pattern18 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const pattern19 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
-const pattern20 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
+const pattern19 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern20 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
+const pattern21 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://gensee.dev/schema/boundary-event.schema.json" */;
@@ -2786,7 +2809,7 @@ let data0 = data.kind;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 validate38.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
@@ -2807,7 +2830,7 @@ let data1 = data.control;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern19.test(data1)){
+if(!pattern20.test(data1)){
 validate38.errors = [{instancePath:instancePath+"/control",schemaPath:"#/properties/control/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_./-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_./-]{0,63}$"+"\""}];
 return false;
 }
@@ -2876,7 +2899,7 @@ let data4 = data.at;
 const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data4 === "string"){
-if(!pattern20.test(data4)){
+if(!pattern21.test(data4)){
 validate38.errors = [{instancePath:instancePath+"/at",schemaPath:"#/properties/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
@@ -2912,7 +2935,7 @@ const schema53 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"htt
 const schema54 = {"type":"object","additionalProperties":false,"required":["type","tool_id","errored","at"],"properties":{"type":{"const":"tool_result"},"tool_id":{"type":"string","minLength":1,"maxLength":200},"errored":{"type":"boolean"},"denial":{"$comment":"the tool's error was a refusal: what class of thing was refused and the hint the refusal gave","type":"object","additionalProperties":false,"required":["class","hint"],"properties":{"class":{"type":"string","minLength":1,"maxLength":100},"hint":{"type":"string","maxLength":1000},"target":{"$ref":"#/definitions/target"}}},"target":{"$ref":"#/definitions/target"},"at":{"$ref":"#/definitions/at"}}};
 const schema55 = {"$comment":"host:port, [v6]:port or a path, as a boundary event names it","type":"string","minLength":1,"maxLength":300};
 const schema57 = {"$comment":"RFC 3339 timestamp, e.g. new Date().toISOString() or 2026-12-01T10:00:00+01:00","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"};
-const pattern21 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$", "u");
+const pattern22 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$", "u");
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3130,7 +3153,7 @@ const _errs23 = errors;
 const _errs24 = errors;
 if(errors === _errs24){
 if(typeof data8 === "string"){
-if(!pattern21.test(data8)){
+if(!pattern22.test(data8)){
 validate40.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3215,7 +3238,7 @@ const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
-if(!pattern21.test(data2)){
+if(!pattern22.test(data2)){
 validate42.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3284,7 +3307,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern22.test(data1)){
 validate44.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3352,7 +3375,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern22.test(data1)){
 validate46.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3420,7 +3443,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern22.test(data1)){
 validate48.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }

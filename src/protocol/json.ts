@@ -246,7 +246,7 @@ export function parsePolicy(value: unknown): Policy {
   const v = value as {
     grants?: { network: NetworkMatchJson }[];
     leases?: { network: NetworkMatchJson; ttl_s: number; max_uses?: number }[];
-    delegate?: { network: NetworkMatchJson; to: string }[];
+    delegate?: { network: NetworkMatchJson; to: string; tool?: string }[];
     fault_deadline_ms?: number;
   };
   return {
@@ -257,7 +257,7 @@ export function parsePolicy(value: unknown): Policy {
       ttl_s: l.ttl_s,
       max_uses: l.max_uses ?? 0,
     })),
-    delegate: (v.delegate ?? []).map((d, i) => ({ network: parseMatch(d.network, `/delegate/${i}/network`), to: d.to })),
+    delegate: (v.delegate ?? []).map((d, i) => ({ network: parseMatch(d.network, `/delegate/${i}/network`), to: d.to, ...(d.tool ? { tool: d.tool } : {}) })),
     fault_deadline_ms: v.fault_deadline_ms ?? DEFAULT_FAULT_DEADLINE_MS,
   };
 }

@@ -174,6 +174,8 @@ export interface LeaseRule {
 export interface DelegateRule {
   network: NetworkMatch;
   to: string;
+  /** the executor's tool that takes the effect over, when `to` is an executor */
+  tool?: string;
 }
 
 export const DEFAULT_FAULT_DEADLINE_MS = 5000;

@@ -44,6 +44,8 @@ export interface ResolverOptions {
 export interface ResolvedEvent {
   fault: Fault;
   resolution: Resolution;
+  /** for a delegation to an executor: the tool that takes the effect over */
+  delegateTool?: string;
   ctx: FaultContext;
   micros: number;
 }
@@ -113,8 +115,11 @@ export class Resolver extends EventEmitter {
       false,
     );
     let r: Resolution;
+    let delegateTool: string | undefined;
     try {
-      r = { fault_id: fault.fault_id, ...(await this.decide(fault)) };
+      const { delegate_tool, ...d } = await this.decide(fault);
+      delegateTool = delegate_tool;
+      r = { fault_id: fault.fault_id, ...d };
     } catch (e) {
       r = { fault_id: fault.fault_id, action: 'deny', reason: 'backend_error' };
       this.emit('backend_error', e);
@@ -124,6 +129,7 @@ export class Resolver extends EventEmitter {
         kind: 'resolution',
         fault_id: fault.fault_id,
         resolution: resolutionToJson(r),
+        ...(delegateTool ? { delegate_tool: delegateTool } : {}),
         ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
       },
       !opts.deferSync,
@@ -133,7 +139,7 @@ export class Resolver extends EventEmitter {
     // its own per fdatasync); the answer itself waits for durability
     const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
     this.stats[key]++;
-    this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
+    this.emit('resolved', { fault, resolution: r, ctx, delegateTool, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
     // socket requests (deferSync) are answered by the addon once durable: no JS waiter
     const durable = opts.deferSync ? undefined : this.faults.whenDurable(ticket);
     return { resolution: r, ticket, durable };
@@ -155,7 +161,7 @@ export class Resolver extends EventEmitter {
     await this.faults.whenDurable(ticket);
   }
 
-  private async decide(f: Fault): Promise<Omit<Resolution, 'fault_id'>> {
+  private async decide(f: Fault): Promise<Omit<Resolution, 'fault_id'> & { delegate_tool?: string }> {
     const deny = (reason: DenyReason) => ({ action: 'deny' as const, reason });
     if (f.operation_id !== this.scope.id) return deny('unknown_operation');
     if (!this.scope.active()) return deny('operation_not_active');

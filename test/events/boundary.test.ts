@@ -108,6 +108,28 @@ t.test('a resolver deny under gensee run: one fault_denied event, counted per de
   t.equal(v.code, 0, `events.jsonl verifies with the other logs ${v.stdout}${v.stderr}`);
 });
 
+t.test('a delegation to the executor names the executor and the tool', async (t) => {
+  if (!requireKernel(t)) return;
+  const st = shortStateDir(t);
+  const op = uniqueName('gs-evd');
+  const srv = await tcpServer(t);
+  const policy = path.join(st, 'delegate.json');
+  fs.writeFileSync(
+    policy,
+    JSON.stringify({ ...DENY_ALL, delegate: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(srv.port) }, to: 'gensee-executor', tool: 'charge-card' }] }),
+  );
+  const r = await run(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--json', '--', PROBE, 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
+  t.equal(r.code, 0, r.stderr);
+  t.ok(/ECONNREFUSED/.test(r.stdout), 'the workload gets ECONNREFUSED');
+  t.equal(srv.accepted(), 0, 'nothing reached the listener');
+  const dir = opDir(st, op);
+  const res = lines(path.join(dir, 'faults.jsonl')).find((l) => l.kind === 'resolution' && (l.resolution as { action: string }).action === 'delegate');
+  t.match(res, { resolution: { delegate_to: 'gensee-executor' }, delegate_tool: 'charge-card' }, 'faults.jsonl records the executor and the tool');
+  const ev = boundaries(dir).find((b) => b.event.kind === 'fault_delegated') as (Boundary & { tool_id?: string }) | undefined;
+  t.match(ev, { tool_id: 'charge-card', event: { control: 'policy/delegate', target: `127.0.0.1:${srv.port}` } }, 'fault_delegated names the tool');
+  t.match(ev?.event.detail, /gensee-executor \(tool charge-card\)/, 'and the executor in its detail');
+});
+
 t.test('an eBPF hook EPERM under supervise: egress_denied with the hook as control', async (t) => {
   if (!requireKernel(t)) return;
   const o = supervisedOp(t, 'gs-evh', DENY_ALL);
