@@ -71,7 +71,7 @@ t.test('each JSON error names its field', async (t) => {
     ['missing top', (() => { const e = example(); delete e.source; return e; })(), '/source: required field missing'],
     ['family', net({ family: 'inet' }), '/effect/network/family: must be one of "ipv4"|"ipv6"'],
     ['protocol', net({ protocol: 'sctp' }), '/effect/network/protocol: must be one of "tcp"|"udp"'],
-    ['source', { ...example(), source: 'workload' }, '/source: must be one of "seccomp_notify"|"cgroup_hook"|"manual"|"peer_gateway"'],
+    ['source', { ...example(), source: 'workload' }, '/source: must be one of "seccomp_notify"|"cgroup_hook"|"manual"|"peer_gateway"|"executor"'],
     ['address for family', net({ address: '::1' }), '/effect/network/address: "::1" is not an ipv4 address'],
     ['leading zeros', net({ address: '127.000.0.1' }), /^\/effect\/network\/address:/],
     ['schema 3', { ...example(), schema: 3 }, '/schema: unsupported schema 3 (expected 2)'],
