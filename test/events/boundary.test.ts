@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { PACKAGE_ROOT } from '../../src/addon';
 import { opDir } from '../../src/state/operation';
 import { requireKernel, tcpServer, udpServer, probe, uniqueName, GENSEE_BIN, PROBE, waitFor } from '../helpers/kernel';
-import { supervisedOp, superviseProcess, shortStateDir } from '../helpers/supervisor';
+import { supervisedOp, superviseProcess, shortStateDir, jsonlLines } from '../helpers/supervisor';
 import { gensee } from '../helpers/gensee';
 import { connectEvents, EventStreamError } from '../../src/events/client';
 import { readToken } from '../../src/events/token';
@@ -20,16 +20,7 @@ import { readToken } from '../../src/events/token';
 const FLOOD = path.join(PACKAGE_ROOT, 'obj', 'adv', 'flood');
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [], fault_deadline_ms: 5000 };
 
-type Line = Record<string, unknown> & { seq: number; type?: string; kind?: string };
-
-function lines(file: string): Line[] {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.endsWith('}'))
-    .map((l) => JSON.parse(l) as Line);
-}
+const lines = jsonlLines;
 
 interface Boundary {
   seq: number;

@@ -7,21 +7,14 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { requireKernel, probe, tcpServer, waitFor } from '../helpers/kernel';
-import { startTestSupervisor } from '../helpers/supervisor';
+import { startTestSupervisor, jsonlLines } from '../helpers/supervisor';
 import { opDir } from '../../src/state/operation';
 import { registerToolCgroup, reportWriteDenied } from '../../src/executor/report';
 import { cgroupId } from '../../src/cgroup';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [], fault_deadline_ms: 5000 };
 
-function lines(file: string): Record<string, unknown>[] {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.endsWith('}'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
+const lines = jsonlLines;
 
 t.test('a refused write is an application fault denied and a write_denied event with the tool id', async (t) => {
   if (!requireKernel(t)) return;

@@ -134,12 +134,20 @@ export function networkFault(op: string, pid: number, start: number, proto: 'tcp
 }
 
 export function faultLines(stateDir: string, op: string): Record<string, unknown>[] {
-  const p = path.join(stateDir, 'network-operations', op, 'faults.jsonl');
+  return jsonlLines(path.join(stateDir, 'network-operations', op, 'faults.jsonl'));
+}
+
+/** A log line as the tests read it back: seq, and the record's own fields. */
+export type LogLine = Record<string, unknown> & { seq: number; type?: string; kind?: string };
+
+/** The complete lines of a JSONL log (none while it does not exist; a line still being written is left out). */
+export function jsonlLines(file: string): LogLine[] {
+  if (!fs.existsSync(file)) return [];
   return fs
-    .readFileSync(p, 'utf8')
+    .readFileSync(file, 'utf8')
     .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+    .filter((l) => l.endsWith('}'))
+    .map((l) => JSON.parse(l) as LogLine);
 }
 
 /**

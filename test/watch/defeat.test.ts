@@ -20,7 +20,7 @@ import { encodeLeaseKey, encodeLeaseValue } from '../../src/abi';
 import { pinDirFor } from '../../src/bpffs';
 import { opDir } from '../../src/state/operation';
 import { requireKernel, tcpServer, probe, waitFor, sleep, GENSEE_BIN } from '../helpers/kernel';
-import { supervisedOp, superviseProcess, SupervisedOp } from '../helpers/supervisor';
+import { supervisedOp, superviseProcess, SupervisedOp, jsonlLines, LogLine } from '../helpers/supervisor';
 import { Proc } from '../helpers/gensee';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [], fault_deadline_ms: 5000 };
@@ -29,16 +29,8 @@ const FORGED_GENERATION = 0x7e57_0000n;
 /** how long watch keeps polling after the allow delta before "nothing fired" is believed */
 const QUIET_MS = 4000;
 
-type Line = Record<string, unknown> & { seq: number; type?: string; kind?: string };
-
-function lines(file: string): Line[] {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.endsWith('}'))
-    .map((l) => JSON.parse(l) as Line);
-}
+type Line = LogLine;
+const lines = jsonlLines;
 
 interface Boundary extends Line {
   type: 'boundary';
