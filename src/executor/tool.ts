@@ -133,26 +133,27 @@ function newAjv(): Ajv {
 // one compiled validator per tool definition (per schema object it holds)
 const compiled = new WeakMap<object, { schema: Record<string, unknown>; validate: ValidateFunction }>();
 
-function validatorFor(def: { id: string; schema: Record<string, unknown> }): ValidateFunction {
+function validatorFor(def: { id: string; schema: Record<string, unknown> }, name = `tool "${def.id}"`): ValidateFunction {
   const hit = compiled.get(def);
   if (hit && hit.schema === def.schema) return hit.validate;
   let validate: ValidateFunction;
   try {
     validate = newAjv().compile(def.schema);
   } catch (e) {
-    refuse(`tool "${def.id}"`, `its argument schema does not compile: ${(e as Error).message}`);
+    refuse(name, `its argument schema does not compile: ${(e as Error).message}`);
   }
   compiled.set(def, { schema: def.schema, validate });
   return validate;
 }
 
-/** Every registration check; `what` names the definition in the messages. */
-function checkDef(def: unknown, what: string): asserts def is ToolDef<Record<string, unknown>> {
+/** Every registration check; `where` (e.g. the module and index) prefixes the messages. */
+function checkDef(def: unknown, where = ''): asserts def is ToolDef<Record<string, unknown>> {
+  const what = `${where}tool definition`;
   if (!isObject(def)) refuse(what, 'a tool definition must be an object ({ id, schema, effect, run })');
   const id = def.id;
   if (typeof id !== 'string') refuse(what, '"id" must be a string');
   if (!TOOL_ID_RE.test(id)) refuse(what, `id ${JSON.stringify(id)} is not a tool id (1-64 of a-z 0-9 _ . -, starting with a letter or digit)`);
-  const name = `tool "${id}"`;
+  const name = `${where}tool "${id}"`;
 
   const schema = def.schema;
   if (!isObject(schema)) refuse(name, '"schema" must be a JSON Schema object');
@@ -200,12 +201,13 @@ function checkDef(def: unknown, what: string): asserts def is ToolDef<Record<str
   }
 
   if (typeof def.run !== 'function') refuse(name, '"run" must be a function (args, handle) => Promise');
-  validatorFor({ id, schema });
+  // compiled now, so a schema that does not compile is refused at registration
+  validatorFor(def as { id: string; schema: Record<string, unknown> }, name);
 }
 
 /** Registers a tool: every check above, at registration; throws GenseeError E_SCHEMA. */
 export function defineTool<A>(def: ToolDef<A>): ToolDef<A> {
-  checkDef(def, 'tool definition');
+  checkDef(def);
   return def;
 }
 
@@ -228,7 +230,7 @@ export function loadTools(modulePath: string): Map<string, ToolDef<Record<string
   const out = new Map<string, ToolDef<Record<string, unknown>>>();
   tools.forEach((def: unknown, i: number) => {
     const id = isObject(def) && typeof def.id === 'string' ? ` ("${def.id}")` : '';
-    checkDef(def, `tools module ${abs}: tools[${i}]${id}`);
+    checkDef(def, `tools module ${abs}: tools[${i}]${id}: `);
     if (out.has(def.id)) refuse(`tools module ${abs}: tools[${i}]`, `duplicate tool id "${def.id}"`);
     out.set(def.id, def);
   });
