@@ -15,6 +15,7 @@ import * as verify from './verify';
 import * as oci from './oci';
 import * as watch from './watch';
 import * as events from './events';
+import * as executor from './executor';
 
 type Command = (argv: string[]) => number | Promise<number>;
 
@@ -31,6 +32,7 @@ const commands: Record<string, Command> = {
   'oci-listener': oci.run,
   watch: watch.run,
   events: events.run,
+  executor: executor.run,
   run: (argv) => {
     if (argv[0] === 'fault') return runfault.run(argv.slice(1));
     return runcmd.run(argv);
@@ -50,6 +52,7 @@ const usages: Record<string, string> = {
   'oci-listener': oci.usage,
   watch: watch.usage,
   events: events.usage,
+  executor: executor.usage,
   run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
 };
 
@@ -74,6 +77,7 @@ const USAGE = `usage: gensee <command> [options]
   verify                check the evidence hash chains and fault/resolution pairing
   watch                 the watchdog: a workload's events + the boundary → nudges, attention
   events                boundary events and attention (events.jsonl); --follow the live stream
+  executor call|recover run a tool call through the executor (keyed writes); recover crashed calls
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
 
 export function formatError(e: unknown): { line: string; code: number } {

@@ -79,7 +79,7 @@ export interface VerifyReport {
   abandoned: number;
 }
 
-export const LOG_FILES = ['faults.jsonl', 'counters.jsonl', 'events.jsonl'] as const;
+export const LOG_FILES = ['faults.jsonl', 'counters.jsonl', 'events.jsonl', 'calls.jsonl'] as const;
 export type LogFile = (typeof LOG_FILES)[number];
 
 export interface OperationVerifyReport {

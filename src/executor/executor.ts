@@ -1,0 +1,435 @@
+// The executor (DESIGN.md "Delegated executor and keyed capabilities"): runs
+// one tool call on the operation's behalf, and recovers the calls a crashed
+// executor left `started`.
+//
+// A call: load the tool and check its arguments; derive the key (Idempotent)
+// or request id (Queryable) from them; journal the call, durably, in
+// calls.jsonl; make the tool's own cgroup under the operation's (the hooks on
+// the operation's cgroup apply to it) and register it with the supervisor so
+// a hook refusal names the tool; start the tool there through gensee-exec in
+// reject mode, as the operation's unprivileged identity, the state directory
+// hidden, gensee's code read-only, with the capability handle on fd 3; serve
+// the handle (src/executor/server.ts: the executor performs the writes, from
+// outside the boundary, with the key set); journal the outcome; kill the
+// tool's cgroup and remove it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawn } from 'node:child_process';
+import type { Duplex } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { request } from 'undici';
+import { GenseeError } from '../errors';
+import { PACKAGE_ROOT } from '../addon';
+import { cgroupId, isCgroup2Dir, killCgroupAndWait, removeEmptyCgroup } from '../cgroup';
+import { openOperation, readKey, OperationRecord } from '../state/operation';
+import { readStartTimeTicks } from '../resolver/subject';
+import { launcherArgs, launcherPath } from '../pause/launch';
+import { loadTools, validateArgs, ToolDef, LookupIO } from './tool';
+import { deriveKey } from './key';
+import { CallJournal, CallEntry, CallClass, CallState, CALL_ID_RE } from './journal';
+import { registerToolCgroup } from './report';
+import { HANDLE_ENV, HANDLE_FD, handleToken, MAX_RESPONSE_BODY, TOOL_ARGS_ENV } from './handle';
+import { HandleServer, ServedWrite } from './server';
+
+/** the recorded arguments of a call are at most this long (JSON): they travel in the tool's environment */
+export const MAX_ARGS_BYTES = 64 << 10;
+/** a tool's stdout (its result line) and stderr are kept up to this */
+const MAX_TOOL_OUTPUT = 1 << 20;
+/** a tool call may run this long by default */
+export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
+/** once the tool is gone, its handle socket has this long to deliver what is in flight */
+const HANDLE_DRAIN_MS = 2000;
+
+const TOOL_MAIN = path.join(__dirname, 'tool-main.js');
+
+type Tool = ToolDef<Record<string, unknown>>;
+
+export interface ToolRun {
+  /** completed: the tool exited 0 with {"ok":true}; failed otherwise */
+  state: 'completed' | 'failed';
+  result: unknown;
+  error: string | null;
+  exit: { code: number | null; signal: NodeJS.Signals | null };
+  writes: ServedWrite[];
+  stderr: string;
+}
+
+export interface CallOutcome extends ToolRun {
+  op: string;
+  call_id: string;
+  tool_id: string;
+  class: CallClass;
+  key: string | null;
+  request_id: string | null;
+}
+
+export interface CallOptions {
+  stateDir: string;
+  op: string;
+  toolsModule: string;
+  toolId: string;
+  args: unknown;
+  callId?: string;
+  timeoutMs?: number;
+  /** told once the call's `started` line is durable, before the tool starts */
+  onStarted?: (entry: CallEntry) => void;
+}
+
+interface OpContext {
+  stateDir: string;
+  op: string;
+  rec: OperationRecord;
+  opKey: Buffer;
+  modulePath: string;
+  timeoutMs: number;
+}
+
+function processAlive(pid: number, start: number): boolean {
+  if (readStartTimeTicks(pid) !== start) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** The operation, which a running supervisor must serve (it records what the executor refuses and names the tool in hook refusals). */
+async function servedOperation(stateDir: string, op: string): Promise<OperationRecord> {
+  const rec = await openOperation(stateDir, op);
+  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}: a tool call needs a running supervisor`, 1);
+  if (!rec.resolver || !processAlive(rec.resolver.pid, rec.resolver.start_time_ticks)) {
+    throw new GenseeError('E_STATE', `operation ${op} has no running supervisor (start one with gensee supervise or gensee run): the executor reports refused writes to it`, 1);
+  }
+  if (!isCgroup2Dir(rec.cgroup)) throw new GenseeError('E_STATE', `operation ${op}'s cgroup ${rec.cgroup} is not a cgroup v2 directory`, 1);
+  return rec;
+}
+
+function modulePathOf(m: string): string {
+  if (!m) throw new GenseeError('E_USAGE', '--tools MODULE is required');
+  const abs = path.resolve(m);
+  if (!fs.existsSync(abs)) throw new GenseeError('E_USAGE', `tools module ${abs} does not exist`);
+  return abs;
+}
+
+function toolOf(tools: Map<string, Tool>, id: string, modulePath: string): Tool {
+  const t = tools.get(id);
+  if (!t) throw new GenseeError('E_USAGE', `no tool "${id}" in ${modulePath} (it has: ${[...tools.keys()].join(', ') || 'none'})`);
+  return t;
+}
+
+export function newCallId(): string {
+  return `c${Date.now().toString(36)}-${randomBytes(5).toString('hex')}`;
+}
+
+/** the tool's own cgroup: a child of the operation's, so the operation's hooks apply */
+export function toolCgroupPath(rec: OperationRecord, callId: string): string {
+  return path.join(rec.cgroup, `exec-${callId}`);
+}
+
+/** Kill whatever runs in a tool's cgroup and remove it (a crashed executor's tool, or ours when done). */
+async function disposeToolCgroup(cg: string): Promise<void> {
+  await killCgroupAndWait(cg);
+  removeEmptyCgroup(cg);
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** gensee-exec → its init → the tool: the tool's host pid, or 0 */
+function toolPidOf(launcher: number): number {
+  const [init] = childrenOf(launcher);
+  if (!init) return 0;
+  const [cmd] = childrenOf(init);
+  return cmd ?? 0;
+}
+
+function capped(): { add(b: Buffer): void; text(): string } {
+  const parts: Buffer[] = [];
+  let size = 0;
+  return {
+    add(b: Buffer) {
+      if (size >= MAX_TOOL_OUTPUT) return;
+      const take = b.subarray(0, MAX_TOOL_OUTPUT - size);
+      parts.push(take);
+      size += take.length;
+    },
+    text: () => Buffer.concat(parts).toString('utf8'),
+  };
+}
+
+/** the tool's result line (the last JSON line on its stdout) */
+function resultLine(stdout: string): { ok?: unknown; result?: unknown; error?: unknown } | null {
+  const lines = stdout.split('\n').filter((l) => l.trim().startsWith('{'));
+  for (let i = lines.length - 1; i >= 0; i--) {
+    try {
+      return JSON.parse(lines[i]) as { ok?: unknown; result?: unknown; error?: unknown };
+    } catch {
+      /* not the result */
+    }
+  }
+  return null;
+}
+
+/** Run one call's tool in its own cgroup inside the boundary and serve its handle. */
+async function runTool(ctx: OpContext, tool: Tool, entry: CallEntry): Promise<ToolRun> {
+  const cg = toolCgroupPath(ctx.rec, entry.call_id);
+  // a crashed executor's tool for this call may still be there
+  await disposeToolCgroup(cg);
+  fs.mkdirSync(cg);
+  try {
+    // before the tool starts: a hook refusal from its cgroup names the tool
+    await registerToolCgroup(ctx.stateDir, ctx.op, { cgroupId: cgroupId(cg), toolId: tool.id, callId: entry.call_id });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: '/',
+      [HANDLE_ENV]: JSON.stringify({ call_id: entry.call_id, key: entry.key, token: handleToken(ctx.opKey, entry.call_id, entry.key) }),
+      [TOOL_ARGS_ENV]: JSON.stringify(entry.args),
+    };
+    const args = launcherArgs(
+      {
+        cgroupPath: cg,
+        pinDir: '',
+        argv: [process.execPath, TOOL_MAIN, ctx.modulePath, tool.id],
+        operationId: ctx.op,
+        pause: false,
+        // the evidence, the key and the sockets have no name in the tool's view
+        hide: [ctx.stateDir],
+        // gensee's own code is not the tool's to change
+        readOnly: ['dist', 'bin', 'obj', 'build', 'node_modules'].map((d) => path.join(PACKAGE_ROOT, d)).filter((d) => fs.existsSync(d)),
+      },
+      null,
+    );
+    args.splice(args.indexOf('--'), 0, '--handle-fd', String(HANDLE_FD));
+    // stdio[3] is a unix stream socketpair made by libuv: the tool's handle
+    const child = spawn(launcherPath(), args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env, cwd: '/' });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const spawned = await new Promise<Error | null>((resolve) => {
+      child.once('spawn', () => resolve(null));
+      child.once('error', (e) => resolve(e));
+    });
+    if (spawned) throw new GenseeError('E_STATE', `cannot start gensee-exec: ${spawned.message}`, 1);
+    const out = capped();
+    const err = capped();
+    child.stdout!.on('data', (b: Buffer) => out.add(b));
+    child.stderr!.on('data', (b: Buffer) => err.add(b));
+    let toolPid = 0;
+    const server = new HandleServer(child.stdio[3] as Duplex, {
+      stateDir: ctx.stateDir,
+      op: ctx.op,
+      opKey: ctx.opKey,
+      call: { callId: entry.call_id, toolId: tool.id, cls: entry.class, key: entry.key, requestId: entry.request_id },
+      pid: () => toolPid || (toolPid = toolPidOf(child.pid!)),
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void killCgroupAndWait(cg).catch(() => undefined);
+      child.kill('SIGKILL');
+    }, ctx.timeoutMs);
+    const ex = await exited;
+    clearTimeout(timer);
+    // the tool's children die with it; then the handle has nothing more to say
+    await killCgroupAndWait(cg);
+    await server.drain(HANDLE_DRAIN_MS);
+    const stdout = out.text();
+    const stderr = err.text();
+    const line = resultLine(stdout);
+    const ok = ex.code === 0 && line?.ok === true && !timedOut;
+    let error: string | null = null;
+    if (!ok) {
+      if (timedOut) error = `the tool ran longer than ${ctx.timeoutMs} ms and was killed`;
+      else if (line && typeof line.error === 'string') error = line.error;
+      else error = `the tool exited ${ex.code ?? ex.signal} without a result${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 500)}` : ''}`;
+    }
+    return { state: ok ? 'completed' : 'failed', result: ok ? (line?.result ?? null) : null, error, exit: ex, writes: server.writes, stderr };
+  } finally {
+    await disposeToolCgroup(cg);
+  }
+}
+
+async function context(stateDir: string, op: string, toolsModule: string, timeoutMs?: number): Promise<OpContext> {
+  const rec = await servedOperation(stateDir, op);
+  return { stateDir, op, rec, opKey: await readKey(stateDir, op), modulePath: modulePathOf(toolsModule), timeoutMs: timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS };
+}
+
+function argsObject(args: unknown): Record<string, unknown> {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new GenseeError('E_USAGE', 'the arguments must be a JSON object');
+  const text = JSON.stringify(args);
+  if (Buffer.byteLength(text) > MAX_ARGS_BYTES) throw new GenseeError('E_TOO_LARGE', `the arguments are over ${MAX_ARGS_BYTES} bytes of JSON`);
+  // what is recorded is what the tool gets: a JSON round trip
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** Run one tool call (see the top of this file). Refused before the journal: GenseeError; the tool failing: state 'failed'. */
+export async function executorCall(o: CallOptions): Promise<CallOutcome> {
+  const ctx = await context(o.stateDir, o.op, o.toolsModule, o.timeoutMs);
+  const tool = toolOf(loadTools(ctx.modulePath), o.toolId, ctx.modulePath);
+  const args = argsObject(validateArgs(tool, argsObject(o.args)));
+  const callId = o.callId ?? newCallId();
+  if (!CALL_ID_RE.test(callId)) throw new GenseeError('E_USAGE', `bad call id ${JSON.stringify(callId)}: use 1-48 of [A-Za-z0-9._-], starting alphanumeric`);
+  const effect = tool.effect;
+  const key = effect.kind === 'idempotent' ? deriveKey(tool.id, effect.key.fields, args) : null;
+  let requestId: string | null = null;
+  if (effect.kind === 'queryable') {
+    requestId = effect.lookup.requestId(args);
+    if (typeof requestId !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(requestId)) throw new GenseeError('E_SCHEMA', `tool "${tool.id}": requestId() must give 1-200 printable ASCII characters, not ${JSON.stringify(requestId)}`);
+  }
+  const journal = await CallJournal.open(o.stateDir, o.op);
+  try {
+    // durable before the tool runs
+    const entry = await journal.started({ call_id: callId, tool_id: tool.id, class: effect.kind, args, key, request_id: requestId });
+    o.onStarted?.(entry);
+    let run: ToolRun;
+    try {
+      run = await runTool(ctx, tool, entry);
+    } catch (e) {
+      await journal.setState(callId, 'failed', `the executor could not run the tool: ${(e as Error).message}`.slice(0, 500));
+      throw e;
+    }
+    if (run.state === 'completed') await journal.setState(callId, 'completed');
+    else await journal.setState(callId, 'failed', (run.error ?? 'failed').slice(0, 500));
+    return { op: o.op, call_id: callId, tool_id: tool.id, class: effect.kind, key, request_id: requestId, ...run };
+  } finally {
+    await journal.close();
+  }
+}
+
+/** The read path a Queryable tool's lookup uses: an HTTP GET by the executor, bounded. */
+export function httpLookupIO(timeoutMs = 30_000): LookupIO {
+  return {
+    async get(url: string, headers?: Record<string, string>) {
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new GenseeError('E_USAGE', `a lookup reads http: or https: URLs, not ${u.protocol}`);
+      const res = await request(u, { method: 'GET', headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const c of res.body) {
+        const b = c as Buffer;
+        if (size + b.length > MAX_RESPONSE_BODY) {
+          chunks.push(b.subarray(0, MAX_RESPONSE_BODY - size));
+          res.body.destroy();
+          break;
+        }
+        chunks.push(b);
+        size += b.length;
+      }
+      return { status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+    },
+  };
+}
+
+export interface RecoveredCall {
+  call_id: string;
+  tool_id: string;
+  class: CallClass;
+  key: string | null;
+  request_id: string | null;
+  /** the state journaled now; 'started' when nothing could be decided (see detail) */
+  state: CallState;
+  detail: string | null;
+  /** Idempotent: the retry's writes */
+  writes?: ServedWrite[];
+  result?: unknown;
+}
+
+export interface RecoverReport {
+  op: string;
+  /** calls found `started` */
+  calls: RecoveredCall[];
+  /** every started call reached a state (recovered, not_found or indeterminate) */
+  ok: boolean;
+}
+
+const UNSAFE_DETAIL = 'an Unsafe call was interrupted: whether its write happened is unknown; a person must check the target (never retried)';
+
+/**
+ * Recover the calls a crashed executor left `started` (DESIGN.md: after a
+ * crash). Idempotent: re-derive the key from the journaled arguments, check it
+ * equals the journaled key, retry the same call id through the handle (the
+ * target dedupes by key), then `recovered`. Queryable: look the request id up;
+ * `recovered` or `not_found`, never retried. Unsafe: `indeterminate`.
+ */
+export async function executorRecover(o: { stateDir: string; op: string; toolsModule: string; timeoutMs?: number; lookupTimeoutMs?: number }): Promise<RecoverReport> {
+  const modulePath = modulePathOf(o.toolsModule);
+  const tools = loadTools(modulePath);
+  const rec = await openOperation(o.stateDir, o.op);
+  // waits for a live executor's call to end; takes over a dead one's lock
+  const journal = await CallJournal.open(o.stateDir, o.op);
+  const report: RecoverReport = { op: o.op, calls: [], ok: true };
+  try {
+    const started = [...journal.calls.values()].filter((c) => c.state === 'started').map((c) => c.entry);
+    // a dead executor's tools are killed before anything is decided
+    for (const e of started) await disposeToolCgroup(toolCgroupPath(rec, e.call_id));
+    let ctx: OpContext | null = null;
+    for (const e of started) {
+      const r: RecoveredCall = { call_id: e.call_id, tool_id: e.tool_id, class: e.class, key: e.key, request_id: e.request_id, state: 'started', detail: null };
+      report.calls.push(r);
+      const settle = async (state: Exclude<CallState, 'started'>, detail?: string) => {
+        await journal.setState(e.call_id, state, detail);
+        r.state = state;
+        r.detail = detail ?? null;
+      };
+      try {
+        if (e.class === 'unsafe') {
+          await settle('indeterminate', UNSAFE_DETAIL);
+          continue;
+        }
+        const tool = tools.get(e.tool_id);
+        if (!tool) {
+          r.detail = `no tool "${e.tool_id}" in ${modulePath}: left started`;
+          continue;
+        }
+        if (tool.effect.kind !== e.class) {
+          await settle('indeterminate', `tool "${e.tool_id}" is ${tool.effect.kind} now but the call was journaled ${e.class}: not retried`);
+          continue;
+        }
+        if (tool.effect.kind === 'queryable') {
+          if (e.request_id === null) {
+            await settle('indeterminate', 'a Queryable call journaled without a request id');
+            continue;
+          }
+          const found = await tool.effect.lookup.lookup(e.request_id, httpLookupIO(o.lookupTimeoutMs));
+          if (found === 'found') await settle('recovered', `request ${e.request_id} found by lookup (not retried)`);
+          else if (found === 'not_found') await settle('not_found', `request ${e.request_id} not found by lookup (not retried)`);
+          else r.detail = `lookup answered ${JSON.stringify(found)}, neither found nor not_found: left started`;
+          continue;
+        }
+        if (tool.effect.kind !== 'idempotent') continue;
+        // the same key from the same journal entry, or no retry at all
+        let again: string;
+        try {
+          validateArgs(tool, e.args);
+          again = deriveKey(tool.id, tool.effect.key.fields, e.args);
+        } catch (err) {
+          await settle('indeterminate', `the journaled arguments no longer derive a key (${(err as Error).message}): not retried`.slice(0, 500));
+          continue;
+        }
+        if (again !== e.key) {
+          await settle('indeterminate', `the key re-derived from the journaled arguments (${again.slice(0, 16)}…) is not the journaled key (${String(e.key).slice(0, 16)}…): the tool's key derivation changed; not retried`);
+          continue;
+        }
+        ctx ??= await context(o.stateDir, o.op, modulePath, o.timeoutMs);
+        const run = await runTool(ctx, tool, e);
+        r.writes = run.writes;
+        if (run.state === 'completed') {
+          r.result = run.result;
+          await settle('recovered', `retried under key ${again.slice(0, 16)}…`);
+        } else {
+          r.detail = `the retry failed: ${run.error ?? 'failed'} (left started; run recover again)`.slice(0, 500);
+        }
+      } catch (err) {
+        r.detail = `${(err as Error).message} (left started)`.slice(0, 500);
+      }
+    }
+  } finally {
+    await journal.close();
+  }
+  report.ok = report.calls.every((c) => c.state !== 'started');
+  return report;
+}
