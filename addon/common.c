@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Addon-wide helpers (common.h): errors, clocks, thread policy. */
+/* Addon-wide helpers (common.h): errors, clocks, threads. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -7,7 +7,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 #include "common.h"
 
 /* The one error helper of the addon's C code (common.h): libbpf's
@@ -37,6 +40,54 @@ int gs_thread_answer_path(void)
 	if (no && no[0] == '1')
 		return -1;
 	return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) ? -1 : 0;
+}
+
+int gs_io_open(struct gs_io *io, void *tag, struct gs_err *err, const char *what)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+
+	io->epfd = epoll_create1(EPOLL_CLOEXEC);
+	io->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (io->epfd < 0 || io->efd < 0)
+		gs_errf(err, errno, io->epfd < 0 ? "epoll_create1" : "eventfd", "%s", what);
+	else if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, io->efd, &ev))
+		gs_errf(err, errno, "epoll_ctl", "%s eventfd", what);
+	else
+		return 0;
+	gs_io_close(io);
+	return -1;
+}
+
+int gs_io_start(struct gs_io *io, void *(*fn)(void *), void *arg, struct gs_err *err, const char *what)
+{
+	int rc = pthread_create(&io->thread, NULL, fn, arg);
+
+	return rc ? gs_errf(err, rc, "pthread_create", "%s", what) : 0;
+}
+
+void gs_io_wake(const struct gs_io *io)
+{
+	uint64_t one = 1;
+
+	if (write(io->efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, the thread is awake anyway */
+	}
+}
+
+int gs_io_drain(const struct gs_io *io)
+{
+	uint64_t v;
+
+	return read(io->efd, &v, sizeof(v)) < 0 && errno != EAGAIN ? -1 : 0;
+}
+
+void gs_io_close(struct gs_io *io)
+{
+	if (io->epfd >= 0)
+		close(io->epfd);
+	if (io->efd >= 0)
+		close(io->efd);
+	io->epfd = io->efd = -1;
 }
 
 uint64_t gs_boot_ns(void)

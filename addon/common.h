@@ -4,6 +4,7 @@
 #ifndef GS_COMMON_H
 #define GS_COMMON_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -32,6 +33,26 @@ int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt
  * clients) nor the seccomp loop (it slowed the fast path by ~10 us).
  * GENSEE_NO_RT=1 leaves it ordinary. Returns 0 if applied. */
 int gs_thread_answer_path(void);
+
+/* An addon I/O thread: it sleeps in an epoll set and is woken through an
+ * eventfd registered there under data.ptr = the caller's tag. */
+struct gs_io {
+	int epfd;
+	int efd; /* EFD_NONBLOCK */
+	pthread_t thread;
+};
+
+/* Opens io's epoll set and eventfd, the eventfd in the set under tag; what
+ * names them in err. On failure both are closed and -1. */
+int gs_io_open(struct gs_io *io, void *tag, struct gs_err *err, const char *what);
+/* Starts fn(arg) as io's thread; what names it in err. */
+int gs_io_start(struct gs_io *io, void *(*fn)(void *), void *arg, struct gs_err *err, const char *what);
+/* Wakes io's thread (a saturated counter means it is awake anyway). */
+void gs_io_wake(const struct gs_io *io);
+/* On the thread, when the eventfd is readable: -1 if reading it failed. */
+int gs_io_drain(const struct gs_io *io);
+/* Closes what gs_io_open opened (those still open) and sets them to -1. */
+void gs_io_close(struct gs_io *io);
 
 /* CLOCK_BOOTTIME in ns (the clock of lease expiry and hook timestamps) */
 uint64_t gs_boot_ns(void);

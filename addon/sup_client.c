@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -37,8 +36,7 @@ struct kept {
 };
 
 struct gs_sup_client {
-	int epfd, efd;
-	pthread_t thread;
+	struct gs_io io;
 	pthread_mutex_t mu;
 	struct gs_submit *incoming;    /* under mu */
 	int stopping;                  /* under mu */
@@ -233,7 +231,7 @@ static void finish(struct gs_sup_client *c, struct gs_submit *q, int status, int
 		list_del(c, q);
 	if (q->fd >= 0) {
 		if (q->in_epoll && c)
-			epoll_ctl(c->epfd, EPOLL_CTL_DEL, q->fd, NULL);
+			epoll_ctl(c->io.epfd, EPOLL_CTL_DEL, q->fd, NULL);
 		/* only a sequence that went exactly as agreed goes on */
 		if (!(c && q->keep && status == GS_SUB_OK && !fmt && keep_put(c, q)))
 			close(q->fd);
@@ -316,7 +314,7 @@ static int watch(struct gs_sup_client *c, struct gs_submit *q, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = q };
 
-	if (epoll_ctl(c->epfd, q->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, q->fd, &ev))
+	if (epoll_ctl(c->io.epfd, q->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, q->fd, &ev))
 		return -1;
 	q->in_epoll = 1;
 	return 0;
@@ -497,14 +495,13 @@ static void *engine(void *arg)
 	struct epoll_event evs[64];
 
 	for (;;) {
-		int n = epoll_wait(c->epfd, evs, 64, next_timeout_ms(c));
+		int n = epoll_wait(c->io.epfd, evs, 64, next_timeout_ms(c));
 		if (n < 0 && errno != EINTR)
 			break;
 		for (int i = 0; i < n; i++) {
 			struct gs_submit *q = evs[i].data.ptr;
 			if ((void *)q == &TAG_EVENT) {
-				uint64_t v;
-				if (read(c->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				if (gs_io_drain(&c->io))
 					break;
 				continue;
 			}
@@ -551,39 +548,27 @@ static void *engine(void *arg)
 struct gs_sup_client *gs_sup_client_start(struct gs_err *err)
 {
 	struct gs_sup_client *c = calloc(1, sizeof(*c));
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &TAG_EVENT };
-	int rc;
 
 	if (!c) {
 		gs_errf(err, ENOMEM, "calloc", "supervisor client");
 		return NULL;
 	}
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (c->epfd < 0 || c->efd < 0 || epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->efd, &ev)) {
-		gs_errf(err, errno, "epoll", "supervisor client");
+	if (gs_io_open(&c->io, &TAG_EVENT, err, "supervisor client"))
 		goto fail;
-	}
 	pthread_mutex_init(&c->mu, NULL);
-	rc = pthread_create(&c->thread, NULL, engine, c);
-	if (rc) {
+	if (gs_io_start(&c->io, engine, c, err, "supervisor client")) {
 		pthread_mutex_destroy(&c->mu);
-		gs_errf(err, rc, "pthread_create", "supervisor client");
+		gs_io_close(&c->io);
 		goto fail;
 	}
 	return c;
 fail:
-	if (c->epfd >= 0)
-		close(c->epfd);
-	if (c->efd >= 0)
-		close(c->efd);
 	free(c);
 	return NULL;
 }
 
 void gs_sup_client_submit(struct gs_sup_client *c, struct gs_submit *q)
 {
-	uint64_t one = 1;
 	int stopping;
 
 	q->fd = -1;
@@ -605,9 +590,7 @@ void gs_sup_client_submit(struct gs_sup_client *c, struct gs_submit *q)
 		finish(NULL, q, GS_SUB_ERROR, ECANCELED, "the client was stopped");
 		return;
 	}
-	if (write(c->efd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: saturated counter, the engine is awake anyway */
-	}
+	gs_io_wake(&c->io);
 }
 
 uint64_t gs_sup_client_connections(struct gs_sup_client *c)
@@ -617,7 +600,6 @@ uint64_t gs_sup_client_connections(struct gs_sup_client *c)
 
 void gs_sup_client_stop(struct gs_sup_client *c)
 {
-	uint64_t one = 1;
 	struct gs_submit *in;
 
 	if (!c)
@@ -625,10 +607,8 @@ void gs_sup_client_stop(struct gs_sup_client *c)
 	pthread_mutex_lock(&c->mu);
 	c->stopping = 1;
 	pthread_mutex_unlock(&c->mu);
-	if (write(c->efd, &one, sizeof(one)) < 0) {
-		/* the engine is awake anyway */
-	}
-	pthread_join(c->thread, NULL);
+	gs_io_wake(&c->io);
+	pthread_join(c->io.thread, NULL);
 	pthread_mutex_lock(&c->mu);
 	in = c->incoming;
 	c->incoming = NULL;
@@ -639,8 +619,7 @@ void gs_sup_client_stop(struct gs_sup_client *c)
 		finish(NULL, in, GS_SUB_ERROR, ECANCELED, "the client was stopped");
 		in = next;
 	}
-	close(c->epfd);
-	close(c->efd);
+	gs_io_close(&c->io);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }

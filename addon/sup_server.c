@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,14 +54,12 @@ struct dlist {
 
 struct gs_sup_server {
 	int listen_fd;
-	int epfd;
-	int efd;
+	struct gs_io io;
 	uint32_t owner_uid;
 	char cgroup_rel[4096];
 	void (*ready)(void *ctx);
 	void *ctx;
 	struct gs_subject_cache *who; /* peers, on the I/O thread */
-	pthread_t thread;
 	uint64_t next_id;
 	struct dlist lists[L_COUNT];
 
@@ -139,7 +136,7 @@ static void conn_close(struct gs_sup_server *s, struct conn *c)
 {
 	list_del(s, c);
 	if (c->in_epoll)
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		epoll_ctl(s->io.epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	conn_free(c);
 }
 
@@ -165,7 +162,7 @@ static void hand(struct gs_sup_server *s, struct conn *c, int status, const char
 
 	list_del(s, c);
 	if (c->in_epoll) {
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		epoll_ctl(s->io.epfd, EPOLL_CTL_DEL, c->fd, NULL);
 		c->in_epoll = 0;
 	}
 	if (!r) {
@@ -256,7 +253,7 @@ static void on_accept(struct gs_sup_server *s)
 		if (!on_read(s, c))
 			continue;
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		if (epoll_ctl(s->io.epfd, EPOLL_CTL_ADD, fd, &ev)) {
 			conn_close(s, c);
 			continue;
 		}
@@ -413,7 +410,7 @@ static void take_back(struct gs_sup_server *s)
 		if (c->back == B_EARLY) {
 			hand(s, c, GS_RQ_FRAME_TRAILING,
 			     "bytes of a next frame arrived before the answer to the previous one was sent");
-		} else if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
+		} else if (epoll_ctl(s->io.epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
 			conn_close(s, c);
 		} else if (c->back == B_DRAIN) {
 			c->state = C_DRAIN;
@@ -440,7 +437,7 @@ static void *io_thread(void *arg)
 	struct epoll_event evs[64];
 
 	for (;;) {
-		int n = epoll_wait(s->epfd, evs, 64, next_timeout(s));
+		int n = epoll_wait(s->io.epfd, evs, 64, next_timeout(s));
 		if (n < 0 && errno != EINTR)
 			break;
 		for (int i = 0; i < n; i++) {
@@ -448,8 +445,7 @@ static void *io_thread(void *arg)
 			if (p == &TAG_LISTEN) {
 				on_accept(s);
 			} else if (p == &TAG_EVENT) {
-				uint64_t v;
-				if (read(s->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				if (gs_io_drain(&s->io))
 					break;
 			} else {
 				struct conn *c = p;
@@ -479,8 +475,7 @@ struct gs_sup_server *gs_sup_server_start(int listen_fd, uint32_t owner_uid, con
 					  void (*ready)(void *ctx), void *ctx, struct gs_err *err)
 {
 	struct gs_sup_server *s = calloc(1, sizeof(*s));
-	struct epoll_event ev = { .events = EPOLLIN };
-	int rc;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &TAG_LISTEN };
 
 	if (!s) {
 		gs_errf(err, ENOMEM, "calloc", "supervisor socket");
@@ -496,40 +491,26 @@ struct gs_sup_server *gs_sup_server_start(int listen_fd, uint32_t owner_uid, con
 	s->owner_uid = owner_uid;
 	s->ready = ready;
 	s->ctx = ctx;
-	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->who = gs_subject_cache_new();
 	if (!s->who) {
 		gs_errf(err, ENOMEM, "calloc", "peer cache");
 		goto fail;
 	}
-	if (s->epfd < 0 || s->efd < 0) {
-		gs_errf(err, errno, s->epfd < 0 ? "epoll_create1" : "eventfd", "supervisor socket");
+	if (gs_io_open(&s->io, &TAG_EVENT, err, "supervisor socket"))
 		goto fail;
-	}
-	ev.data.ptr = &TAG_LISTEN;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, listen_fd, &ev)) {
+	if (epoll_ctl(s->io.epfd, EPOLL_CTL_ADD, listen_fd, &ev)) {
 		gs_errf(err, errno, "epoll_ctl", "listening socket fd %d", listen_fd);
-		goto fail;
-	}
-	ev.data.ptr = &TAG_EVENT;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->efd, &ev)) {
-		gs_errf(err, errno, "epoll_ctl", "eventfd");
+		gs_io_close(&s->io);
 		goto fail;
 	}
 	pthread_mutex_init(&s->mu, NULL);
-	rc = pthread_create(&s->thread, NULL, io_thread, s);
-	if (rc) {
+	if (gs_io_start(&s->io, io_thread, s, err, "supervisor socket I/O")) {
 		pthread_mutex_destroy(&s->mu);
-		gs_errf(err, rc, "pthread_create", "supervisor socket I/O");
+		gs_io_close(&s->io);
 		goto fail;
 	}
 	return s;
 fail:
-	if (s->epfd >= 0)
-		close(s->epfd);
-	if (s->efd >= 0)
-		close(s->efd);
 	gs_subject_cache_free(s->who);
 	free(s);
 	return NULL;
@@ -575,15 +556,6 @@ static void sup_server_free(struct gs_sup_server *s)
 	gs_subject_cache_free(s->who);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
-}
-
-static void kick(struct gs_sup_server *s)
-{
-	uint64_t one = 1;
-
-	if (write(s->efd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is saturated, the thread is awake anyway */
-	}
 }
 
 /* runs once the answer's ticket is durable (syncer thread, or inline) */
@@ -632,7 +604,7 @@ static void send_answer(void *arg, int err)
 	} else {
 		c->hnext = s->back_q;
 		s->back_q = c;
-		kick(s);
+		gs_io_wake(&s->io);
 	}
 	s->refs--;
 	last = s->stopped && s->refs == 0;
@@ -712,9 +684,9 @@ void gs_sup_server_stop(struct gs_sup_server *s)
 		return;
 	pthread_mutex_lock(&s->mu);
 	s->stopping = 1;
-	kick(s);
+	gs_io_wake(&s->io);
 	pthread_mutex_unlock(&s->mu);
-	pthread_join(s->thread, NULL);
+	pthread_join(s->io.thread, NULL);
 	r = gs_sup_server_take(s);
 	while (r) {
 		struct gs_sup_request *next = r->next;
@@ -729,9 +701,7 @@ void gs_sup_server_stop(struct gs_sup_server *s)
 			conn_free(c);
 		}
 	}
-	close(s->epfd);
-	close(s->efd);
-	s->efd = -1;
+	gs_io_close(&s->io);
 	s->stopped = 1;
 	last = s->refs == 0;
 	pthread_mutex_unlock(&s->mu);
