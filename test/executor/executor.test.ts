@@ -7,6 +7,7 @@
 import t, { type Test } from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { execFile } from 'node:child_process';
 import { requireKernel, waitFor, GENSEE_BIN } from '../helpers/kernel';
 import { supervisedOp, superviseProcess, SupervisedOp } from '../helpers/supervisor';
 import { gensee, Proc, CliResult } from '../helpers/gensee';
@@ -20,6 +21,22 @@ const TOOLS = path.join(__dirname, 'fixtures', 'ledger-tools.js');
 const PUT_KEY_FIELDS = ['account', 'amount', 'memo'];
 
 type Line = Record<string, unknown>;
+
+// The executor runs without tap's NODE_OPTIONS (its process-info loader):
+// loaded in the executor, the loader's spawn hook would put itself into the
+// tool's environment, and the tool (an unprivileged uid, gensee's tree
+// read-only) cannot write tap's .tap/ directory. `env -u` execs bin/gensee in
+// the same process, so a Proc's pid is the executor's.
+const EXECUTOR = ['/usr/bin/env', '-u', 'NODE_OPTIONS', GENSEE_BIN];
+
+function executor(args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(EXECUTOR[0], [...EXECUTOR.slice(1), ...args], { timeout: timeoutMs, maxBuffer: 64 << 20, env }, (err, stdout, stderr) => {
+      const e = err as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
+      resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, signal: e?.signal ?? null, stdout, stderr });
+    });
+  });
+}
 
 function lines(file: string): Line[] {
   if (!fs.existsSync(file)) return [];
@@ -71,19 +88,17 @@ async function setup(t: Test, prefix: string): Promise<Setup> {
     dir,
     ledger,
     async call(tool, args, extra = []) {
-      const r = await gensee(['executor', 'call', ...base, tool, '--args', JSON.stringify(args), ...extra], 60_000);
+      const r = await executor(['executor', 'call', ...base, tool, '--args', JSON.stringify(args), ...extra]);
       return { ...r, outcome: parseJson<Outcome>(r.stdout) };
     },
     start(tool, args, callId) {
-      const p = new Proc(GENSEE_BIN, ['executor', 'call', ...base, tool, '--args', JSON.stringify(args), '--call-id', callId]);
+      const p = new Proc(EXECUTOR[0], [...EXECUTOR.slice(1), 'executor', 'call', ...base, tool, '--args', JSON.stringify(args), '--call-id', callId]);
       t.teardown(() => p.end());
       return p;
     },
     async recover() {
       // the queryable tool's lookup asks the ledger named by LEDGER_URL
-      process.env.LEDGER_URL = ledger.url;
-      const r = await gensee(['executor', 'recover', ...base], 60_000);
-      delete process.env.LEDGER_URL;
+      const r = await executor(['executor', 'recover', ...base], 60_000, { ...process.env, LEDGER_URL: ledger.url });
       return { ...r, report: parseJson(r.stdout) };
     },
     journal: () => lines(path.join(dir, 'calls.jsonl')),
@@ -114,7 +129,7 @@ t.test('a call completes its write under the journaled key; the same call again 
   const s = await setup(t, 'gs-exc');
   const args = { ledger: s.ledger.url, account: 'acct-1', amount: 42, memo: 'rent', sent_at: now() };
   const r = await s.call('ledger-put', args);
-  t.equal(r.code, 0, `the call completes ${r.stderr}`);
+  t.equal(r.code, 0, `the call completes ${r.stderr}${r.stdout}`);
   const o = r.outcome!;
   t.equal(o.state, 'completed');
   const started = startedLine(s, o.call_id);
@@ -302,7 +317,7 @@ t.test('executor refusals before anything runs', async (t) => {
   t.match(bad.stderr, /amount/, 'names the field');
   const unknown = await s.call('no-such-tool', {});
   t.equal(unknown.code, 2, 'unknown tool');
-  const usage = await gensee(['executor', 'call', '--op', s.o.op, '--state-dir', s.o.stateDir, '--tools', TOOLS, 'ledger-put']);
+  const usage = await executor(['executor', 'call', '--op', s.o.op, '--state-dir', s.o.stateDir, '--tools', TOOLS, 'ledger-put']);
   t.equal(usage.code, 2, '--args missing');
   t.same(s.journal(), [], 'nothing journaled');
   t.equal(s.ledger.received(), 0);
@@ -313,7 +328,7 @@ t.test('no running supervisor: a clear error, nothing journaled', async (t) => {
   const o = supervisedOp(t, 'gs-exn', DENY_ALL);
   const sup = await superviseProcess(t, o.args);
   await sup.end();
-  const r = await gensee(['executor', 'call', '--op', o.op, '--state-dir', o.stateDir, '--tools', TOOLS, 'ledger-append', '--args', JSON.stringify({ ledger: 'http://127.0.0.1:9', account: 'a', amount: 1, sent_at: now() })]);
+  const r = await executor(['executor', 'call', '--op', o.op, '--state-dir', o.stateDir, '--tools', TOOLS, 'ledger-append', '--args', JSON.stringify({ ledger: 'http://127.0.0.1:9', account: 'a', amount: 1, sent_at: now() })]);
   t.equal(r.code, 1, r.stderr);
   t.match(r.stderr, /no running supervisor/);
   t.notOk(fs.existsSync(path.join(opDir(o.stateDir, o.op), 'calls.jsonl')), 'nothing journaled');
