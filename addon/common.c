@@ -42,9 +42,9 @@ int gs_thread_answer_path(void)
 	return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) ? -1 : 0;
 }
 
-int gs_io_open(struct gs_io *io, void *tag, struct gs_err *err, const char *what)
+int gs_io_open(struct gs_io *io, struct gs_err *err, const char *what)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = io };
 
 	io->epfd = epoll_create1(EPOLL_CLOEXEC);
 	io->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -58,11 +58,42 @@ int gs_io_open(struct gs_io *io, void *tag, struct gs_err *err, const char *what
 	return -1;
 }
 
-int gs_io_start(struct gs_io *io, void *(*fn)(void *), void *arg, struct gs_err *err, const char *what)
+int gs_io_start(struct gs_io *io, pthread_mutex_t *mu, void *(*fn)(void *), void *arg, struct gs_err *err,
+		const char *what)
 {
-	int rc = pthread_create(&io->thread, NULL, fn, arg);
+	int rc;
 
-	return rc ? gs_errf(err, rc, "pthread_create", "%s", what) : 0;
+	pthread_mutex_init(mu, NULL);
+	rc = pthread_create(&io->thread, NULL, fn, arg);
+	if (!rc)
+		return 0;
+	pthread_mutex_destroy(mu);
+	gs_io_close(io);
+	return gs_errf(err, rc, "pthread_create", "%s", what);
+}
+
+void gs_io_loop(struct gs_io *io, int (*timeout_ms)(void *arg), void (*ready)(void *arg, void *ptr),
+		int (*round)(void *arg), void *arg)
+{
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int n = epoll_wait(io->epfd, evs, 64, timeout_ms(arg));
+		if (n < 0 && errno != EINTR)
+			return;
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.ptr == io) {
+				uint64_t v;
+				/* a failed read leaves this round's other fds to the next wait */
+				if (read(io->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+					break;
+				continue;
+			}
+			ready(arg, evs[i].data.ptr);
+		}
+		if (round(arg))
+			return;
+	}
 }
 
 void gs_io_wake(const struct gs_io *io)
@@ -74,11 +105,13 @@ void gs_io_wake(const struct gs_io *io)
 	}
 }
 
-int gs_io_drain(const struct gs_io *io)
+void gs_io_stop(struct gs_io *io, pthread_mutex_t *mu, int *stopping)
 {
-	uint64_t v;
-
-	return read(io->efd, &v, sizeof(v)) < 0 && errno != EAGAIN ? -1 : 0;
+	pthread_mutex_lock(mu);
+	*stopping = 1;
+	pthread_mutex_unlock(mu);
+	gs_io_wake(io);
+	pthread_join(io->thread, NULL);
 }
 
 void gs_io_close(struct gs_io *io)

@@ -35,22 +35,31 @@ int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt
 int gs_thread_answer_path(void);
 
 /* An addon I/O thread: it sleeps in an epoll set and is woken through an
- * eventfd registered there under data.ptr = the caller's tag. */
+ * eventfd registered there (under data.ptr = the struct gs_io itself).
+ * Its owner keeps a mutex and a stopping flag under it. */
 struct gs_io {
 	int epfd;
 	int efd; /* EFD_NONBLOCK */
 	pthread_t thread;
 };
 
-/* Opens io's epoll set and eventfd, the eventfd in the set under tag; what
- * names them in err. On failure both are closed and -1. */
-int gs_io_open(struct gs_io *io, void *tag, struct gs_err *err, const char *what);
-/* Starts fn(arg) as io's thread; what names it in err. */
-int gs_io_start(struct gs_io *io, void *(*fn)(void *), void *arg, struct gs_err *err, const char *what);
+/* Opens io's epoll set and eventfd, the eventfd in the set; what names
+ * them in err. On failure both are closed and -1. */
+int gs_io_open(struct gs_io *io, struct gs_err *err, const char *what);
+/* Initialises mu (the owner's lock) and starts fn(arg) as io's thread;
+ * what names it in err. On failure mu is destroyed and io closed. */
+int gs_io_start(struct gs_io *io, pthread_mutex_t *mu, void *(*fn)(void *), void *arg, struct gs_err *err,
+		const char *what);
+/* The thread's loop: waits (up to timeout_ms(arg) ms, -1 for no limit),
+ * drains the eventfd, passes every other ready fd's data.ptr to
+ * ready(arg, ptr), then calls round(arg); returns when round says so
+ * (nonzero) or epoll_wait fails. */
+void gs_io_loop(struct gs_io *io, int (*timeout_ms)(void *arg), void (*ready)(void *arg, void *ptr),
+		int (*round)(void *arg), void *arg);
 /* Wakes io's thread (a saturated counter means it is awake anyway). */
 void gs_io_wake(const struct gs_io *io);
-/* On the thread, when the eventfd is readable: -1 if reading it failed. */
-int gs_io_drain(const struct gs_io *io);
+/* Sets *stopping under mu, wakes io's thread and joins it. */
+void gs_io_stop(struct gs_io *io, pthread_mutex_t *mu, int *stopping);
 /* Closes what gs_io_open opened (those still open) and sets them to -1. */
 void gs_io_close(struct gs_io *io);
 

@@ -46,8 +46,6 @@ struct gs_sup_client {
 	uint64_t connections; /* atomic */
 };
 
-static char TAG_EVENT;
-
 void gs_submit_free(struct gs_submit *req)
 {
 	if (!req)
@@ -489,51 +487,58 @@ static int next_timeout_ms(struct gs_sup_client *c)
 	return (int)((best - now + 999999ULL) / 1000000ULL);
 }
 
+static int engine_timeout(void *arg)
+{
+	return next_timeout_ms(arg);
+}
+
+static void engine_ready(void *arg, void *ptr)
+{
+	struct gs_sup_client *c = arg;
+	struct gs_submit *q = ptr;
+
+	if (q->state == S_WRITE)
+		do_write(c, q);
+	else if (q->state == S_READ)
+		do_read(c, q);
+}
+
+/* starts what was submitted since the last round; 1 once stopping */
+static int engine_round(void *arg)
+{
+	struct gs_sup_client *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	struct gs_submit *in = c->incoming;
+	int stop = c->stopping;
+	c->incoming = NULL;
+	pthread_mutex_unlock(&c->mu);
+	/* the incoming stack is newest first: start them oldest first */
+	struct gs_submit *rev = NULL;
+	while (in) {
+		struct gs_submit *next = in->next;
+		in->next = rev;
+		rev = in;
+		in = next;
+	}
+	while (rev) {
+		struct gs_submit *q = rev;
+		rev = rev->next;
+		q->next = q->prev = NULL;
+		list_add(c, q);
+		do_connect(c, q);
+	}
+	if (stop)
+		return 1;
+	expire(c);
+	return 0;
+}
+
 static void *engine(void *arg)
 {
 	struct gs_sup_client *c = arg;
-	struct epoll_event evs[64];
 
-	for (;;) {
-		int n = epoll_wait(c->io.epfd, evs, 64, next_timeout_ms(c));
-		if (n < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < n; i++) {
-			struct gs_submit *q = evs[i].data.ptr;
-			if ((void *)q == &TAG_EVENT) {
-				if (gs_io_drain(&c->io))
-					break;
-				continue;
-			}
-			if (q->state == S_WRITE)
-				do_write(c, q);
-			else if (q->state == S_READ)
-				do_read(c, q);
-		}
-		pthread_mutex_lock(&c->mu);
-		struct gs_submit *in = c->incoming;
-		int stop = c->stopping;
-		c->incoming = NULL;
-		pthread_mutex_unlock(&c->mu);
-		/* the incoming stack is newest first: start them oldest first */
-		struct gs_submit *rev = NULL;
-		while (in) {
-			struct gs_submit *next = in->next;
-			in->next = rev;
-			rev = in;
-			in = next;
-		}
-		while (rev) {
-			struct gs_submit *q = rev;
-			rev = rev->next;
-			q->next = q->prev = NULL;
-			list_add(c, q);
-			do_connect(c, q);
-		}
-		if (stop)
-			break;
-		expire(c);
-	}
+	gs_io_loop(&c->io, engine_timeout, engine_ready, engine_round, c);
 	while (c->head)
 		finish(c, c->head, GS_SUB_ERROR, ECANCELED, "the client was stopped");
 	while (c->kept) {
@@ -553,18 +558,12 @@ struct gs_sup_client *gs_sup_client_start(struct gs_err *err)
 		gs_errf(err, ENOMEM, "calloc", "supervisor client");
 		return NULL;
 	}
-	if (gs_io_open(&c->io, &TAG_EVENT, err, "supervisor client"))
-		goto fail;
-	pthread_mutex_init(&c->mu, NULL);
-	if (gs_io_start(&c->io, engine, c, err, "supervisor client")) {
-		pthread_mutex_destroy(&c->mu);
-		gs_io_close(&c->io);
-		goto fail;
+	if (gs_io_open(&c->io, err, "supervisor client") ||
+	    gs_io_start(&c->io, &c->mu, engine, c, err, "supervisor client")) {
+		free(c);
+		return NULL;
 	}
 	return c;
-fail:
-	free(c);
-	return NULL;
 }
 
 void gs_sup_client_submit(struct gs_sup_client *c, struct gs_submit *q)
@@ -604,11 +603,7 @@ void gs_sup_client_stop(struct gs_sup_client *c)
 
 	if (!c)
 		return;
-	pthread_mutex_lock(&c->mu);
-	c->stopping = 1;
-	pthread_mutex_unlock(&c->mu);
-	gs_io_wake(&c->io);
-	pthread_join(c->io.thread, NULL);
+	gs_io_stop(&c->io, &c->mu, &c->stopping);
 	pthread_mutex_lock(&c->mu);
 	in = c->incoming;
 	c->incoming = NULL;

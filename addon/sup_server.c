@@ -74,8 +74,8 @@ struct gs_sup_server {
 	uint64_t lat[GS_LAT_BUCKETS];
 };
 
-/* epoll tags for the two fds that are not connections */
-static char TAG_LISTEN, TAG_EVENT;
+/* the epoll tag of the listening socket (the rest are connections) */
+static char TAG_LISTEN;
 
 static uint64_t mono_us(void)
 {
@@ -431,38 +431,44 @@ static void take_back(struct gs_sup_server *s)
 	}
 }
 
+static int io_timeout(void *arg)
+{
+	return next_timeout(arg);
+}
+
+static void io_ready(void *arg, void *p)
+{
+	struct gs_sup_server *s = arg;
+	struct conn *c = p;
+
+	if (p == &TAG_LISTEN)
+		on_accept(s);
+	else if (c->state == C_DRAIN)
+		on_drain(s, c);
+	else if (c->state == C_READ)
+		on_read(s, c);
+}
+
+/* takes back answered connections; 1 once stopping */
+static int io_round(void *arg)
+{
+	struct gs_sup_server *s = arg;
+
+	pthread_mutex_lock(&s->mu);
+	int stop = s->stopping;
+	pthread_mutex_unlock(&s->mu);
+	if (stop)
+		return 1;
+	take_back(s);
+	expire(s);
+	return 0;
+}
+
 static void *io_thread(void *arg)
 {
 	struct gs_sup_server *s = arg;
-	struct epoll_event evs[64];
 
-	for (;;) {
-		int n = epoll_wait(s->io.epfd, evs, 64, next_timeout(s));
-		if (n < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-			if (p == &TAG_LISTEN) {
-				on_accept(s);
-			} else if (p == &TAG_EVENT) {
-				if (gs_io_drain(&s->io))
-					break;
-			} else {
-				struct conn *c = p;
-				if (c->state == C_DRAIN)
-					on_drain(s, c);
-				else if (c->state == C_READ)
-					on_read(s, c);
-			}
-		}
-		pthread_mutex_lock(&s->mu);
-		int stop = s->stopping;
-		pthread_mutex_unlock(&s->mu);
-		if (stop)
-			break;
-		take_back(s);
-		expire(s);
-	}
+	gs_io_loop(&s->io, io_timeout, io_ready, io_round, s);
 	/* close everything this thread owns */
 	take_back(s);
 	for (int i = L_IDLE; i < L_COUNT; i++)
@@ -496,19 +502,15 @@ struct gs_sup_server *gs_sup_server_start(int listen_fd, uint32_t owner_uid, con
 		gs_errf(err, ENOMEM, "calloc", "peer cache");
 		goto fail;
 	}
-	if (gs_io_open(&s->io, &TAG_EVENT, err, "supervisor socket"))
+	if (gs_io_open(&s->io, err, "supervisor socket"))
 		goto fail;
 	if (epoll_ctl(s->io.epfd, EPOLL_CTL_ADD, listen_fd, &ev)) {
 		gs_errf(err, errno, "epoll_ctl", "listening socket fd %d", listen_fd);
 		gs_io_close(&s->io);
 		goto fail;
 	}
-	pthread_mutex_init(&s->mu, NULL);
-	if (gs_io_start(&s->io, io_thread, s, err, "supervisor socket I/O")) {
-		pthread_mutex_destroy(&s->mu);
-		gs_io_close(&s->io);
+	if (gs_io_start(&s->io, &s->mu, io_thread, s, err, "supervisor socket I/O"))
 		goto fail;
-	}
 	return s;
 fail:
 	gs_subject_cache_free(s->who);
@@ -682,11 +684,7 @@ void gs_sup_server_stop(struct gs_sup_server *s)
 
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->mu);
-	s->stopping = 1;
-	gs_io_wake(&s->io);
-	pthread_mutex_unlock(&s->mu);
-	pthread_join(s->io.thread, NULL);
+	gs_io_stop(&s->io, &s->mu, &s->stopping);
 	r = gs_sup_server_take(s);
 	while (r) {
 		struct gs_sup_request *next = r->next;
