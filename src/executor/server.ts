@@ -51,6 +51,8 @@ const REFUSED_METHODS = new Set(['CONNECT', 'TRACE']);
 /** the executor sets these, or the transport does: a tool's own are dropped */
 const DROPPED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'proxy-connection', 'te', 'trailer', 'expect']);
 const MAX_HEADERS = 64;
+/** a tool refused this often has its handle closed: each refusal is a record, and a tool flooding them is done writing */
+export const MAX_DENIALS_PER_CALL = 8;
 
 /** A URL as a record may name it: no query, fragment or credentials. */
 export function targetOf(url: unknown): string {
@@ -165,9 +167,12 @@ export class HandleServer {
     this.o.onWrite?.(w);
   }
 
+  private denials = 0;
+
   private deny(reason: WriteDenialReason, target: string, detail: string): void {
     const d = oneLine(detail);
     this.answer({ denied: reason, detail: d });
+    if (++this.denials >= MAX_DENIALS_PER_CALL) this.sock.end();
     const w: ServedWrite = { outcome: 'denied', reason, target, detail: d };
     this.record(w);
     const c = this.o.call;
@@ -179,6 +184,8 @@ export class HandleServer {
   }
 
   private async serve(line: string): Promise<void> {
+    // the handle was closed on the tool (too many refusals): nothing more is served or recorded
+    if (this.denials >= MAX_DENIALS_PER_CALL) return;
     let frame: Record<string, unknown>;
     try {
       const v = JSON.parse(line) as unknown;

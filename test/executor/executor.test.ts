@@ -14,6 +14,7 @@ import { gensee, Proc, CliResult } from '../helpers/gensee';
 import { opDir, readKey } from '../../src/state/operation';
 import { deriveKey } from '../../src/executor/key';
 import { handleToken } from '../../src/executor/handle';
+import { MAX_DENIALS_PER_CALL } from '../../src/executor/server';
 import { startLedger, Ledger } from './ledger';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [], fault_deadline_ms: 5000 };
@@ -172,6 +173,7 @@ t.test('writes around the gensee-supplied key are denied at call time and record
 
   const cases: [string, string, Record<string, unknown>][] = [
     ['mint_key', 'write_key_mismatch', {}],
+    ['mint_header', 'write_key_mismatch', {}],
     ['omit_key', 'write_key_missing', {}],
     ['replay_handle', 'handle_forged', { other_handle: otherHandle }],
     ['forge_handle', 'handle_forged', {}],
@@ -201,6 +203,12 @@ t.test('writes around the gensee-supplied key are denied at call time and record
   t.same(r.outcome?.writes, [], 'no write went through the handle');
   const ev = await waitFor(() => events().find((l) => l.type === 'boundary' && (l.event as { target?: string }).target === `127.0.0.1:${s.ledger.port}`), 10_000);
   t.match(ev, { tool_id: 'ledger-put', event: { kind: 'egress_denied', control: 'ebpf/connect4' } }, 'egress_denied names the tool');
+
+  // a tool flooding refusals loses its handle after a few: each one is a record
+  const flood = await s.call('ledger-put', { ...args, account: 'acct-flood', attack: 'flood' });
+  t.equal(flood.code, 0, flood.stderr);
+  t.match(flood.outcome?.result, { answered: MAX_DENIALS_PER_CALL, then: /closed/ }, `the handle closes after ${MAX_DENIALS_PER_CALL} refusals`);
+  t.equal(flood.outcome?.writes.filter((w) => w.outcome === 'denied' && w.reason === 'write_key_missing' && w.fault_id).length, MAX_DENIALS_PER_CALL, 'each of them recorded');
 
   t.equal(s.ledger.received(), 1, 'nothing but the first call reached the ledger');
   t.equal(s.ledger.entries().length, 1);
@@ -250,6 +258,22 @@ t.test('kill -9 the executor mid-call; recover retries under the same key and th
   t.equal(again.code, 0);
   t.same(again.report?.calls, [], 'a second recover finds nothing started');
   t.equal(s.ledger.received(), 3, 'and writes nothing');
+  const v = await s.verify();
+  t.equal(v.code, 0, `gensee verify passes ${v.stdout}${v.stderr}`);
+});
+
+t.test('recover waits for a running executor and never retries its live call', async (t) => {
+  if (!requireKernel(t)) return;
+  const s = await setup(t, 'gs-exl');
+  const p = s.start('ledger-put', { ledger: s.ledger.url, account: 'acct-live', amount: 9, sent_at: now(), delay_ms: 1500 }, 'live1');
+  await waitFor(() => startedLine(s, 'live1'), 20_000);
+  const r = await s.recover();
+  t.equal(r.code, 0, r.stderr);
+  t.same(r.report?.calls, [], 'by the time recover had the journal, the call had completed: nothing to recover');
+  const ex = await p.exited;
+  t.equal(ex.code, 0, `the live call completed ${p.stderr}`);
+  t.equal(lastState(s, 'live1'), 'completed');
+  t.equal(s.ledger.received(), 1, 'written once: recover did not retry a live call');
   const v = await s.verify();
   t.equal(v.code, 0, `gensee verify passes ${v.stdout}${v.stderr}`);
 });
