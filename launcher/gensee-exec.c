@@ -5,7 +5,8 @@
  * gensee's own objects.
  *
  *   gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root]
- *               [--notify-fd N] [--ro PATH]... [--hide PATH]... -- CMD ARGS...
+ *               [--notify-fd N] [--handle-fd N] [--ro PATH]... [--hide PATH]...
+ *               -- CMD ARGS...
  *
  * Identity (one of; the default is --map-root 65534:65534):
  *   --map-root UID:GID  CMD runs in a new user namespace whose uid/gid 0 are
@@ -57,7 +58,13 @@
  *      workload runs as) and wait for a 1-byte ack (0x01);
  *   9. fork CMD, which closes every fd but 0, 1, 2 (an inherited socket made
  *      outside the cgroup would escape the hooks) and execs; the init reaps
- *      and forwards signals until CMD exits.
+ *      and forwards signals until CMD exits. With --handle-fd N, fd N
+ *      (checked before step 1: an AF_UNIX SOCK_SEQPACKET or SOCK_STREAM
+ *      socket, nothing else) is moved out of the way like the notify socket,
+ *      and CMD gets it as fd 3, without close-on-exec; every fd from 4 up is
+ *      still closed. That is the tool's capability handle: a unix socket to
+ *      the executor, so no inet socket made outside the cgroup gets in. The
+ *      outer process and the init close their copies.
  * Children and threads of CMD inherit all of it. Without --notify-fd there is
  * no pause: CMD runs in reject mode (the hooks deny unleased destinations).
  *
@@ -131,6 +138,8 @@
 #define ACK_GO 0x01
 /* lowest fd number the notify socket is moved to before the filter names it */
 #define NOTIFY_FD_FLOOR 1000
+/* where CMD finds its capability handle (--handle-fd) */
+#define CMD_HANDLE_FD 3
 
 enum ident_mode {
 	ID_MAP_ROOT, /* a user namespace: 0 inside is map_uid:map_gid on the host */
@@ -146,6 +155,7 @@ struct opts {
 	uid_t map_uid;
 	gid_t map_gid;
 	int notify_fd;
+	int handle_fd;
 	const char *ro[MAX_RO];
 	int nro;
 	const char *hide[MAX_RO];
@@ -173,7 +183,7 @@ static void usage(const char *msg)
 {
 	fprintf(stderr,
 		"gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root] "
-		"[--notify-fd N] [--ro PATH]... [--hide PATH]... -- CMD ARGS...\n",
+		"[--notify-fd N] [--handle-fd N] [--ro PATH]... [--hide PATH]... -- CMD ARGS...\n",
 		msg);
 	exit(EXIT_FAILED);
 }
@@ -218,6 +228,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->notify_fd = -1;
+	o->handle_fd = -1;
 	o->mode = ID_MAP_ROOT;
 	o->map_uid = 65534;
 	o->map_gid = 65534;
@@ -250,6 +261,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			if (parse_int(argv[++i], 3, 0x7fffffff, &v))
 				usage("--notify-fd must be an fd number >= 3");
 			o->notify_fd = (int)v;
+		} else if (!strcmp(a, "--handle-fd")) {
+			if (parse_int(argv[++i], 3, 0x7fffffff, &v))
+				usage("--handle-fd must be an fd number >= 3");
+			o->handle_fd = (int)v;
 		} else if (!strcmp(a, "--ro") || !strcmp(a, "--hide")) {
 			int hide = a[2] == 'h';
 
@@ -268,9 +283,32 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		usage("--cgroup DIR is required");
 	if (o->nmodes > 1)
 		usage("--map-root, --user and --host-root exclude each other");
+	if (o->handle_fd >= 0 && o->handle_fd == o->notify_fd)
+		usage("--handle-fd and --notify-fd must be different fds");
 	if (i >= argc)
 		usage("missing -- CMD");
 	o->argv = argv + i;
+}
+
+/* --handle-fd: only a unix socket (to the executor) may follow CMD in. An
+ * inet socket made outside the cgroup would escape the hooks; a file or a
+ * pipe is not a handle. */
+static void check_handle(int fd)
+{
+	int domain = 0, type = 0;
+	socklen_t len = sizeof(domain);
+
+	if (fcntl(fd, F_GETFD) < 0)
+		fail(errno, "--handle-fd %d", fd);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
+		fail(errno, "--handle-fd %d: not an AF_UNIX socket", fd);
+	if (domain != AF_UNIX)
+		fail(EAFNOSUPPORT, "--handle-fd %d: socket family %d, not AF_UNIX", fd, domain);
+	len = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len))
+		fail(errno, "--handle-fd %d: getsockopt SO_TYPE", fd);
+	if (type != SOCK_SEQPACKET && type != SOCK_STREAM)
+		fail(EPROTOTYPE, "--handle-fd %d: socket type %d, not SOCK_SEQPACKET or SOCK_STREAM", fd, type);
 }
 
 /* ---- 1. cgroup ---------------------------------------------------------- */
@@ -982,14 +1020,27 @@ static void __attribute__((noreturn)) init_wait(pid_t cmd, const sigset_t *set, 
 
 /* ---- 9. exec ------------------------------------------------------------ */
 
-static void close_inherited(void)
+/* every fd from first up */
+static void close_inherited(int first)
 {
-	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+	if (syscall(SYS_close_range, (unsigned)first, ~0U, 0U) == 0)
 		return;
 	if (errno != ENOSYS && errno != EINVAL)
 		fail(errno, "close_range");
-	for (int fd = 3; fd < 65536; fd++) /* before 5.9 */
+	for (int fd = first; fd < 65536; fd++) /* before 5.9 */
 		close(fd);
+}
+
+/* the capability handle as CMD's fd 3, kept across exec */
+static void handle_to_fd3(int handle)
+{
+	if (handle != CMD_HANDLE_FD) {
+		if (dup2(handle, CMD_HANDLE_FD) < 0) /* the copy is not close-on-exec */
+			fail(errno, "--handle-fd: dup2 to fd %d", CMD_HANDLE_FD);
+		close(handle);
+	} else if (fcntl(handle, F_SETFD, 0)) {
+		fail(errno, "--handle-fd: clear close-on-exec on fd %d", CMD_HANDLE_FD);
+	}
 }
 
 /* execvp, except that a PATH directory the workload may not search (root's
@@ -1022,11 +1073,16 @@ static int exec_search(char **argv)
 	return found_err ? found_err : ENOENT;
 }
 
-static void __attribute__((noreturn)) exec_cmd(char **argv, const sigset_t *set)
+static void __attribute__((noreturn)) exec_cmd(char **argv, int handle, const sigset_t *set)
 {
 	int e;
 
-	close_inherited();
+	if (handle >= 0) {
+		handle_to_fd3(handle);
+		close_inherited(CMD_HANDLE_FD + 1);
+	} else {
+		close_inherited(3);
+	}
 	if (sigprocmask(SIG_UNBLOCK, set, NULL))
 		fail(errno, "sigprocmask");
 	e = exec_search(argv);
@@ -1037,7 +1093,7 @@ static void __attribute__((noreturn)) exec_cmd(char **argv, const sigset_t *set)
 /* ---- the init (pid 1): steps 5-9 ---------------------------------------- */
 
 static void __attribute__((noreturn)) run_init(const struct opts *o, const struct ident *id, int last, int sock,
-					       int sync_fd, pid_t outer, const sigset_t *set)
+					       int handle, int sync_fd, pid_t outer, const sigset_t *set)
 {
 	int listener, killable = 0;
 	pid_t cmd;
@@ -1068,7 +1124,9 @@ static void __attribute__((noreturn)) run_init(const struct opts *o, const struc
 	if (cmd < 0)
 		fail(errno, "fork CMD");
 	if (cmd == 0)
-		exec_cmd(o->argv, set);
+		exec_cmd(o->argv, handle, set);
+	if (handle >= 0)
+		close(handle); /* CMD's alone: its peer sees EOF when CMD and its children are gone */
 	init_wait(cmd, set, sync_fd);
 }
 
@@ -1076,7 +1134,7 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 	struct ident id;
-	int last, sock = -1, procfd, sv[2];
+	int last, sock = -1, handle = -1, procfd, sv[2];
 	pid_t outer = getpid(), parent = getppid(), init;
 	sigset_t set;
 
@@ -1087,6 +1145,10 @@ int main(int argc, char **argv)
 		if (fcntl(o.notify_fd, F_GETFD) < 0)
 			fail(errno, "notify: fd %d", o.notify_fd);
 		sock = high_fd(o.notify_fd);
+	}
+	if (o.handle_fd >= 0) {
+		check_handle(o.handle_fd);
+		handle = high_fd(o.handle_fd);
 	}
 	last = last_cap();
 	/* the supervisor that started us gone: so are we, and with us the init */
@@ -1112,11 +1174,13 @@ int main(int argc, char **argv)
 	if (init == 0) {
 		close(sv[0]);
 		close(procfd);
-		run_init(&o, &id, last, sock, sv[1], outer, &set);
+		run_init(&o, &id, last, sock, handle, sv[1], outer, &set);
 	}
 	close(sv[1]);
 	if (sock >= 0)
 		close(sock);
+	if (handle >= 0)
+		close(handle);
 	if (o.mode == ID_MAP_ROOT) {
 		sync_recv(sv[0], SYNC_UNSHARED, "user namespace: wait for the init");
 		map_identity(procfd, init, &o);

@@ -16,6 +16,28 @@ const CHILD_NOTIFY_FD = 3;
 
 type StdioEntry = StdioNull | StdioPipe | number;
 
+/**
+ * A tool's capability handle for gensee-exec --handle-fd: an fd of this
+ * process holding an AF_UNIX SOCK_STREAM or SOCK_SEQPACKET socket (still the
+ * caller's to close once spawned), or 'pipe' for a unix stream socketpair
+ * Node makes (its end is child.stdio[handleChildFd(...)]). CMD finds it at
+ * fd 3; gensee-exec refuses anything but a unix socket (exit 126).
+ */
+export type HandleFdOption = number | 'pipe';
+
+/** The fd gensee-exec's own process gets the handle on: after the notify socket, if any. */
+export function handleChildFd(pause: boolean): number {
+  return pause ? CHILD_NOTIFY_FD + 1 : CHILD_NOTIFY_FD;
+}
+
+/** stdio for gensee-exec: CMD's 0-2, then the notify socket and the handle, each at the number its flag names */
+function launcherStdio(stdio: [StdioEntry, StdioEntry, StdioEntry], notifyFd: number | null, handleFd: HandleFdOption | undefined): StdioEntry[] {
+  const all: StdioEntry[] = [...stdio];
+  if (notifyFd !== null) all[CHILD_NOTIFY_FD] = notifyFd;
+  if (handleFd !== undefined) all[handleChildFd(notifyFd !== null)] = handleFd;
+  return all;
+}
+
 export interface LaunchOptions {
   /** the operation's cgroup (cgroup2 directory) */
   cgroupPath: string;
@@ -43,6 +65,8 @@ export interface LaunchOptions {
   pause?: boolean;
   /** how long gensee-exec may take to hand the listener over (default 5000) */
   handoverTimeoutMs?: number;
+  /** the tool's capability handle, CMD's fd 3 (see HandleFdOption) */
+  handleFd?: HandleFdOption;
 }
 
 export interface Launched {
@@ -122,6 +146,7 @@ export function identityOf(o: LaunchOptions): WorkloadIdentityOption {
   return { kind: 'userns', ...workloadIdFor(o.operationId ?? o.cgroupPath) };
 }
 
+/** gensee-exec's argv; with o.handleFd, --handle-fd names handleChildFd(notifyFd !== null). */
 export function launcherArgs(o: LaunchOptions, notifyFd: number | null): string[] {
   const args = ['--cgroup', o.cgroupPath];
   const id = identityOf(o);
@@ -129,6 +154,7 @@ export function launcherArgs(o: LaunchOptions, notifyFd: number | null): string[
   else if (id.kind === 'user') args.push('--user', id.user);
   else args.push('--host-root');
   if (notifyFd !== null) args.push('--notify-fd', String(notifyFd));
+  if (o.handleFd !== undefined) args.push('--handle-fd', String(handleChildFd(notifyFd !== null)));
   for (const p of o.readOnly ?? []) args.push('--ro', p);
   for (const p of o.hide ?? []) args.push('--hide', p);
   return [...args, '--', ...o.argv];
@@ -197,7 +223,7 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
   };
 
   if (!pause) {
-    const child = spawn(exe, launcherArgs(o, null), { stdio, env: o.env ?? process.env });
+    const child = spawn(exe, launcherArgs(o, null), { stdio: launcherStdio(stdio, null, o.handleFd), env: o.env ?? process.env });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', () => resolve());
       child.once('error', reject);
@@ -209,7 +235,7 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
   let child: ChildProcess;
   try {
     child = spawn(exe, launcherArgs(o, CHILD_NOTIFY_FD), {
-      stdio: [...stdio, theirs],
+      stdio: launcherStdio(stdio, theirs, o.handleFd),
       env: o.env ?? process.env,
     });
   } catch (e) {
@@ -265,4 +291,37 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
   }
   const hostIds = typeof info.host_uid === 'number' && typeof info.host_gid === 'number' ? { uid: info.host_uid, gid: info.host_gid } : null;
   return { child, pid: child.pid!, notifier, waitKillable: info.wait_killable === true, hostIds, setFaultHandler, exited, cmdPid: () => cmdPidOf(child.pid!) };
+}
+
+export interface SpawnInBoundaryOptions {
+  /** the tool's cgroup (cgroup2 directory, the hooks attached to it or an ancestor) */
+  cgroup: string;
+  argv: string[];
+  /** CMD's fd 3 (see HandleFdOption) */
+  handleFd?: HandleFdOption;
+  /** default: root in a user namespace mapped to the unprivileged uid workloadIdFor(cgroup) */
+  identity?: WorkloadIdentityOption;
+  /** paths CMD must not see at all, e.g. the state directory */
+  hide?: string[];
+  /** extra paths made read-only for CMD */
+  ro?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** CMD's stdin, stdout, stderr (default inherit) */
+  stdio?: [StdioEntry, StdioEntry, StdioEntry];
+  cwd?: string;
+}
+
+/**
+ * gensee-exec in reject mode (no seccomp pause: the hooks deny unleased
+ * destinations), e.g. the executor's tool with its handle on fd 3. With
+ * handleFd 'pipe', child.stdio[3] is the executor's end. CMD's exit status is
+ * the child's (126: gensee-exec failed, its stderr says why; 127: CMD not found).
+ */
+export function spawnInBoundary(o: SpawnInBoundaryOptions): ChildProcess {
+  const lo: LaunchOptions = { cgroupPath: o.cgroup, pinDir: '', argv: o.argv, identity: o.identity, hide: o.hide, readOnly: o.ro, pause: false, handleFd: o.handleFd };
+  return spawn(launcherPath(), launcherArgs(lo, null), {
+    stdio: launcherStdio(o.stdio ?? ['inherit', 'inherit', 'inherit'], null, o.handleFd),
+    env: o.env ?? process.env,
+    cwd: o.cwd,
+  });
 }
