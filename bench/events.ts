@@ -26,16 +26,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { spawn, ChildProcess } from 'node:child_process';
-import { findCgroup2Mount, removeCgroup } from '../src/cgroup';
+import { removeCgroup } from '../src/cgroup';
 import { detachHooks } from '../src/dataplane';
-import { encodeFault } from '../src/protocol/codec';
-import { submitFault } from '../src/resolver/client';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, opDir, readKey } from '../src/state/operation';
 import { connectEvents, EventClient } from '../src/events/client';
 import { readToken } from '../src/events/token';
 import type { Fault } from '../src/protocol/types';
-import { median, percentile, print } from './util';
+import { benchFault, benchNodeArgs, benchOperation, encodeFaults, median, percentile, print, submitTimed } from './util';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 /** target: events on keep at least this share of the deny path's throughput */
@@ -127,20 +125,13 @@ interface Round {
 }
 
 export async function benchEvents(opts: { clients: number; n: number; rounds: number; warm: number }): Promise<void> {
-  const tag = `${process.pid}-${Date.now().toString(36)}`;
-  const op = `gs-bench-ev-${tag}`;
-  const cg = path.join(findCgroup2Mount(), op);
-  const st = fs.mkdtempSync('/tmp/gs-bench-ev-');
-  fs.mkdirSync(cg);
-  const policy = path.join(st, 'deny-all.json');
-  fs.writeFileSync(policy, JSON.stringify(DENY_ALL));
-  const wl = spawn('sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep 600`], { stdio: 'ignore' });
+  const { name: op, cg, st, policy, wl } = benchOperation('gs-bench-ev', '/tmp/gs-bench-ev-', 'deny-all.json', DENY_ALL);
   let child: Child | null = null;
   let stalled: EventClient | null = null;
   try {
     // the workload must be in the cgroup before a fault names it
     for (let i = 0; i < 200 && !fs.readFileSync(path.join(cg, 'cgroup.procs'), 'utf8').trim(); i++) await new Promise((r) => setTimeout(r, 5));
-    const proc = spawn(process.execPath, [...(process.env.GENSEE_BENCH_NODE_ARGS ? process.env.GENSEE_BENCH_NODE_ARGS.split(' ') : []), '-e', `require(${JSON.stringify(__filename)}).serveForBench().catch((e) => { process.stderr.write(String(e && e.stack || e) + '\\n'); process.exit(1); })`], {
+    const proc = spawn(process.execPath, [...benchNodeArgs(), '-e', `require(${JSON.stringify(__filename)}).serveForBench().catch((e) => { process.stderr.write(String(e && e.stack || e) + '\\n'); process.exit(1); })`], {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { ...process.env, GENSEE_BENCH_EVENTS_ARGS: JSON.stringify({ stateDir: st, op, cgroup: cg, policy }) },
     });
@@ -157,38 +148,11 @@ export async function benchEvents(opts: { clients: number; n: number; rounds: nu
     let seq = 0;
     const fault = (): Fault => {
       const i = seq++;
-      return {
-        schema: 2,
-        operation_id: op,
-        fault_id: `e-${i}`,
-        subject: { process: { pid, start_time_ticks: start } },
-        effect: { network: { family: 'ipv4', protocol: 'tcp', address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 443 } },
-        source: 'manual',
-        observed_at_boot_ns: 0n,
-        cgroup_id: 0n,
-      };
+      return benchFault(op, pid, start, `e-${i}`, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, 443);
     };
     const run = async (n: number): Promise<Round> => {
-      const lat: number[] = [];
-      let wrong = 0;
-      const per = Math.ceil(n / opts.clients);
-      // encoded before the clock starts, as in bench/resolver.ts
-      const bodies = Array.from({ length: opts.clients }, () => Array.from({ length: per }, () => {
-        const f = fault();
-        return { id: f.fault_id, body: encodeFault(f) };
-      }));
-      const t0 = process.hrtime.bigint();
-      await Promise.all(
-        bodies.map(async (mine) => {
-          for (const { id, body } of mine) {
-            const a = process.hrtime.bigint();
-            const r = await submitFault({ socketPath: sock, body, faultId: id, key, resolver: rec.resolver });
-            lat.push(Number(process.hrtime.bigint() - a) / 1000);
-            if (!r.authenticated || r.resolution.action !== 'deny') wrong++;
-          }
-        }),
-      );
-      const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+      const bodies = encodeFaults(opts.clients, Math.ceil(n / opts.clients), fault);
+      const { lat, secs, wrong } = await submitTimed(bodies, { socketPath: sock, key, resolver: rec.resolver }, 'deny');
       if (wrong) throw new Error(`${wrong} faults were not answered with an authenticated deny`);
       return { fps: lat.length / secs, lat, cpu: 0 };
     };

@@ -9,14 +9,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/addon';
-import { findCgroup2Mount, removeCgroup } from '../src/cgroup';
+import { removeCgroup } from '../src/cgroup';
 import { detachHooks } from '../src/dataplane';
-import { encodeFault } from '../src/protocol/codec';
-import { submitFault } from '../src/resolver/client';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, readKey } from '../src/state/operation';
 import type { Fault } from '../src/protocol/types';
-import { execJson, percentile, print } from './util';
+import { benchFault, benchNodeArgs, benchOperation, encodeFaults, execJson, percentile, print, submitTimed } from './util';
 
 const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const FLOOR = path.join(PACKAGE_ROOT, 'obj', 'gs-floor');
@@ -42,14 +40,8 @@ interface PhaseResult {
 }
 
 export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: number }): Promise<void> {
-  const tag = `${process.pid}-${Date.now().toString(36)}`;
-  const cgName = `gs-bench-rs-${tag}`;
-  const cg = path.join(findCgroup2Mount(), cgName);
-  const st = fs.mkdtempSync('/tmp/gs-bench-');
-  fs.mkdirSync(cg);
-  const policy = path.join(st, 'policy.json');
-  fs.writeFileSync(policy, JSON.stringify({ schema: 1, grants: [], leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.0/8', ports: '1-65535' }, ttl_s: 300 }], delegate: [] }));
-  const wl = spawn('sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep 600`], { stdio: 'ignore' });
+  const leaseAll = { schema: 1, grants: [], leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.0/8', ports: '1-65535' }, ttl_s: 300 }], delegate: [] };
+  const { name: cgName, cg, st, policy, wl } = benchOperation('gs-bench-rs', '/tmp/gs-bench-', 'policy.json', leaseAll);
   const ops: string[] = [];
   let seq = 0;
 
@@ -60,7 +52,7 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     ops.push(op);
     const sup = spawn(
       process.execPath,
-      [...(process.env.GENSEE_BENCH_NODE_ARGS ? process.env.GENSEE_BENCH_NODE_ARGS.split(' ') : []), GENSEE, 'supervise', '--op', op, '--cgroup', cg, '--policy', policy, '--state-dir', st, '--detach-on-exit'],
+      [...benchNodeArgs(), GENSEE, 'supervise', '--op', op, '--cgroup', cg, '--policy', policy, '--state-dir', st, '--detach-on-exit'],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let tail = '';
@@ -81,41 +73,14 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
       const start = readStartTimeTicks(pid)!;
       const fault = (): Fault => {
         const i = seq++;
-        return {
-          schema: 2,
-          operation_id: op,
-          fault_id: `b-${i}`,
-          subject: { process: { pid, start_time_ticks: start } },
-          effect: { network: { family: 'ipv4', protocol: 'tcp', address: `127.${(i >> 16) & 255}.${(i >> 8) & 255}.1`, port: 1000 + (i & 255) } },
-          source: 'manual',
-          observed_at_boot_ns: 0n,
-          cgroup_id: 0n,
-        };
+        return benchFault(op, pid, start, `b-${i}`, `127.${(i >> 16) & 255}.${(i >> 8) & 255}.1`, 1000 + (i & 255));
       };
       const run = async (n: number) => {
-        const lat: number[] = [];
-        let wrong = 0;
-        const per = Math.ceil(n / clients);
-        // faults are encoded before the clock starts: the pause adapter receives
-        // them encoded (from C); what is timed is the authenticated round trip
-        const bodies = Array.from({ length: clients }, () => Array.from({ length: per }, () => {
-          const f = fault();
-          return { id: f.fault_id, body: encodeFault(f) };
-        }));
+        // what is timed is the authenticated round trip
+        const bodies = encodeFaults(clients, Math.ceil(n / clients), fault);
         const supCpu0 = cpuTicks(sup.pid!);
         const cli0 = process.cpuUsage();
-        const t0 = process.hrtime.bigint();
-        await Promise.all(
-          bodies.map(async (mine) => {
-            for (const { id, body } of mine) {
-              const a = process.hrtime.bigint();
-              const r = await submitFault({ socketPath: sock, body, faultId: id, key, resolver: rec.resolver });
-              lat.push(Number(process.hrtime.bigint() - a) / 1000);
-              if (!r.authenticated || r.resolution.action !== 'retry_after_lease') wrong++;
-            }
-          }),
-        );
-        const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+        const { lat, secs, wrong } = await submitTimed(bodies, { socketPath: sock, key, resolver: rec.resolver }, 'retry_after_lease');
         const cli = process.cpuUsage(cli0);
         const supUs = ((cpuTicks(sup.pid!) - supCpu0) * 1e6) / TICKS_PER_S;
         if (wrong) throw new Error(`${wrong} faults did not get retry_after_lease`);

@@ -1,5 +1,11 @@
 // Benchmark helpers: numbers and ratios against a baseline measured in the same run.
-import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execFile, spawn, ChildProcess } from 'node:child_process';
+import { findCgroup2Mount } from '../src/cgroup';
+import { encodeFault } from '../src/protocol/codec';
+import { submitFault, SubmitOptions } from '../src/resolver/client';
+import type { Fault, Resolution } from '../src/protocol/types';
 
 export function execJson(cmd: string, args: string[]): Promise<Record<string, number>[]> {
   return new Promise((resolve, reject) => {
@@ -19,6 +25,79 @@ export function median(xs: number[]): number {
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+
+/** A new cgroup `${prefix}-<pid>-<time>` (its name is returned) holding one
+ * sleeping process, the workload a bench's faults name; a new state
+ * directory (mkdtemp of stPrefix) with policy written to policyFile in it. */
+export function benchOperation(prefix: string, stPrefix: string, policyFile: string, policy: object): { name: string; cg: string; st: string; policy: string; wl: ChildProcess } {
+  const name = `${prefix}-${process.pid}-${Date.now().toString(36)}`;
+  const cg = path.join(findCgroup2Mount(), name);
+  const st = fs.mkdtempSync(stPrefix);
+  fs.mkdirSync(cg);
+  const file = path.join(st, policyFile);
+  fs.writeFileSync(file, JSON.stringify(policy));
+  const wl = spawn('sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep 600`], { stdio: 'ignore' });
+  return { name, cg, st, policy: file, wl };
+}
+
+/** node flags for a supervisor a bench starts (GENSEE_BENCH_NODE_ARGS, e.g. "--cpu-prof") */
+export function benchNodeArgs(): string[] {
+  return process.env.GENSEE_BENCH_NODE_ARGS ? process.env.GENSEE_BENCH_NODE_ARGS.split(' ') : [];
+}
+
+/** A manual fault of process pid (started at start ticks) to address:port over TCP/IPv4 */
+export function benchFault(op: string, pid: number, start: number, faultId: string, address: string, port: number): Fault {
+  return {
+    schema: 2,
+    operation_id: op,
+    fault_id: faultId,
+    subject: { process: { pid, start_time_ticks: start } },
+    effect: { network: { family: 'ipv4', protocol: 'tcp', address, port } },
+    source: 'manual',
+    observed_at_boot_ns: 0n,
+    cgroup_id: 0n,
+  };
+}
+
+export interface EncodedFault {
+  id: string;
+  body: Uint8Array;
+}
+
+/** per faults for each of clients, encoded: the pause adapter receives them
+ * encoded (from C), so a bench encodes them before its clock starts */
+export function encodeFaults(clients: number, per: number, fault: () => Fault): EncodedFault[][] {
+  return Array.from({ length: clients }, () =>
+    Array.from({ length: per }, () => {
+      const f = fault();
+      return { id: f.fault_id, body: encodeFault(f) };
+    }),
+  );
+}
+
+/** Submits each client's faults in turn, the clients concurrently, and times
+ * each authenticated round trip (us) and the whole (s); `wrong` counts the
+ * answers that are unauthenticated or not `action`. */
+export async function submitTimed(
+  clients: EncodedFault[][],
+  to: Pick<SubmitOptions, 'socketPath' | 'key' | 'resolver'>,
+  action: Resolution['action'],
+): Promise<{ lat: number[]; secs: number; wrong: number }> {
+  const lat: number[] = [];
+  let wrong = 0;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    clients.map(async (mine) => {
+      for (const { id, body } of mine) {
+        const a = process.hrtime.bigint();
+        const r = await submitFault({ ...to, body, faultId: id });
+        lat.push(Number(process.hrtime.bigint() - a) / 1000);
+        if (!r.authenticated || r.resolution.action !== action) wrong++;
+      }
+    }),
+  );
+  return { lat, secs: Number(process.hrtime.bigint() - t0) / 1e9, wrong };
 }
 
 export function row(cells: (string | number)[], widths: number[]): string {
