@@ -14,7 +14,6 @@
 // tool's cgroup and remove it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawn } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
@@ -23,12 +22,12 @@ import { PACKAGE_ROOT } from '../addon';
 import { cgroupId, isCgroup2Dir, killCgroupAndWait, removeEmptyCgroup } from '../cgroup';
 import { openOperation, readKey, OperationRecord } from '../state/operation';
 import { readStartTimeTicks } from '../resolver/subject';
-import { launcherArgs, launcherPath } from '../pause/launch';
+import { spawnInBoundary, workloadIdFor } from '../pause/launch';
 import { loadTools, validateArgs, ToolDef, LookupIO } from './tool';
 import { deriveKey } from './key';
 import { CallJournal, CallEntry, CallClass, CallState, CALL_ID_RE } from './journal';
 import { registerToolCgroup } from './report';
-import { HANDLE_ENV, HANDLE_FD, handleToken, MAX_RESPONSE_BODY, TOOL_ARGS_ENV } from './handle';
+import { HANDLE_ENV, handleToken, MAX_RESPONSE_BODY, TOOL_ARGS_ENV } from './handle';
 import { HandleServer, ServedWrite } from './server';
 
 /** the recorded arguments of a call are at most this long (JSON): they travel in the tool's environment */
@@ -191,23 +190,22 @@ async function runTool(ctx: OpContext, tool: Tool, entry: CallEntry): Promise<To
       [HANDLE_ENV]: JSON.stringify({ call_id: entry.call_id, key: entry.key, token: handleToken(ctx.opKey, entry.call_id, entry.key) }),
       [TOOL_ARGS_ENV]: JSON.stringify(entry.args),
     };
-    const args = launcherArgs(
-      {
-        cgroupPath: cg,
-        pinDir: '',
-        argv: [process.execPath, TOOL_MAIN, ctx.modulePath, tool.id],
-        operationId: ctx.op,
-        pause: false,
-        // the evidence, the key and the sockets have no name in the tool's view
-        hide: [ctx.stateDir],
-        // gensee's own code is not the tool's to change
-        readOnly: ['dist', 'bin', 'obj', 'build', 'node_modules'].map((d) => path.join(PACKAGE_ROOT, d)).filter((d) => fs.existsSync(d)),
-      },
-      null,
-    );
-    args.splice(args.indexOf('--'), 0, '--handle-fd', String(HANDLE_FD));
-    // stdio[3] is a unix stream socketpair made by libuv: the tool's handle
-    const child = spawn(launcherPath(), args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env, cwd: '/' });
+    // reject mode (no pause: the hooks deny what has no lease), the
+    // operation's own unprivileged identity, its handle on fd 3 (a unix
+    // stream socketpair; our end is child.stdio[3])
+    const child = spawnInBoundary({
+      cgroup: cg,
+      argv: [process.execPath, TOOL_MAIN, ctx.modulePath, tool.id],
+      handleFd: 'pipe',
+      identity: { kind: 'userns', ...workloadIdFor(ctx.op) },
+      // the evidence, the key and the sockets have no name in the tool's view
+      hide: [ctx.stateDir],
+      // gensee's own code is not the tool's to change
+      ro: ['dist', 'bin', 'obj', 'build', 'node_modules'].map((d) => path.join(PACKAGE_ROOT, d)).filter((d) => fs.existsSync(d)),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: '/',
+    });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     const spawned = await new Promise<Error | null>((resolve) => {
       child.once('spawn', () => resolve(null));

@@ -210,6 +210,11 @@ t.test('writes around the gensee-supplied key are denied at call time and record
   t.match(flood.outcome?.result, { answered: MAX_DENIALS_PER_CALL, then: /closed/ }, `the handle closes after ${MAX_DENIALS_PER_CALL} refusals`);
   t.equal(flood.outcome?.writes.filter((w) => w.outcome === 'denied' && w.reason === 'write_key_missing' && w.fault_id).length, MAX_DENIALS_PER_CALL, 'each of them recorded');
 
+  // the state directory has no name in the tool's view: no key to forge a handle with
+  const peek = await s.call('ledger-put', { ...args, account: 'acct-peek', attack: 'read_key', path: path.join(s.dir, 'key') });
+  t.equal(peek.code, 0, peek.stderr);
+  t.match(peek.outcome?.result, { read: 'ENOENT' }, "the tool cannot read the operation key");
+
   t.equal(s.ledger.received(), 1, 'nothing but the first call reached the ledger');
   t.equal(s.ledger.entries().length, 1);
   const v = await s.verify();
