@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parse, requireOp, out } from './args';
 import { GenseeError, isErrno } from '../errors';
 import { resolveStateDir, checkOpDir } from '../state/operation';
-import { assertNoSymlinks } from '../state/fsutil';
+import { assertNoSymlinks, readLines } from '../state/fsutil';
 import { readToken } from '../events/token';
 import { EVENTS_SOCKET } from '../events/stream';
 import { EventClient, EventStreamError } from '../events/client';
@@ -27,45 +27,21 @@ const MAX_LINE = 1 << 20;
  * the result says whether there was one. A missing file is no lines.
  */
 export async function forEachLine(file: string, fn: (text: string) => void): Promise<{ lines: number; partial: boolean; missing: boolean }> {
-  assertNoSymlinks(file);
-  let fh: fs.promises.FileHandle;
-  try {
-    fh = await fs.promises.open(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
-  } catch (e) {
-    if (isErrno(e) && e.code === 'ENOENT') return { lines: 0, partial: false, missing: true };
-    if (isErrno(e) && e.code === 'ELOOP') throw new GenseeError('E_SYMLINK', `refusing symlink at ${file}`);
-    throw e;
-  }
-  try {
-    if (!(await fh.stat()).isFile()) throw new GenseeError('E_NOT_FILE', `not a regular file: ${file}`);
-    const buf = Buffer.alloc(CHUNK);
-    let carry = Buffer.alloc(0);
-    let pos = 0;
-    let lines = 0;
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-      if (bytesRead === 0) break;
-      pos += bytesRead;
-      let chunk = buf.subarray(0, bytesRead);
-      if (carry.length) {
-        chunk = Buffer.concat([carry, chunk]);
-        carry = Buffer.alloc(0);
+  let lines = 0;
+  let partial = false;
+  const found = await readLines(
+    file,
+    (line, complete) => {
+      if (!complete) {
+        partial = true;
+        return;
       }
-      let start = 0;
-      for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, start)) {
-        lines++;
-        fn(chunk.toString('utf8', start, i));
-        start = i + 1;
-      }
-      if (start < chunk.length) {
-        if (chunk.length - start > MAX_LINE) throw new GenseeError('E_TOO_LARGE', `${file}: a line of more than ${MAX_LINE} bytes`, 1);
-        carry = Buffer.from(chunk.subarray(start));
-      }
-    }
-    return { lines, partial: carry.length > 0, missing: false };
-  } finally {
-    await fh.close();
-  }
+      lines++;
+      fn(line.toString('utf8'));
+    },
+    { chunk: CHUNK, maxLine: MAX_LINE, missingOk: true },
+  );
+  return found ? { lines, partial, missing: false } : { lines: 0, partial: false, missing: true };
 }
 
 /** the last complete line of a file (read from its end), or null */

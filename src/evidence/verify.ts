@@ -24,11 +24,10 @@
 // the very last line and the removal of lines at the end cannot be seen
 // (nothing after them refers to them). `last_hash` is reported so an
 // operator can anchor it elsewhere.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
-import { assertNoSymlinks } from '../state/fsutil';
+import { readLines } from '../state/fsutil';
 import { checkOpDir } from '../state/operation';
 import { ZERO_HASH } from './chain';
 
@@ -93,7 +92,6 @@ export interface OperationVerifyReport {
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
-const C = fs.constants;
 
 function severityOf(kind: ProblemKind): Severity {
   return kind === 'torn_recorded' ? 'warning' : 'error';
@@ -248,38 +246,8 @@ class Verifier {
  */
 export async function verifyLog(file: string, opts: VerifyOptions = {}): Promise<VerifyReport> {
   const abs = path.resolve(file);
-  assertNoSymlinks(abs);
-  let fh: fs.promises.FileHandle;
-  try {
-    fh = await fs.promises.open(abs, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY);
-  } catch (e) {
-    if (isErrno(e) && e.code === 'ELOOP') throw new GenseeError('E_SYMLINK', `refusing symlink at ${abs}`);
-    throw e;
-  }
   const v = new Verifier(opts.pairFaults === true, opts.anchor);
-  try {
-    if (!(await fh.stat()).isFile()) throw new GenseeError('E_NOT_FILE', `not a regular file: ${abs}`);
-    const chunk = Buffer.alloc(1 << 20);
-    let carry: Buffer[] = [];
-    let pos = 0;
-    for (;;) {
-      const { bytesRead } = await fh.read(chunk, 0, chunk.length, pos);
-      if (bytesRead === 0) break;
-      pos += bytesRead;
-      const b = chunk.subarray(0, bytesRead);
-      let start = 0;
-      for (let nl = b.indexOf(0x0a); nl >= 0; nl = b.indexOf(0x0a, start)) {
-        const piece = b.subarray(start, nl);
-        v.line(carry.length ? Buffer.concat([...carry, piece]) : piece, true);
-        carry = [];
-        start = nl + 1;
-      }
-      if (start < b.length) carry.push(Buffer.from(b.subarray(start)));
-    }
-    if (carry.length) v.line(Buffer.concat(carry), false);
-  } finally {
-    await fh.close();
-  }
+  await readLines(abs, (line, complete) => v.line(line, complete), { chunk: 1 << 20 });
   const { problems, last_hash, anchor } = v.finish();
   return { ok: !problems.some((p) => p.severity === 'error'), path: abs, lines: v.lines, problems, last_hash, ...(anchor ? { anchor } : {}), abandoned: v.abandoned };
 }

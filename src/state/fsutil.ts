@@ -318,6 +318,64 @@ export async function readFileNoFollow(file: string, maxBytes: number): Promise<
   return (await readFileNoFollowStat(file, maxBytes)).data;
 }
 
+export interface ReadLinesOptions {
+  /** bytes read at a time */
+  chunk: number;
+  /** E_TOO_LARGE once the unfinished line held between reads is longer */
+  maxLine?: number;
+  /** a missing file is no lines (readLines returns false); otherwise ENOENT passes through */
+  missingOk?: boolean;
+}
+
+/**
+ * Stream a regular file line by line, with no symlink on its path
+ * (assertNoSymlinks, then O_NOFOLLOW: E_SYMLINK) and not a FIFO or device
+ * (E_NOT_FILE), so its size is not limited by memory. onLine gets each
+ * line's bytes without the newline (valid only during the call) and
+ * complete = false for a last line without one (being written, or torn).
+ * Returns false only for a missing file with missingOk.
+ */
+export async function readLines(file: string, onLine: (line: Buffer, complete: boolean) => void, opts: ReadLinesOptions): Promise<boolean> {
+  assertNoSymlinks(file);
+  let fh: fs.promises.FileHandle;
+  try {
+    fh = await fs.promises.open(file, NOFOLLOW_READ);
+  } catch (e) {
+    if (opts.missingOk && isErrno(e) && e.code === 'ENOENT') return false;
+    throw symlinkError(e, file);
+  }
+  try {
+    if (!(await fh.stat()).isFile()) throw new GenseeError('E_NOT_FILE', `not a regular file: ${file}`);
+    const buf = Buffer.alloc(opts.chunk);
+    let carry: Buffer[] = [];
+    let carried = 0;
+    let pos = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      pos += bytesRead;
+      const b = buf.subarray(0, bytesRead);
+      let start = 0;
+      for (let nl = b.indexOf(0x0a); nl >= 0; nl = b.indexOf(0x0a, start)) {
+        const piece = b.subarray(start, nl);
+        onLine(carry.length ? Buffer.concat([...carry, piece]) : piece, true);
+        carry = [];
+        carried = 0;
+        start = nl + 1;
+      }
+      if (start < b.length) {
+        carried += b.length - start;
+        if (opts.maxLine !== undefined && carried > opts.maxLine) throw new GenseeError('E_TOO_LARGE', `${file}: a line of more than ${opts.maxLine} bytes`, 1);
+        carry.push(Buffer.from(b.subarray(start)));
+      }
+    }
+    if (carry.length) onLine(Buffer.concat(carry), false);
+  } finally {
+    await fh.close();
+  }
+  return true;
+}
+
 /** Synchronous readFileNoFollowStat. */
 export function readFileNoFollowStatSync(file: string, maxBytes: number): NoFollowRead {
   let fd: number;
