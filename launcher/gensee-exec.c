@@ -33,7 +33,10 @@
  *      mount detached and one fresh read-only cgroup2 mounted at the cgroup2
  *      mount point (its root is DIR), every --hide PATH (the state
  *      directory) covered by an empty read-only tmpfs, and /sys, every --ro
- *      PATH read-only; then checked against /proc/self/mountinfo;
+ *      PATH read-only; with --resolv-conf, FILE (opened before any of this,
+ *      a regular file, no symlink) bound read-only over /etc/resolv.conf, so
+ *      CMD's resolver asks gensee's DNS stub; then checked against
+ *      /proc/self/mountinfo;
  *   4. fork the init: pid 1 of the new pid namespace. When it exits, the
  *      kernel kills every process left in the namespace, so nothing CMD
  *      starts outlives it; the outer process forwards signals and exits
@@ -156,6 +159,7 @@ struct opts {
 	gid_t map_gid;
 	int notify_fd;
 	int handle_fd;
+	const char *resolv_conf;
 	const char *ro[MAX_RO];
 	int nro;
 	const char *hide[MAX_RO];
@@ -183,7 +187,7 @@ static void usage(const char *msg)
 {
 	fprintf(stderr,
 		"gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root] "
-		"[--notify-fd N] [--handle-fd N] [--ro PATH]... [--hide PATH]... -- CMD ARGS...\n",
+		"[--notify-fd N] [--handle-fd N] [--resolv-conf FILE] [--ro PATH]... [--hide PATH]... -- CMD ARGS...\n",
 		msg);
 	exit(EXIT_FAILED);
 }
@@ -265,6 +269,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			if (parse_int(argv[++i], 3, 0x7fffffff, &v))
 				usage("--handle-fd must be an fd number >= 3");
 			o->handle_fd = (int)v;
+		} else if (!strcmp(a, "--resolv-conf")) {
+			o->resolv_conf = argv[++i];
 		} else if (!strcmp(a, "--ro") || !strcmp(a, "--hide")) {
 			int hide = a[2] == 'h';
 
@@ -526,6 +532,38 @@ static void detach_control_fs(const char *path)
 	fail(ELOOP, "mounts: %s: more than 16 stacked mounts", path);
 }
 
+/* --resolv-conf: a regular file, not a symlink. Opened in the new mount
+ * namespace for the bind (a mount of another namespace cannot be the
+ * source of a bind: EINVAL), and checked once before, to refuse early. */
+static int open_resolv_conf(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		fail(errno, "--resolv-conf %s", path);
+	if (fstat(fd, &st))
+		fail(errno, "--resolv-conf %s: fstat", path);
+	if (!S_ISREG(st.st_mode))
+		fail(EINVAL, "--resolv-conf %s: not a regular file", path);
+	return fd;
+}
+
+/* FILE over /etc/resolv.conf (wherever a symlink there leads), read-only */
+static void bind_resolv_conf(int fd)
+{
+	char src[64], real[4096];
+
+	if (!realpath("/etc/resolv.conf", real))
+		fail(errno, "resolv.conf: /etc/resolv.conf");
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+	if (mount(src, real, NULL, MS_BIND, NULL))
+		fail(errno, "resolv.conf: bind over %s", real);
+	if (mount(NULL, real, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		fail(errno, "resolv.conf: read-only %s", real);
+	close(fd);
+}
+
 /* an empty, read-only directory over path: what was there has no name here */
 static void hide_path(const char *path)
 {
@@ -568,6 +606,9 @@ static void private_mounts(const struct opts *o)
 	/* slave: host mounts still propagate in, ours never propagate out */
 	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL))
 		fail(errno, "mount / MS_SLAVE|MS_REC");
+	/* bound before anything is hidden: FILE may live under a hidden path */
+	if (o->resolv_conf)
+		bind_resolv_conf(open_resolv_conf(o->resolv_conf));
 	/* hidden first: a state directory under /sys would be read-only below */
 	for (k = 0; k < o->nhide; k++)
 		hide_path(o->hide[k]);
@@ -1150,6 +1191,8 @@ int main(int argc, char **argv)
 		check_handle(o.handle_fd);
 		handle = high_fd(o.handle_fd);
 	}
+	if (o.resolv_conf) /* refused here, before anything changes; opened again in step 3 */
+		close(open_resolv_conf(o.resolv_conf));
 	last = last_cap();
 	/* the supervisor that started us gone: so are we, and with us the init */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))

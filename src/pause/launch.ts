@@ -67,6 +67,8 @@ export interface LaunchOptions {
   handoverTimeoutMs?: number;
   /** the tool's capability handle, CMD's fd 3 (see HandleFdOption) */
   handleFd?: HandleFdOption;
+  /** a file bound read-only over CMD's /etc/resolv.conf (gensee's DNS stub) */
+  resolvConf?: string;
 }
 
 export interface Launched {
@@ -155,6 +157,7 @@ export function launcherArgs(o: LaunchOptions, notifyFd: number | null): string[
   else args.push('--host-root');
   if (notifyFd !== null) args.push('--notify-fd', String(notifyFd));
   if (o.handleFd !== undefined) args.push('--handle-fd', String(handleChildFd(notifyFd !== null)));
+  if (o.resolvConf !== undefined) args.push('--resolv-conf', o.resolvConf);
   for (const p of o.readOnly ?? []) args.push('--ro', p);
   for (const p of o.hide ?? []) args.push('--hide', p);
   return [...args, '--', ...o.argv];
@@ -309,6 +312,8 @@ export interface SpawnInBoundaryOptions {
   /** CMD's stdin, stdout, stderr (default inherit) */
   stdio?: [StdioEntry, StdioEntry, StdioEntry];
   cwd?: string;
+  /** a file bound read-only over CMD's /etc/resolv.conf */
+  resolvConf?: string;
 }
 
 /**
@@ -318,7 +323,7 @@ export interface SpawnInBoundaryOptions {
  * the child's (126: gensee-exec failed, its stderr says why; 127: CMD not found).
  */
 export function spawnInBoundary(o: SpawnInBoundaryOptions): ChildProcess {
-  const lo: LaunchOptions = { cgroupPath: o.cgroup, pinDir: '', argv: o.argv, identity: o.identity, hide: o.hide, readOnly: o.ro, pause: false, handleFd: o.handleFd };
+  const lo: LaunchOptions = { cgroupPath: o.cgroup, pinDir: '', argv: o.argv, identity: o.identity, hide: o.hide, readOnly: o.ro, pause: false, handleFd: o.handleFd, resolvConf: o.resolvConf };
   return spawn(launcherPath(), launcherArgs(lo, null), {
     stdio: launcherStdio(o.stdio ?? ['inherit', 'inherit', 'inherit'], null, o.handleFd),
     env: o.env ?? process.env,
