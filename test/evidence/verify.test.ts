@@ -136,7 +136,7 @@ t.test('verifyOperation combines the logs that exist', async (t) => {
   await createOperation(state, { id: 'demo', owner_uid: 0, cgroup: '/sys/fs/cgroup/x', policy_hash: 'h' });
   const dir = opDir(state, 'demo');
   let r = await verifyOperation(state, 'demo');
-  t.match(r, { ok: true, id: 'demo', dir, logs: [], missing: ['faults.jsonl', 'counters.jsonl', 'events.jsonl'] });
+  t.match(r, { ok: true, id: 'demo', dir, logs: [], missing: ['faults.jsonl', 'counters.jsonl', 'events.jsonl', 'calls.jsonl'] });
 
   await writeLog(path.join(dir, 'faults.jsonl'), [
     { kind: 'fault', fault_id: 'f-1' },
@@ -188,7 +188,7 @@ t.test('verifyOperation: an anchored log that is gone fails', async (t) => {
   const r = await verifyOperation(state, 'anch', { 'faults.jsonl': { line: 3, hash } });
   t.notOk(r.ok);
   t.match(r.logs, [{ file: 'faults.jsonl', ok: false, problems: [{ line: 3, kind: 'removed', detail: /the file is gone/ }] }]);
-  t.same(r.missing, ['counters.jsonl', 'events.jsonl']);
+  t.same(r.missing, ['counters.jsonl', 'events.jsonl', 'calls.jsonl']);
 });
 
 t.test('parseAnchor: [FILE:]LINE:HASH, anything else refused by name', async (t) => {
