@@ -20,7 +20,7 @@ import { request } from 'undici';
 import { GenseeError } from '../errors';
 import { PACKAGE_ROOT } from '../addon';
 import { cgroupId, isCgroup2Dir, killCgroupAndWait, removeEmptyCgroup } from '../cgroup';
-import { openOperation, readKey, OperationRecord } from '../state/operation';
+import { openOperation, opDir, readKey, OperationRecord } from '../state/operation';
 import { readStartTimeTicks } from '../resolver/subject';
 import { spawnInBoundary, workloadIdFor } from '../pause/launch';
 import { loadTools, validateArgs, ToolDef, LookupIO } from './tool';
@@ -28,7 +28,10 @@ import { deriveKey } from './key';
 import { CallJournal, CallEntry, CallClass, CallState, CALL_ID_RE } from './journal';
 import { registerToolCgroup } from './report';
 import { HANDLE_ENV, handleToken, MAX_RESPONSE_BODY, TOOL_ARGS_ENV } from './handle';
-import { HandleServer, ServedWrite } from './server';
+import { HandleServer, ServedWrite, targetOf } from './server';
+import type { Fault } from '../protocol/types';
+import { encodeFault } from '../protocol/codec';
+import { submitFault } from '../resolver/client';
 
 /** the recorded arguments of a call are at most this long (JSON): they travel in the tool's environment */
 export const MAX_ARGS_BYTES = 64 << 10;
@@ -115,6 +118,29 @@ function toolOf(tools: Map<string, Tool>, id: string, modulePath: string): Tool 
   const t = tools.get(id);
   if (!t) throw new GenseeError('E_USAGE', `no tool "${id}" in ${modulePath} (it has: ${[...tools.keys()].join(', ') || 'none'})`);
   return t;
+}
+
+/**
+ * Ask the supervisor whether this tool may write to url (a delegate rule
+ * naming it: src/backends/executor.ts), as an application-effect fault it
+ * records. Resolves to null when allowed, else the deny reason.
+ */
+async function authorizeWrite(ctx: OpContext, toolId: string, callId: string, n: number, pid: number, url: URL): Promise<string | null> {
+  const rec = await openOperation(ctx.stateDir, ctx.op);
+  const faultId = `ew-${callId}-${n}`;
+  const fault: Fault = {
+    schema: 2,
+    operation_id: ctx.op,
+    fault_id: faultId,
+    subject: { process: { pid, start_time_ticks: readStartTimeTicks(pid) ?? 0 } },
+    effect: { application: { name: toolId, action: 'write', target: targetOf(url.href) } },
+    source: 'executor',
+    observed_at_boot_ns: 0n,
+    cgroup_id: 0n,
+  };
+  const r = await submitFault({ socketPath: path.join(opDir(ctx.stateDir, ctx.op), 'supervisor.sock'), body: encodeFault(fault), faultId, key: ctx.opKey, resolver: rec.resolver });
+  if (!r.authenticated) return `unauthenticated answer: ${r.detail ?? ''}`;
+  return r.resolution.action === 'continue_already_authorized' ? null : r.resolution.reason;
 }
 
 export function newCallId(): string {
@@ -217,12 +243,15 @@ async function runTool(ctx: OpContext, tool: Tool, entry: CallEntry): Promise<To
     child.stdout!.on('data', (b: Buffer) => out.add(b));
     child.stderr!.on('data', (b: Buffer) => err.add(b));
     let toolPid = 0;
+    const pidOfTool = () => toolPid || (toolPid = toolPidOf(child.pid!));
+    let writeSeq = 0;
     const server = new HandleServer(child.stdio[3] as Duplex, {
       stateDir: ctx.stateDir,
       op: ctx.op,
       opKey: ctx.opKey,
       call: { callId: entry.call_id, toolId: tool.id, cls: entry.class, key: entry.key, requestId: entry.request_id },
-      pid: () => toolPid || (toolPid = toolPidOf(child.pid!)),
+      pid: pidOfTool,
+      authorize: (url) => authorizeWrite(ctx, tool.id, entry.call_id, ++writeSeq, pidOfTool(), url),
     });
     let timedOut = false;
     const timer = setTimeout(() => {

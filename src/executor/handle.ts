@@ -13,7 +13,7 @@
 //   tool → executor  {"v":1, "handle":{call_id,key,token}, "key":<the key the write carries>|null,
 //                     "request":{method?, url, headers?, body?}}
 //   executor → tool  {"status":N, "body":"…", "truncated"?:true}   the write was performed
-//                  | {"denied":"write_key_missing|write_key_mismatch|handle_forged", "detail":"…"}
+//                  | {"denied":"write_key_missing|write_key_mismatch|handle_forged|policy_denied", "detail":"…"}
 //                  | {"error":"…"}                                  not performed (bad frame) or failed in transit
 // The honest client (openHandle) sends the handle's own key as "key"; a tool
 // that writes the frame itself can send anything, which is what the executor
@@ -48,7 +48,7 @@ export interface HandleFrame {
   request: WriteRequest;
 }
 
-export type HandleAnswer = { status: number; body: string; truncated?: boolean } | { denied: WriteDenialReason; detail: string } | { error: string };
+export type HandleAnswer = { status: number; body: string; truncated?: boolean } | { denied: WriteDenialReason | 'policy_denied'; detail: string } | { error: string };
 
 /** The handle token of (callId, key) under the operation key. */
 export function handleToken(opKey: Buffer, callId: string, key: string | null): string {
@@ -63,8 +63,8 @@ export function tokenValid(opKey: Buffer, callId: string, key: string | null, to
 
 /** A write the executor refused; `reason` is the deny reason it recorded against the tool. */
 export class HandleDenied extends Error {
-  readonly reason: WriteDenialReason;
-  constructor(reason: WriteDenialReason, detail: string) {
+  readonly reason: WriteDenialReason | 'policy_denied';
+  constructor(reason: WriteDenialReason | 'policy_denied', detail: string) {
     super(`write denied: ${reason}${detail ? `: ${detail}` : ''}`);
     this.name = 'HandleDenied';
     this.reason = reason;

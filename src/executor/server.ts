@@ -39,11 +39,17 @@ export interface HandleServerOptions {
   timeoutMs?: number;
   /** told of each write performed or refused */
   onWrite?: (w: ServedWrite) => void;
+  /**
+   * Before a write is performed: may this tool write there? The supervisor
+   * decides (src/backends/executor.ts: a delegate rule naming the tool) and
+   * records it; null = allowed, else the deny reason.
+   */
+  authorize?: (url: URL) => Promise<string | null>;
 }
 
 export type ServedWrite =
   | { outcome: 'performed'; method: string; target: string; status: number }
-  | { outcome: 'denied'; reason: WriteDenialReason; target: string; detail: string; fault_id?: string }
+  | { outcome: 'denied'; reason: WriteDenialReason | 'policy_denied'; target: string; detail: string; fault_id?: string }
   | { outcome: 'error'; target: string; detail: string };
 
 const METHOD_RE = /^[A-Z]{1,16}$/;
@@ -228,6 +234,22 @@ export class HandleServer {
       headers['idempotency-key'] = c.key!;
     } else if (c.cls === 'queryable') {
       headers['x-request-id'] = c.requestId!;
+    }
+    if (this.o.authorize) {
+      let why: string | null;
+      try {
+        why = await this.o.authorize(checked.url);
+      } catch (e) {
+        why = `backend_error: ${oneLine((e as Error).message ?? String(e))}`;
+      }
+      if (why !== null) {
+        // the supervisor recorded it (faults.jsonl, write_denied): answered here, counted as a refusal
+        const detail = `no delegate rule lets tool ${c.toolId} write to ${target} (${why})`;
+        this.answer({ denied: 'policy_denied', detail });
+        if (++this.denials >= MAX_DENIALS_PER_CALL) this.sock.end();
+        this.record({ outcome: 'denied', reason: 'policy_denied', target, detail });
+        return;
+      }
     }
     await this.perform(checked.method, checked.url, headers, checked.body, target);
   }

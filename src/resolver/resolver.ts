@@ -11,6 +11,7 @@ import { computeMac } from '../protocol/mac';
 import type { ChainedLog } from '../evidence/chain';
 import type { NetworkBackend, LeaseIntent } from '../backends/network';
 import { checkSubject } from './subject';
+import { ExecutorBackend } from '../backends/executor';
 
 export interface PeerInfo {
   pid: number;
@@ -59,6 +60,7 @@ export class Resolver extends EventEmitter {
   private readonly key: Buffer;
   private readonly faults: ChainedLog;
   readonly network: NetworkBackend;
+  private readonly executor: ExecutorBackend;
   readonly stats = { faults: 0, continue: 0, retry: 0, delegate: 0, deny: 0, refused: 0 };
 
   constructor(o: ResolverOptions) {
@@ -67,6 +69,7 @@ export class Resolver extends EventEmitter {
     this.key = o.key;
     this.faults = o.faults;
     this.network = o.network;
+    this.executor = new ExecutorBackend(() => o.network.currentPolicy);
   }
 
   mac(r: Resolution): Buffer {
@@ -170,6 +173,9 @@ export class Resolver extends EventEmitter {
     switch (effectType(f.effect)) {
       case 'network':
         return this.network.resolve(f.effect.network!, { intent: (l) => this.intend(f.fault_id, l) });
+      case 'application':
+        // a tool's write the executor is about to perform (src/backends/executor.ts)
+        return this.executor.resolve(f);
       default:
         // No backend is connected for this effect type: never network
         // authority, never implicitly allowed.

@@ -71,10 +71,15 @@ interface Setup {
   verify(): Promise<CliResult>;
 }
 
-async function setup(t: Test, prefix: string): Promise<Setup> {
-  const o = supervisedOp(t, prefix, DENY_ALL);
-  await superviseProcess(t, o.args);
+/** the operator's policy: each example tool may write to the ledger (delegate rules naming it), nothing else */
+function executorPolicy(port: number, tools = ['ledger-put', 'ledger-query', 'ledger-append']): object {
+  return { ...DENY_ALL, delegate: tools.map((tool) => ({ network: { protocol: 'tcp', address: '127.0.0.1', port }, to: 'gensee-executor', tool })) };
+}
+
+async function setup(t: Test, prefix: string, tools?: string[]): Promise<Setup> {
   const ledger = await startLedger(t);
+  const o = supervisedOp(t, prefix, executorPolicy(ledger.port, tools));
+  await superviseProcess(t, o.args);
   const dir = opDir(o.stateDir, o.op);
   const base = ['--op', o.op, '--state-dir', o.stateDir, '--tools', TOOLS, '--json'];
   const parseJson = <X>(s: string): X | null => {
@@ -156,6 +161,23 @@ t.test('a call completes its write under the journaled key; the same call again 
   const v = await s.verify();
   t.equal(v.code, 0, `gensee verify passes, calls.jsonl included ${v.stdout}${v.stderr}`);
   t.match(v.stdout, /calls\.jsonl/, 'verify checked calls.jsonl');
+});
+
+t.test('a tool writes only where a delegate rule naming it allows: anywhere else is denied and recorded', async (t) => {
+  if (!requireKernel(t)) return;
+  // the policy delegates the ledger to ledger-query and ledger-append, not to ledger-put
+  const s = await setup(t, 'gs-exp', ['ledger-query', 'ledger-append']);
+  const r = await s.call('ledger-put', { ledger: s.ledger.url, account: 'acct-p', amount: 3, sent_at: now() });
+  t.equal(r.code, 1, 'the call fails');
+  const denied = r.outcome?.writes.find((w) => w.outcome === 'denied');
+  t.equal(denied?.reason, 'policy_denied', 'the write is denied policy_denied');
+  t.equal(s.ledger.received(), 0, 'nothing reached the ledger');
+  const f = lines(path.join(s.dir, 'faults.jsonl'));
+  const fault = f.find((l) => l.kind === 'fault' && (l.fault as { source?: string }).source === 'executor');
+  t.match(fault?.fault, { effect: { application: { name: 'ledger-put', action: 'write', target: `${s.ledger.url}/entries` } } }, 'faults.jsonl: the write, naming the tool');
+  t.match(f.find((l) => l.kind === 'resolution' && l.fault_id === fault?.fault_id)?.resolution, { action: 'deny', reason: 'policy_denied' }, 'denied by the policy');
+  const ev = await waitFor(() => lines(path.join(s.dir, 'events.jsonl')).find((l) => l.type === 'boundary' && l.fault_id === fault?.fault_id), 10_000);
+  t.match(ev, { tool_id: 'ledger-put', event: { kind: 'write_denied', control: 'executor/policy_denied' } }, 'events.jsonl: write_denied naming the tool');
 });
 
 t.test('writes around the gensee-supplied key are denied at call time and recorded against the tool', async (t) => {
