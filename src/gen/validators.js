@@ -1460,11 +1460,12 @@ return errors === 0;
 }
 
 exports.validatePolicy = validate31;
-const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr and exactly one of port|ports","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
+const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
 const schema46 = {"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}};
-const schema47 = {"$comment":"exactly one of address|cidr and exactly one of port|ports","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]};
+const schema47 = {"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]};
 const pattern9 = new RegExp("^[0-9A-Fa-f.:]+/[0-9]{1,3}$", "u");
-const pattern10 = new RegExp("^[0-9]{1,5}(-[0-9]{1,5})?$", "u");
+const pattern10 = new RegExp("^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$", "u");
+const pattern11 = new RegExp("^[0-9]{1,5}(-[0-9]{1,5})?$", "u");
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1536,14 +1537,39 @@ if(_valid0){
 valid3 = true;
 passing0 = 1;
 }
-}
-if(!valid3){
-const err2 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const _errs10 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+let missing3;
+if((data0.host === undefined) && (missing3 = "host")){
+const err2 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf/2/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+var _valid0 = _errs10 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 2;
+}
+}
+}
+if(!valid3){
+const err3 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 validate32.errors = vErrors;
@@ -1562,34 +1588,15 @@ vErrors = null;
 }
 var valid2 = _errs6 === errors;
 if(valid2){
-const _errs10 = errors;
 const _errs11 = errors;
+const _errs12 = errors;
 let valid4 = false;
 let passing1 = null;
-const _errs12 = errors;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-let missing3;
-if((data0.port === undefined) && (missing3 = "port")){
-const err3 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/0/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-var _valid1 = _errs12 === errors;
-if(_valid1){
-valid4 = true;
-passing1 = 0;
-}
 const _errs13 = errors;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 let missing4;
-if((data0.ports === undefined) && (missing4 = "ports")){
-const err4 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/1/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"};
+if((data0.port === undefined) && (missing4 = "port")){
+const err4 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/0/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1600,6 +1607,25 @@ errors++;
 }
 }
 var _valid1 = _errs13 === errors;
+if(_valid1){
+valid4 = true;
+passing1 = 0;
+}
+const _errs14 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+let missing5;
+if((data0.ports === undefined) && (missing5 = "ports")){
+const err5 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/1/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+var _valid1 = _errs14 === errors;
 if(_valid1 && valid4){
 valid4 = false;
 passing1 = [passing1, 1];
@@ -1611,55 +1637,55 @@ passing1 = 1;
 }
 }
 if(!valid4){
-const err5 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err6 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 validate32.errors = vErrors;
 return false;
 }
 else {
-errors = _errs11;
+errors = _errs12;
 if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+if(_errs12){
+vErrors.length = _errs12;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid2 = _errs10 === errors;
+var valid2 = _errs11 === errors;
 }
 if(errors === _errs3){
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-let missing5;
-if((data0.protocol === undefined) && (missing5 = "protocol")){
-validate32.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+let missing6;
+if((data0.protocol === undefined) && (missing6 = "protocol")){
+validate32.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs14 = errors;
+const _errs15 = errors;
 for(const key1 in data0){
-if(!(((((key1 === "protocol") || (key1 === "address")) || (key1 === "cidr")) || (key1 === "port")) || (key1 === "ports"))){
+if(!((((((key1 === "protocol") || (key1 === "address")) || (key1 === "cidr")) || (key1 === "host")) || (key1 === "port")) || (key1 === "ports"))){
 validate32.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs14 === errors){
+if(_errs15 === errors){
 if(data0.protocol !== undefined){
 let data1 = data0.protocol;
-const _errs15 = errors;
+const _errs16 = errors;
 if(!((data1 === "tcp") || (data1 === "udp"))){
 validate32.errors = [{instancePath:instancePath+"/network/protocol",schemaPath:"#/definitions/network_match/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema47.properties.protocol.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid5 = _errs15 === errors;
+var valid5 = _errs16 === errors;
 }
 else {
 var valid5 = true;
@@ -1667,8 +1693,8 @@ var valid5 = true;
 if(valid5){
 if(data0.address !== undefined){
 let data2 = data0.address;
-const _errs16 = errors;
-if(errors === _errs16){
+const _errs17 = errors;
+if(errors === _errs17){
 if(typeof data2 === "string"){
 if(func2(data2) > 45){
 validate32.errors = [{instancePath:instancePath+"/network/address",schemaPath:"#/definitions/network_match/properties/address/maxLength",keyword:"maxLength",params:{limit: 45},message:"must NOT have more than 45 characters"}];
@@ -1692,7 +1718,7 @@ validate32.errors = [{instancePath:instancePath+"/network/address",schemaPath:"#
 return false;
 }
 }
-var valid5 = _errs16 === errors;
+var valid5 = _errs17 === errors;
 }
 else {
 var valid5 = true;
@@ -1700,8 +1726,8 @@ var valid5 = true;
 if(valid5){
 if(data0.cidr !== undefined){
 let data3 = data0.cidr;
-const _errs18 = errors;
-if(errors === _errs18){
+const _errs19 = errors;
+if(errors === _errs19){
 if(typeof data3 === "string"){
 if(func2(data3) > 49){
 validate32.errors = [{instancePath:instancePath+"/network/cidr",schemaPath:"#/definitions/network_match/properties/cidr/maxLength",keyword:"maxLength",params:{limit: 49},message:"must NOT have more than 49 characters"}];
@@ -1725,45 +1751,78 @@ validate32.errors = [{instancePath:instancePath+"/network/cidr",schemaPath:"#/de
 return false;
 }
 }
-var valid5 = _errs18 === errors;
+var valid5 = _errs19 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data0.host !== undefined){
+let data4 = data0.host;
+const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data4 === "string"){
+if(func2(data4) > 253){
+validate32.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"}];
+return false;
+}
+else {
+if(func2(data4) < 3){
+validate32.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"}];
+return false;
+}
+else {
+if(!pattern10.test(data4)){
+validate32.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/pattern",keyword:"pattern",params:{pattern: "^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate32.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid5 = _errs21 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
 if(data0.port !== undefined){
-let data4 = data0.port;
-const _errs20 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let data5 = data0.port;
+const _errs23 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 validate32.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs20){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 65535 || isNaN(data4)){
+if(errors === _errs23){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 65535 || isNaN(data5)){
 validate32.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
 return false;
 }
 else {
-if(data4 < 0 || isNaN(data4)){
+if(data5 < 0 || isNaN(data5)){
 validate32.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid5 = _errs20 === errors;
+var valid5 = _errs23 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
 if(data0.ports !== undefined){
-let data5 = data0.ports;
-const _errs22 = errors;
-if(errors === _errs22){
-if(typeof data5 === "string"){
-if(!pattern10.test(data5)){
+let data6 = data0.ports;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data6 === "string"){
+if(!pattern11.test(data6)){
 validate32.errors = [{instancePath:instancePath+"/network/ports",schemaPath:"#/definitions/network_match/properties/ports/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,5}(-[0-9]{1,5})?$"},message:"must match pattern \""+"^[0-9]{1,5}(-[0-9]{1,5})?$"+"\""}];
 return false;
 }
@@ -1773,10 +1832,11 @@ validate32.errors = [{instancePath:instancePath+"/network/ports",schemaPath:"#/d
 return false;
 }
 }
-var valid5 = _errs22 === errors;
+var valid5 = _errs25 === errors;
 }
 else {
 var valid5 = true;
+}
 }
 }
 }
@@ -1876,14 +1936,39 @@ if(_valid0){
 valid3 = true;
 passing0 = 1;
 }
-}
-if(!valid3){
-const err2 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const _errs10 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+let missing3;
+if((data0.host === undefined) && (missing3 = "host")){
+const err2 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf/2/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+var _valid0 = _errs10 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 2;
+}
+}
+}
+if(!valid3){
+const err3 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 validate34.errors = vErrors;
@@ -1902,34 +1987,15 @@ vErrors = null;
 }
 var valid2 = _errs6 === errors;
 if(valid2){
-const _errs10 = errors;
 const _errs11 = errors;
+const _errs12 = errors;
 let valid4 = false;
 let passing1 = null;
-const _errs12 = errors;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-let missing3;
-if((data0.port === undefined) && (missing3 = "port")){
-const err3 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/0/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-var _valid1 = _errs12 === errors;
-if(_valid1){
-valid4 = true;
-passing1 = 0;
-}
 const _errs13 = errors;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 let missing4;
-if((data0.ports === undefined) && (missing4 = "ports")){
-const err4 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/1/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"};
+if((data0.port === undefined) && (missing4 = "port")){
+const err4 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/0/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1940,6 +2006,25 @@ errors++;
 }
 }
 var _valid1 = _errs13 === errors;
+if(_valid1){
+valid4 = true;
+passing1 = 0;
+}
+const _errs14 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+let missing5;
+if((data0.ports === undefined) && (missing5 = "ports")){
+const err5 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/1/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+var _valid1 = _errs14 === errors;
 if(_valid1 && valid4){
 valid4 = false;
 passing1 = [passing1, 1];
@@ -1951,55 +2036,55 @@ passing1 = 1;
 }
 }
 if(!valid4){
-const err5 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err6 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 validate34.errors = vErrors;
 return false;
 }
 else {
-errors = _errs11;
+errors = _errs12;
 if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+if(_errs12){
+vErrors.length = _errs12;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid2 = _errs10 === errors;
+var valid2 = _errs11 === errors;
 }
 if(errors === _errs3){
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-let missing5;
-if((data0.protocol === undefined) && (missing5 = "protocol")){
-validate34.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+let missing6;
+if((data0.protocol === undefined) && (missing6 = "protocol")){
+validate34.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs14 = errors;
+const _errs15 = errors;
 for(const key1 in data0){
-if(!(((((key1 === "protocol") || (key1 === "address")) || (key1 === "cidr")) || (key1 === "port")) || (key1 === "ports"))){
+if(!((((((key1 === "protocol") || (key1 === "address")) || (key1 === "cidr")) || (key1 === "host")) || (key1 === "port")) || (key1 === "ports"))){
 validate34.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs14 === errors){
+if(_errs15 === errors){
 if(data0.protocol !== undefined){
 let data1 = data0.protocol;
-const _errs15 = errors;
+const _errs16 = errors;
 if(!((data1 === "tcp") || (data1 === "udp"))){
 validate34.errors = [{instancePath:instancePath+"/network/protocol",schemaPath:"#/definitions/network_match/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema47.properties.protocol.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid5 = _errs15 === errors;
+var valid5 = _errs16 === errors;
 }
 else {
 var valid5 = true;
@@ -2007,8 +2092,8 @@ var valid5 = true;
 if(valid5){
 if(data0.address !== undefined){
 let data2 = data0.address;
-const _errs16 = errors;
-if(errors === _errs16){
+const _errs17 = errors;
+if(errors === _errs17){
 if(typeof data2 === "string"){
 if(func2(data2) > 45){
 validate34.errors = [{instancePath:instancePath+"/network/address",schemaPath:"#/definitions/network_match/properties/address/maxLength",keyword:"maxLength",params:{limit: 45},message:"must NOT have more than 45 characters"}];
@@ -2032,7 +2117,7 @@ validate34.errors = [{instancePath:instancePath+"/network/address",schemaPath:"#
 return false;
 }
 }
-var valid5 = _errs16 === errors;
+var valid5 = _errs17 === errors;
 }
 else {
 var valid5 = true;
@@ -2040,8 +2125,8 @@ var valid5 = true;
 if(valid5){
 if(data0.cidr !== undefined){
 let data3 = data0.cidr;
-const _errs18 = errors;
-if(errors === _errs18){
+const _errs19 = errors;
+if(errors === _errs19){
 if(typeof data3 === "string"){
 if(func2(data3) > 49){
 validate34.errors = [{instancePath:instancePath+"/network/cidr",schemaPath:"#/definitions/network_match/properties/cidr/maxLength",keyword:"maxLength",params:{limit: 49},message:"must NOT have more than 49 characters"}];
@@ -2065,45 +2150,78 @@ validate34.errors = [{instancePath:instancePath+"/network/cidr",schemaPath:"#/de
 return false;
 }
 }
-var valid5 = _errs18 === errors;
+var valid5 = _errs19 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data0.host !== undefined){
+let data4 = data0.host;
+const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data4 === "string"){
+if(func2(data4) > 253){
+validate34.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"}];
+return false;
+}
+else {
+if(func2(data4) < 3){
+validate34.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"}];
+return false;
+}
+else {
+if(!pattern10.test(data4)){
+validate34.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/pattern",keyword:"pattern",params:{pattern: "^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate34.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid5 = _errs21 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
 if(data0.port !== undefined){
-let data4 = data0.port;
-const _errs20 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let data5 = data0.port;
+const _errs23 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 validate34.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs20){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 65535 || isNaN(data4)){
+if(errors === _errs23){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 65535 || isNaN(data5)){
 validate34.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
 return false;
 }
 else {
-if(data4 < 0 || isNaN(data4)){
+if(data5 < 0 || isNaN(data5)){
 validate34.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid5 = _errs20 === errors;
+var valid5 = _errs23 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
 if(data0.ports !== undefined){
-let data5 = data0.ports;
-const _errs22 = errors;
-if(errors === _errs22){
-if(typeof data5 === "string"){
-if(!pattern10.test(data5)){
+let data6 = data0.ports;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data6 === "string"){
+if(!pattern11.test(data6)){
 validate34.errors = [{instancePath:instancePath+"/network/ports",schemaPath:"#/definitions/network_match/properties/ports/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,5}(-[0-9]{1,5})?$"},message:"must match pattern \""+"^[0-9]{1,5}(-[0-9]{1,5})?$"+"\""}];
 return false;
 }
@@ -2113,10 +2231,11 @@ validate34.errors = [{instancePath:instancePath+"/network/ports",schemaPath:"#/d
 return false;
 }
 }
-var valid5 = _errs22 === errors;
+var valid5 = _errs25 === errors;
 }
 else {
 var valid5 = true;
+}
 }
 }
 }
@@ -2137,54 +2256,54 @@ var valid0 = true;
 }
 if(valid0){
 if(data.ttl_s !== undefined){
-let data6 = data.ttl_s;
-const _errs24 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let data7 = data.ttl_s;
+const _errs27 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 validate34.errors = [{instancePath:instancePath+"/ttl_s",schemaPath:"#/properties/ttl_s/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs24){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 86400 || isNaN(data6)){
+if(errors === _errs27){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 86400 || isNaN(data7)){
 validate34.errors = [{instancePath:instancePath+"/ttl_s",schemaPath:"#/properties/ttl_s/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"}];
 return false;
 }
 else {
-if(data6 < 1 || isNaN(data6)){
+if(data7 < 1 || isNaN(data7)){
 validate34.errors = [{instancePath:instancePath+"/ttl_s",schemaPath:"#/properties/ttl_s/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs27 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.max_uses !== undefined){
-let data7 = data.max_uses;
-const _errs26 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+let data8 = data.max_uses;
+const _errs29 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 validate34.errors = [{instancePath:instancePath+"/max_uses",schemaPath:"#/properties/max_uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs26){
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 4294967295 || isNaN(data7)){
+if(errors === _errs29){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 4294967295 || isNaN(data8)){
 validate34.errors = [{instancePath:instancePath+"/max_uses",schemaPath:"#/properties/max_uses/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
 return false;
 }
 else {
-if(data7 < 0 || isNaN(data7)){
+if(data8 < 0 || isNaN(data8)){
 validate34.errors = [{instancePath:instancePath+"/max_uses",schemaPath:"#/properties/max_uses/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs26 === errors;
+var valid0 = _errs29 === errors;
 }
 else {
 var valid0 = true;
@@ -2204,8 +2323,8 @@ return errors === 0;
 }
 
 const schema50 = {"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}};
-const pattern17 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
-const pattern18 = new RegExp("^[a-z0-9][a-z0-9_.-]{0,63}$", "u");
+const pattern20 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const pattern21 = new RegExp("^[a-z0-9][a-z0-9_.-]{0,63}$", "u");
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2278,14 +2397,39 @@ if(_valid0){
 valid3 = true;
 passing0 = 1;
 }
-}
-if(!valid3){
-const err2 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const _errs10 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+let missing3;
+if((data0.host === undefined) && (missing3 = "host")){
+const err2 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf/2/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+var _valid0 = _errs10 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 2;
+}
+}
+}
+if(!valid3){
+const err3 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 validate36.errors = vErrors;
@@ -2304,34 +2448,15 @@ vErrors = null;
 }
 var valid2 = _errs6 === errors;
 if(valid2){
-const _errs10 = errors;
 const _errs11 = errors;
+const _errs12 = errors;
 let valid4 = false;
 let passing1 = null;
-const _errs12 = errors;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-let missing3;
-if((data0.port === undefined) && (missing3 = "port")){
-const err3 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/0/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-var _valid1 = _errs12 === errors;
-if(_valid1){
-valid4 = true;
-passing1 = 0;
-}
 const _errs13 = errors;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 let missing4;
-if((data0.ports === undefined) && (missing4 = "ports")){
-const err4 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/1/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"};
+if((data0.port === undefined) && (missing4 = "port")){
+const err4 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/0/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2342,6 +2467,25 @@ errors++;
 }
 }
 var _valid1 = _errs13 === errors;
+if(_valid1){
+valid4 = true;
+passing1 = 0;
+}
+const _errs14 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+let missing5;
+if((data0.ports === undefined) && (missing5 = "ports")){
+const err5 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf/1/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+var _valid1 = _errs14 === errors;
 if(_valid1 && valid4){
 valid4 = false;
 passing1 = [passing1, 1];
@@ -2353,55 +2497,55 @@ passing1 = 1;
 }
 }
 if(!valid4){
-const err5 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err6 = {instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/allOf/1/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 validate36.errors = vErrors;
 return false;
 }
 else {
-errors = _errs11;
+errors = _errs12;
 if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+if(_errs12){
+vErrors.length = _errs12;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid2 = _errs10 === errors;
+var valid2 = _errs11 === errors;
 }
 if(errors === _errs3){
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-let missing5;
-if((data0.protocol === undefined) && (missing5 = "protocol")){
-validate36.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+let missing6;
+if((data0.protocol === undefined) && (missing6 = "protocol")){
+validate36.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs14 = errors;
+const _errs15 = errors;
 for(const key1 in data0){
-if(!(((((key1 === "protocol") || (key1 === "address")) || (key1 === "cidr")) || (key1 === "port")) || (key1 === "ports"))){
+if(!((((((key1 === "protocol") || (key1 === "address")) || (key1 === "cidr")) || (key1 === "host")) || (key1 === "port")) || (key1 === "ports"))){
 validate36.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definitions/network_match/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs14 === errors){
+if(_errs15 === errors){
 if(data0.protocol !== undefined){
 let data1 = data0.protocol;
-const _errs15 = errors;
+const _errs16 = errors;
 if(!((data1 === "tcp") || (data1 === "udp"))){
 validate36.errors = [{instancePath:instancePath+"/network/protocol",schemaPath:"#/definitions/network_match/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema47.properties.protocol.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid5 = _errs15 === errors;
+var valid5 = _errs16 === errors;
 }
 else {
 var valid5 = true;
@@ -2409,8 +2553,8 @@ var valid5 = true;
 if(valid5){
 if(data0.address !== undefined){
 let data2 = data0.address;
-const _errs16 = errors;
-if(errors === _errs16){
+const _errs17 = errors;
+if(errors === _errs17){
 if(typeof data2 === "string"){
 if(func2(data2) > 45){
 validate36.errors = [{instancePath:instancePath+"/network/address",schemaPath:"#/definitions/network_match/properties/address/maxLength",keyword:"maxLength",params:{limit: 45},message:"must NOT have more than 45 characters"}];
@@ -2434,7 +2578,7 @@ validate36.errors = [{instancePath:instancePath+"/network/address",schemaPath:"#
 return false;
 }
 }
-var valid5 = _errs16 === errors;
+var valid5 = _errs17 === errors;
 }
 else {
 var valid5 = true;
@@ -2442,8 +2586,8 @@ var valid5 = true;
 if(valid5){
 if(data0.cidr !== undefined){
 let data3 = data0.cidr;
-const _errs18 = errors;
-if(errors === _errs18){
+const _errs19 = errors;
+if(errors === _errs19){
 if(typeof data3 === "string"){
 if(func2(data3) > 49){
 validate36.errors = [{instancePath:instancePath+"/network/cidr",schemaPath:"#/definitions/network_match/properties/cidr/maxLength",keyword:"maxLength",params:{limit: 49},message:"must NOT have more than 49 characters"}];
@@ -2467,45 +2611,78 @@ validate36.errors = [{instancePath:instancePath+"/network/cidr",schemaPath:"#/de
 return false;
 }
 }
-var valid5 = _errs18 === errors;
+var valid5 = _errs19 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data0.host !== undefined){
+let data4 = data0.host;
+const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data4 === "string"){
+if(func2(data4) > 253){
+validate36.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"}];
+return false;
+}
+else {
+if(func2(data4) < 3){
+validate36.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"}];
+return false;
+}
+else {
+if(!pattern10.test(data4)){
+validate36.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/pattern",keyword:"pattern",params:{pattern: "^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate36.errors = [{instancePath:instancePath+"/network/host",schemaPath:"#/definitions/network_match/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid5 = _errs21 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
 if(data0.port !== undefined){
-let data4 = data0.port;
-const _errs20 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let data5 = data0.port;
+const _errs23 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 validate36.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs20){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 65535 || isNaN(data4)){
+if(errors === _errs23){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 65535 || isNaN(data5)){
 validate36.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
 return false;
 }
 else {
-if(data4 < 0 || isNaN(data4)){
+if(data5 < 0 || isNaN(data5)){
 validate36.errors = [{instancePath:instancePath+"/network/port",schemaPath:"#/definitions/network_match/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid5 = _errs20 === errors;
+var valid5 = _errs23 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
 if(data0.ports !== undefined){
-let data5 = data0.ports;
-const _errs22 = errors;
-if(errors === _errs22){
-if(typeof data5 === "string"){
-if(!pattern10.test(data5)){
+let data6 = data0.ports;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data6 === "string"){
+if(!pattern11.test(data6)){
 validate36.errors = [{instancePath:instancePath+"/network/ports",schemaPath:"#/definitions/network_match/properties/ports/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,5}(-[0-9]{1,5})?$"},message:"must match pattern \""+"^[0-9]{1,5}(-[0-9]{1,5})?$"+"\""}];
 return false;
 }
@@ -2515,10 +2692,11 @@ validate36.errors = [{instancePath:instancePath+"/network/ports",schemaPath:"#/d
 return false;
 }
 }
-var valid5 = _errs22 === errors;
+var valid5 = _errs25 === errors;
 }
 else {
 var valid5 = true;
+}
 }
 }
 }
@@ -2539,11 +2717,11 @@ var valid0 = true;
 }
 if(valid0){
 if(data.to !== undefined){
-let data6 = data.to;
-const _errs24 = errors;
-if(errors === _errs24){
-if(typeof data6 === "string"){
-if(!pattern17.test(data6)){
+let data7 = data.to;
+const _errs27 = errors;
+if(errors === _errs27){
+if(typeof data7 === "string"){
+if(!pattern20.test(data7)){
 validate36.errors = [{instancePath:instancePath+"/to",schemaPath:"#/properties/to/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""}];
 return false;
 }
@@ -2553,18 +2731,18 @@ validate36.errors = [{instancePath:instancePath+"/to",schemaPath:"#/properties/t
 return false;
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs27 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tool !== undefined){
-let data7 = data.tool;
-const _errs26 = errors;
-if(errors === _errs26){
-if(typeof data7 === "string"){
-if(!pattern18.test(data7)){
+let data8 = data.tool;
+const _errs29 = errors;
+if(errors === _errs29){
+if(typeof data8 === "string"){
+if(!pattern21.test(data8)){
 validate36.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9_.-]{0,63}$"+"\""}];
 return false;
 }
@@ -2574,7 +2752,7 @@ validate36.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties
 return false;
 }
 }
-var valid0 = _errs26 === errors;
+var valid0 = _errs29 === errors;
 }
 else {
 var valid0 = true;
@@ -2608,7 +2786,7 @@ return false;
 else {
 const _errs2 = errors;
 for(const key0 in data){
-if(!(((((key0 === "schema") || (key0 === "grants")) || (key0 === "leases")) || (key0 === "delegate")) || (key0 === "fault_deadline_ms"))){
+if(!((((((key0 === "schema") || (key0 === "grants")) || (key0 === "leases")) || (key0 === "delegate")) || (key0 === "fault_deadline_ms")) || (key0 === "dns_budget"))){
 validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2761,6 +2939,34 @@ var valid0 = _errs13 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.dns_budget !== undefined){
+let data8 = data.dns_budget;
+const _errs15 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate31.errors = [{instancePath:instancePath+"/dns_budget",schemaPath:"#/properties/dns_budget/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs15){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 100000 || isNaN(data8)){
+validate31.errors = [{instancePath:instancePath+"/dns_budget",schemaPath:"#/properties/dns_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data8 < 1 || isNaN(data8)){
+validate31.errors = [{instancePath:instancePath+"/dns_budget",schemaPath:"#/properties/dns_budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2779,9 +2985,9 @@ return errors === 0;
 
 exports.validateBoundaryEvent = validate38;
 const schema52 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/boundary-event.schema.json","title":"gensee boundary event","$comment":"Reporting only: an event records that a control refused something; it grants nothing. detail is redacted and at most 300 characters.","type":"object","additionalProperties":false,"required":["kind","control","detail","at"],"properties":{"kind":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"control":{"type":"string","pattern":"^[a-z][a-z0-9_./-]{0,63}$"},"detail":{"type":"string","maxLength":300},"target":{"type":"string","minLength":1,"maxLength":300},"at":{"$comment":"RFC 3339 UTC timestamp, e.g. new Date().toISOString()","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"}}};
-const pattern19 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const pattern20 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
-const pattern21 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
+const pattern22 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern23 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
+const pattern24 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://gensee.dev/schema/boundary-event.schema.json" */;
@@ -2809,7 +3015,7 @@ let data0 = data.kind;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern19.test(data0)){
+if(!pattern22.test(data0)){
 validate38.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
@@ -2830,7 +3036,7 @@ let data1 = data.control;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern20.test(data1)){
+if(!pattern23.test(data1)){
 validate38.errors = [{instancePath:instancePath+"/control",schemaPath:"#/properties/control/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_./-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_./-]{0,63}$"+"\""}];
 return false;
 }
@@ -2899,7 +3105,7 @@ let data4 = data.at;
 const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data4 === "string"){
-if(!pattern21.test(data4)){
+if(!pattern24.test(data4)){
 validate38.errors = [{instancePath:instancePath+"/at",schemaPath:"#/properties/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
@@ -2935,7 +3141,7 @@ const schema53 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"htt
 const schema54 = {"type":"object","additionalProperties":false,"required":["type","tool_id","errored","at"],"properties":{"type":{"const":"tool_result"},"tool_id":{"type":"string","minLength":1,"maxLength":200},"errored":{"type":"boolean"},"denial":{"$comment":"the tool's error was a refusal: what class of thing was refused and the hint the refusal gave","type":"object","additionalProperties":false,"required":["class","hint"],"properties":{"class":{"type":"string","minLength":1,"maxLength":100},"hint":{"type":"string","maxLength":1000},"target":{"$ref":"#/definitions/target"}}},"target":{"$ref":"#/definitions/target"},"at":{"$ref":"#/definitions/at"}}};
 const schema55 = {"$comment":"host:port, [v6]:port or a path, as a boundary event names it","type":"string","minLength":1,"maxLength":300};
 const schema57 = {"$comment":"RFC 3339 timestamp, e.g. new Date().toISOString() or 2026-12-01T10:00:00+01:00","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"};
-const pattern22 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$", "u");
+const pattern25 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$", "u");
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3153,7 +3359,7 @@ const _errs23 = errors;
 const _errs24 = errors;
 if(errors === _errs24){
 if(typeof data8 === "string"){
-if(!pattern22.test(data8)){
+if(!pattern25.test(data8)){
 validate40.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3238,7 +3444,7 @@ const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
-if(!pattern22.test(data2)){
+if(!pattern25.test(data2)){
 validate42.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3307,7 +3513,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern25.test(data1)){
 validate44.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3375,7 +3581,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern25.test(data1)){
 validate46.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3443,7 +3649,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern25.test(data1)){
 validate48.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }

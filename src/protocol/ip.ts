@@ -2,7 +2,8 @@
 // them. Parsers return null (or an error string) instead of throwing, so the
 // callers can name the offending field.
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Family, NetworkEffect, NetworkMatch, PortRange } from './types';
+import { domainToASCII, domainToUnicode } from 'node:url';
+import type { Family, HostMatch, NetworkEffect, NetworkMatch, Policy, PortRange, Protocol } from './types';
 
 /** Dotted quad, no leading zeros (so no octal ambiguity). */
 const V4_CANONICAL = /^(0|[1-9][0-9]{0,2})(\.(0|[1-9][0-9]{0,2})){3}$/;
@@ -108,11 +109,132 @@ export function inPrefix(addr: Buffer, bytes: Buffer, prefix: number): boolean {
 
 /**
  * Does a policy matcher cover this exact network effect? Family must be equal:
- * a v4-mapped IPv6 address does not match an IPv4 rule (fail closed).
+ * a v4-mapped IPv6 address does not match an IPv4 rule (fail closed). A host
+ * rule NEVER matches an address: only the DNS stub turns a name's answers
+ * into exact leases, so a connect to an address no name answered is denied.
  */
 export function matchesNetwork(m: NetworkMatch, e: NetworkEffect): boolean {
+  if (m.kind !== 'address') return false;
   if (m.protocol !== e.protocol || m.family !== e.family) return false;
   if (e.port < m.ports.lo || e.port > m.ports.hi) return false;
   const ip = parseIp(e.address, e.family);
   return ip !== null && inPrefix(ip.bytes, m.bytes, m.prefix);
+}
+
+// ---- names (policy `host`) ----
+
+export const HOST_MAX_LENGTH = 253;
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const WILDCARD_NOTE = '"*.example.com" matches one or more labels under example.com, never example.com itself';
+
+function clip(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
+}
+
+/**
+ * Why `text` is not a valid policy `host` (null when it is). A host is an
+ * exact name or `*.` + a name; the name is at most 253 characters, in
+ * lowercase A-label form (IDNA as xn-- punycode), with at least two labels of
+ * 1-63 characters from a-z 0-9 "-" (not at either end), the last not all
+ * digits. `*` is allowed only as the whole first label. The message names the
+ * host, not the field: the caller adds the JSON pointer.
+ */
+export function hostError(text: string): string | null {
+  const q = JSON.stringify(clip(text));
+  if (text.length === 0) return 'host must not be empty';
+  if (/[\u0080-\uffff]/.test(text) || /[A-Z]/.test(text)) {
+    const wild = text.startsWith('*.');
+    const ascii = domainToASCII(wild ? text.slice(2) : text);
+    const fix = ascii !== '' && !/[\u0080-\uffff]/.test(ascii) ? `use "${wild ? '*.' : ''}${ascii}"` : 'e.g. "xn--bcher-kva.example" for "bücher.example"';
+    return `host ${q} must be in lowercase A-label form (IDNA names as xn-- punycode): ${fix}`;
+  }
+  if (text.length > HOST_MAX_LENGTH) return `host ${q} is longer than ${HOST_MAX_LENGTH} characters`;
+  if (text.endsWith('.')) return `host ${q} must not end with "."`;
+  const labels = text.split('.');
+  const wildcard = labels[0] === '*';
+  const rest = wildcard ? labels.slice(1) : labels;
+  if (rest.some((l) => l.includes('*'))) {
+    return `host ${q}: "*" is allowed only as the whole first label (${WILDCARD_NOTE})`;
+  }
+  for (const l of rest) {
+    if (l.length === 0) return `host ${q} has an empty label`;
+    if (l.length > 63) return `host ${q}: label "${clip(l)}" is longer than 63 characters`;
+    if (!/^[a-z0-9-]+$/.test(l)) return `host ${q}: label "${l}" may hold only a-z, 0-9 and "-"`;
+    if (!LABEL.test(l)) return `host ${q}: label "${l}" must not start or end with "-"`;
+    if (l.startsWith('xn--')) {
+      const u = domainToUnicode(l);
+      if (u === '' || domainToASCII(u) !== l) return `host ${q}: label "${l}" is not a valid A-label (xn-- punycode)`;
+    }
+  }
+  if (rest.length < 2) {
+    return wildcard
+      ? `host ${q}: a wildcard needs at least two labels after "*." (${WILDCARD_NOTE})`
+      : `host ${q}: at least two labels required (e.g. "api.example.com")`;
+  }
+  if (/^[0-9]+$/.test(rest[rest.length - 1])) return `host ${q} looks like an IP address: use "address" (the last label must not be all digits)`;
+  return null;
+}
+
+/**
+ * A queried name in canonical form: ASCII-only lower case (never Unicode case
+ * folding: "K", the Kelvin sign, must not become "k"), one trailing dot
+ * dropped. null when it is not a name a host rule can cover (empty labels,
+ * characters outside a-z 0-9 "-", a label over 63 or a name over 253
+ * characters): such a name matches no rule (fail closed).
+ */
+export function canonicalName(name: string): string | null {
+  const n = (name.endsWith('.') ? name.slice(0, -1) : name).replace(/[A-Z]/g, (c) => c.toLowerCase());
+  if (n.length === 0 || n.length > HOST_MAX_LENGTH) return null;
+  for (const l of n.split('.')) if (l.length === 0 || l.length > 63 || !/^[a-z0-9-]+$/.test(l)) return null;
+  return n;
+}
+
+/**
+ * Does host rule `rule` cover the queried `name`? Case-insensitive on the
+ * name (ASCII), a trailing dot tolerated. An exact rule matches that name
+ * only; `*.example.com` matches one or more labels under example.com
+ * (a.example.com, a.b.example.com), never example.com itself. Ports and
+ * protocol are not compared here (see ruleForName).
+ */
+export function hostMatches(rule: HostMatch, name: string): boolean {
+  const n = canonicalName(name);
+  if (n === null) return false;
+  if (!rule.wildcard) return n === rule.host;
+  const suffix = rule.host.slice(1); // ".example.com"
+  return n.length > suffix.length && n.endsWith(suffix);
+}
+
+export type RuleList = 'grants' | 'leases' | 'delegate';
+
+/** A policy's host rules in decision order: grants, then leases, then delegate, each in file order. */
+export function hostRules(policy: Policy): { list: RuleList; index: number; rule: HostMatch }[] {
+  const out: { list: RuleList; index: number; rule: HostMatch }[] = [];
+  const lists: [RuleList, { network: NetworkMatch }[]][] = [
+    ['grants', policy.grants],
+    ['leases', policy.leases],
+    ['delegate', policy.delegate],
+  ];
+  for (const [list, rules] of lists) {
+    rules.forEach((r, index) => {
+      if (r.network.kind === 'host') out.push({ list, index, rule: r.network });
+    });
+  }
+  return out;
+}
+
+/**
+ * The first host rule covering `name` (with `protocol`, only rules of that
+ * protocol), in decision order: grants, then leases, then delegate. null when
+ * no rule covers it: the name is to be REFUSED.
+ */
+export function ruleForName(
+  policy: Policy,
+  name: string,
+  protocol?: Protocol,
+): { list: RuleList; index: number; rule: HostMatch } | null {
+  for (const r of hostRules(policy)) {
+    if (protocol !== undefined && r.rule.protocol !== protocol) continue;
+    if (hostMatches(r.rule, name)) return r;
+  }
+  return null;
 }

@@ -6,12 +6,15 @@ import { createHash } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import { validateBoundaryEvent, validateFault, validatePolicy } from '../gen/validators';
 import { GenseeError } from '../errors';
-import { parseCidr, parseIp, parsePortRange } from './ip';
+import { hostError, parseCidr, parseIp, parsePortRange } from './ip';
 import {
+  DEFAULT_DNS_BUDGET,
   DEFAULT_FAULT_DEADLINE_MS,
+  HOST_RULE_MAX_PORTS,
   EFFECT_TYPES,
   SUBJECT_KINDS,
   type Effect,
+  type Family,
   type Fault,
   type FaultResult,
   type Lease,
@@ -68,42 +71,66 @@ function pointerGet(root: unknown, path: string): unknown {
   return cur;
 }
 
-/** One ajv error as `<json pointer>: <what is wrong>`. */
-export function formatAjvError(e: ErrorObject, data: unknown): string {
+/** A problem with a JSON form: where (a JSON pointer, "/" for the root) and what. */
+export interface Problem {
+  pointer: string;
+  message: string;
+}
+
+/** One ajv error as its pointer and message. */
+export function describeAjvError(e: ErrorObject, data: unknown): Problem {
   const path = e.instancePath;
   const p = e.params as Record<string, unknown>;
+  const is = (pointer: string, message: string): Problem => ({ pointer: at(pointer), message });
   switch (e.keyword) {
     case 'additionalProperties': {
       const key = String(p.additionalProperty);
-      if (path === '/effect') return `/effect: unknown effect type "${key}" (expected one of ${EFFECT_TYPES.join('|')})`;
-      if (path === '/subject') return `/subject: unknown subject kind "${key}" (expected one of ${SUBJECT_KINDS.join('|')})`;
-      return `${at(path)}: unknown field "${key}"`;
+      if (path === '/effect') return is(path, `unknown effect type "${key}" (expected one of ${EFFECT_TYPES.join('|')})`);
+      if (path === '/subject') return is(path, `unknown subject kind "${key}" (expected one of ${SUBJECT_KINDS.join('|')})`);
+      return is(path, `unknown field "${key}"`);
     }
     case 'required':
-      return `${path}/${String(p.missingProperty)}: required field missing`;
+      return is(`${path}/${String(p.missingProperty)}`, 'required field missing');
     case 'minProperties':
     case 'maxProperties':
-      if (path === '/effect') return `/effect: exactly one effect type required (${EFFECT_TYPES.join('|')})`;
-      if (path === '/subject') return `/subject: exactly one subject kind required (${SUBJECT_KINDS.join('|')})`;
+      if (path === '/effect') return is(path, `exactly one effect type required (${EFFECT_TYPES.join('|')})`);
+      if (path === '/subject') return is(path, `exactly one subject kind required (${SUBJECT_KINDS.join('|')})`);
       break;
     case 'enum':
-      return `${at(path)}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join('|')}`;
+      return is(path, `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join('|')}`);
     case 'const':
-      return `${at(path)}: must be ${JSON.stringify(p.allowedValue)}`;
+      return is(path, `must be ${JSON.stringify(p.allowedValue)}`);
     case 'oneOf': {
-      // policy network matchers: exactly one of address|cidr, one of port|ports
+      // policy network matchers: exactly one of address|cidr|host, one of port|ports
       const v = pointerGet(data, path);
       if (v && typeof v === 'object' && /\/network$/.test(path)) {
         const has = (k: string) => Object.prototype.hasOwnProperty.call(v, k);
-        if (has('address') === has('cidr')) return `${path}: exactly one of "address" or "cidr" required`;
-        if (has('port') === has('ports')) return `${path}: exactly one of "port" or "ports" required`;
+        if (['address', 'cidr', 'host'].filter(has).length !== 1) return is(path, 'exactly one of "address", "cidr" or "host" required');
+        if (has('port') === has('ports')) return is(path, 'exactly one of "port" or "ports" required');
+      }
+      break;
+    }
+    case 'pattern':
+    case 'minLength':
+    case 'maxLength': {
+      // a policy host: say what is wrong with the name, not which regex it failed
+      if (/\/network\/host$/.test(path)) {
+        const v = pointerGet(data, path);
+        const why = typeof v === 'string' ? hostError(v) : null;
+        if (why) return is(path, why);
       }
       break;
     }
     default:
       break;
   }
-  return `${at(path)}: ${e.message ?? e.keyword}`;
+  return is(path, e.message ?? e.keyword);
+}
+
+/** One ajv error as `<json pointer>: <what is wrong>`. */
+export function formatAjvError(e: ErrorObject, data: unknown): string {
+  const d = describeAjvError(e, data);
+  return `${d.pointer}: ${d.message}`;
 }
 
 /**
@@ -206,60 +233,178 @@ interface NetworkMatchJson {
   protocol: Protocol;
   address?: string;
   cidr?: string;
+  host?: string;
   port?: number;
   ports?: string;
 }
 
-function parseMatch(m: NetworkMatchJson, path: string): NetworkMatch {
-  const fail = (msg: string) => new GenseeError('E_SCHEMA', `policy ${path}: ${msg}`);
-  let family: NetworkMatch['family'];
+interface PolicyJson {
+  grants?: { network: NetworkMatchJson }[];
+  leases?: { network: NetworkMatchJson; ttl_s: number; max_uses?: number }[];
+  delegate?: { network: NetworkMatchJson; to: string; tool?: string }[];
+  fault_deadline_ms?: number;
+  dns_budget?: number;
+}
+
+/** A schema-valid network matcher, parsed; or the problem with it (pointer under `path`). */
+function parseMatch(m: NetworkMatchJson, path: string): NetworkMatch | Problem {
+  const fail = (message: string, pointer = path): Problem => ({ pointer, message });
+  const ports = m.port !== undefined ? { lo: m.port, hi: m.port } : parsePortRange(m.ports as string);
+  if (typeof ports === 'string') return fail(ports);
+  const portText = ports.lo === ports.hi ? `${ports.lo}` : `${ports.lo}-${ports.hi}`;
+  if (m.host !== undefined) {
+    const why = hostError(m.host);
+    if (why) return fail(why, `${path}/host`);
+    const n = ports.hi - ports.lo + 1;
+    if (n > HOST_RULE_MAX_PORTS) {
+      return fail(
+        `a host rule names at most ${HOST_RULE_MAX_PORTS} ports (each answered address installs one lease per port); "${portText}" names ${n}`,
+        `${path}/ports`,
+      );
+    }
+    return { kind: 'host', protocol: m.protocol, host: m.host, wildcard: m.host.startsWith('*.'), ports, text: `${m.protocol} ${m.host} ${portText}` };
+  }
+  let family: Family;
   let bytes: Buffer;
   let prefix: number;
   if (m.address !== undefined) {
     const ip = parseIp(m.address);
-    if (!ip) throw fail(`address "${m.address}" is not an IPv4 or IPv6 address`);
+    if (!ip) return fail(`address "${m.address}" is not an IPv4 or IPv6 address`);
     ({ family, bytes } = ip);
     prefix = bytes.length * 8;
   } else {
     const c = parseCidr(m.cidr as string);
-    if (typeof c === 'string') throw fail(c);
+    if (typeof c === 'string') return fail(c);
     ({ family, bytes, prefix } = c);
   }
-  const ports = m.port !== undefined ? { lo: m.port, hi: m.port } : parsePortRange(m.ports as string);
-  if (typeof ports === 'string') throw fail(ports);
   const where = m.address ?? m.cidr;
-  const portText = ports.lo === ports.hi ? `${ports.lo}` : `${ports.lo}-${ports.hi}`;
-  return { protocol: m.protocol, family, bytes, prefix, ports, text: `${m.protocol} ${where} ${portText}` };
+  return { kind: 'address', protocol: m.protocol, family, bytes, prefix, ports, text: `${m.protocol} ${where} ${portText}` };
+}
+
+function isProblem(v: NetworkMatch | Problem): v is Problem {
+  return (v as Problem).pointer !== undefined;
+}
+
+/** The rules' network matchers of a policy object, with their pointers. */
+function networksOf(v: PolicyJson): { path: string; network: unknown }[] {
+  const out: { path: string; network: unknown }[] = [];
+  for (const list of ['grants', 'leases', 'delegate'] as const) {
+    const rules: unknown = v[list];
+    if (!Array.isArray(rules)) continue;
+    rules.forEach((r: unknown, i) => {
+      if (isObject(r)) out.push({ path: `/${list}/${i}/network`, network: r.network });
+    });
+  }
+  return out;
+}
+
+function unsupportedSchema(value: unknown): Problem | null {
+  return isObject(value) && value.schema !== undefined && value.schema !== 1
+    ? { pointer: '/schema', message: `unsupported schema ${JSON.stringify(value.schema)} (expected 1)` }
+    : null;
 }
 
 /**
  * An operation policy from its JSON form. Throws GenseeError E_SCHEMA naming
- * the field (`policy /leases/0/network/cidr: ...`).
+ * the field (`policy /leases/0/network/cidr: ...`): the first problem only
+ * (checkPolicy lists them all).
  */
 export function parsePolicy(value: unknown): Policy {
-  if (isObject(value) && value.schema !== undefined && value.schema !== 1) {
-    throw new GenseeError('E_SCHEMA', `policy /schema: unsupported schema ${JSON.stringify(value.schema)} (expected 1)`);
-  }
+  const bad = (p: Problem) => new GenseeError('E_SCHEMA', `policy ${p.pointer}: ${p.message}`);
+  const unsupported = unsupportedSchema(value);
+  if (unsupported) throw bad(unsupported);
   if (!validatePolicy(value)) {
     throw new GenseeError('E_SCHEMA', `policy ${firstError(validatePolicy.errors, value)}`);
   }
-  const v = value as {
-    grants?: { network: NetworkMatchJson }[];
-    leases?: { network: NetworkMatchJson; ttl_s: number; max_uses?: number }[];
-    delegate?: { network: NetworkMatchJson; to: string; tool?: string }[];
-    fault_deadline_ms?: number;
+  const v = value as PolicyJson;
+  const match = (m: NetworkMatchJson, path: string): NetworkMatch => {
+    const r = parseMatch(m, path);
+    if (isProblem(r)) throw bad(r);
+    return r;
   };
   return {
     schema: 1,
-    grants: (v.grants ?? []).map((g, i) => ({ network: parseMatch(g.network, `/grants/${i}/network`) })),
+    grants: (v.grants ?? []).map((g, i) => ({ network: match(g.network, `/grants/${i}/network`) })),
     leases: (v.leases ?? []).map((l, i) => ({
-      network: parseMatch(l.network, `/leases/${i}/network`),
+      network: match(l.network, `/leases/${i}/network`),
       ttl_s: l.ttl_s,
       max_uses: l.max_uses ?? 0,
     })),
-    delegate: (v.delegate ?? []).map((d, i) => ({ network: parseMatch(d.network, `/delegate/${i}/network`), to: d.to, ...(d.tool ? { tool: d.tool } : {}) })),
+    delegate: (v.delegate ?? []).map((d, i) => ({ network: match(d.network, `/delegate/${i}/network`), to: d.to, ...(d.tool ? { tool: d.tool } : {}) })),
     fault_deadline_ms: v.fault_deadline_ms ?? DEFAULT_FAULT_DEADLINE_MS,
+    dns_budget: v.dns_budget ?? DEFAULT_DNS_BUDGET,
   };
+}
+
+type AllErrorsValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+let allErrorsValidator: Promise<AllErrorsValidator> | null = null;
+
+/**
+ * The policy schema compiled with allErrors (the generated validators stop at
+ * the first error). Loaded on first use only: ajv's compiler stays off the
+ * resolver's start-up path.
+ */
+function policyValidatorAll(): Promise<AllErrorsValidator> {
+  allErrorsValidator ??= (async () => {
+    const { default: Ajv } = await import('ajv');
+    const schema = (await import('../../schema/policy.schema.json')).default;
+    // the options of scripts/gen.sh, plus allErrors
+    const ajv = new Ajv({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true });
+    return ajv.compile(schema) as AllErrorsValidator;
+  })();
+  return allErrorsValidator;
+}
+
+/**
+ * EVERY problem with a policy (`gensee policy check`), schema and semantic,
+ * each with its JSON pointer, in document order; [] when parsePolicy would
+ * accept it. A failed oneOf is reported once, not with each branch it tried;
+ * a rule whose network matcher broke the schema gets no semantic checks.
+ */
+export async function checkPolicy(value: unknown): Promise<Problem[]> {
+  const unsupported = unsupportedSchema(value);
+  if (unsupported) return [unsupported];
+  const validate = await policyValidatorAll();
+  const errors = validate(value) ? [] : (validate.errors ?? []);
+  // drop what the branches of a failed oneOf/anyOf missed: the oneOf itself says it
+  const alternatives = errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf');
+  const under = (e: ErrorObject, a: ErrorObject) =>
+    e !== a &&
+    e.schemaPath.startsWith(`${a.schemaPath}/`) &&
+    (e.instancePath === a.instancePath || e.instancePath.startsWith(`${a.instancePath}/`));
+  const kept = errors.filter((e) => !alternatives.some((a) => under(e, a)));
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  const add = (p: Problem) => {
+    const k = `${p.pointer}\0${p.message}`;
+    if (!seen.has(k)) {
+      seen.add(k);
+      problems.push(p);
+    }
+  };
+  for (const e of kept) add(describeAjvError(e, value));
+  if (isObject(value)) {
+    const broken = errors.map((e) => e.instancePath);
+    for (const { path, network } of networksOf(value as PolicyJson)) {
+      if (!isObject(network) || broken.some((b) => b === path || b.startsWith(`${path}/`))) continue;
+      const r = parseMatch(network as unknown as NetworkMatchJson, path);
+      if (isProblem(r)) add(r);
+    }
+  }
+  return problems.sort((a, b) => comparePointers(a.pointer, b.pointer));
+}
+
+const TOP_ORDER = ['', 'schema', 'grants', 'leases', 'delegate', 'fault_deadline_ms', 'dns_budget'];
+
+/** Document order by top-level field, then rule index; within one rule the order found (stable sort). */
+function comparePointers(a: string, b: string): number {
+  const key = (p: string): [number, number] => {
+    const [, top = '', index = ''] = p.split('/');
+    const rank = TOP_ORDER.indexOf(top);
+    return [rank < 0 ? TOP_ORDER.length : rank, /^[0-9]+$/.test(index) ? Number(index) : -1];
+  };
+  const [x, y] = [key(a), key(b)];
+  return x[0] - y[0] || x[1] - y[1];
 }
 
 /** sha256 hex of the policy file's bytes (recorded in operation.json). */

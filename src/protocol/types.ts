@@ -150,8 +150,19 @@ export interface PortRange {
   hi: number;
 }
 
-/** A parsed policy network matcher (`address` is a /32 or /128 prefix). */
-export interface NetworkMatch {
+/**
+ * A parsed policy network matcher: an address rule (`address` or `cidr`) or a
+ * host rule (`host`). Discriminated on `kind`, so a host rule can never be
+ * read as an address prefix: code that wants `bytes`/`prefix` must first
+ * narrow to kind 'address'. matchesNetwork() never matches a host rule; names
+ * are matched by hostMatches() (src/protocol/ip.ts) and their answers become
+ * exact leases through the DNS stub.
+ */
+export type NetworkMatch = AddressMatch | HostMatch;
+
+/** `address` (a /32 or /128 prefix) or `cidr`. */
+export interface AddressMatch {
+  kind: 'address';
   protocol: Protocol;
   family: Family;
   /** network address, 4 (ipv4) or 16 (ipv6) bytes, host bits zero */
@@ -159,6 +170,27 @@ export interface NetworkMatch {
   prefix: number;
   ports: PortRange;
   /** the rule as written, for evidence: "tcp 127.0.0.0/8 8000-8999" */
+  text: string;
+}
+
+/** A host rule names at most this many ports (each answered address installs one lease per port). */
+export const HOST_RULE_MAX_PORTS = 64;
+
+/**
+ * `host`: an exact DNS name, or a `*.` wildcard. `*.example.com` matches ONE
+ * OR MORE labels under example.com (a.example.com, a.b.example.com) and never
+ * example.com itself. Names are lowercase A-labels (IDNA as xn-- punycode).
+ */
+export interface HostMatch {
+  kind: 'host';
+  protocol: Protocol;
+  /** the name as written (lowercase A-label form): "api.example.com" or "*.example.com" */
+  host: string;
+  /** true for "*.<suffix>" */
+  wildcard: boolean;
+  /** at most HOST_RULE_MAX_PORTS ports */
+  ports: PortRange;
+  /** the rule as written, for evidence: "tcp *.example.com 443" */
   text: string;
 }
 
@@ -179,6 +211,9 @@ export interface DelegateRule {
 }
 
 export const DEFAULT_FAULT_DEADLINE_MS = 5000;
+/** distinct names an operation may query (policy `dns_budget`) */
+export const DEFAULT_DNS_BUDGET = 1000;
+export const MAX_DNS_BUDGET = 100000;
 
 export interface Policy {
   schema: 1;
@@ -187,6 +222,8 @@ export interface Policy {
   delegate: DelegateRule[];
   /** default 5000 */
   fault_deadline_ms: number;
+  /** distinct names the operation may query before every query is refused; 1..100000, default 1000 */
+  dns_budget: number;
 }
 
 /**

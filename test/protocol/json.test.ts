@@ -10,7 +10,13 @@ import {
   resolutionToJson,
 } from '../../src/protocol/json';
 import { formatIp, matchesNetwork, parseCidr, parseIp, parsePortRange } from '../../src/protocol/ip';
-import { EFFECT_TYPES } from '../../src/protocol/types';
+import { EFFECT_TYPES, type AddressMatch, type NetworkMatch } from '../../src/protocol/types';
+
+/** an address rule (host rules have no prefix or family) */
+function addr(m: NetworkMatch): AddressMatch {
+  if (m.kind !== 'address') throw new Error(`not an address rule: ${m.text}`);
+  return m;
+}
 
 const example = () => ({
   schema: 2,
@@ -128,7 +134,7 @@ const designPolicy = {
 t.test('DESIGN policy parses', async (t) => {
   const p = parsePolicy(designPolicy);
   t.equal(p.fault_deadline_ms, 5000);
-  t.equal(p.grants[0].network.prefix, 32);
+  t.equal(addr(p.grants[0].network).prefix, 32);
   t.same(p.grants[0].network.ports, { lo: 53, hi: 53 });
   t.same(p.leases[0].network.ports, { lo: 8000, hi: 8999 });
   t.equal(p.leases[0].network.text, 'tcp 127.0.0.0/8 8000-8999');
@@ -145,7 +151,7 @@ t.test('DESIGN policy parses', async (t) => {
   t.notOk(matchesNetwork(p.delegate[0].network, { family: 'ipv6', protocol: 'tcp', address: '::ffff:93.184.216.34', port: 443 }), 'v4-mapped does not match a v4 rule');
 
   const minimal = parsePolicy({ schema: 1 });
-  t.same([minimal.grants, minimal.leases, minimal.delegate, minimal.fault_deadline_ms], [[], [], [], 5000]);
+  t.same([minimal.grants, minimal.leases, minimal.delegate, minimal.fault_deadline_ms, minimal.dns_budget], [[], [], [], 5000, 1000]);
 });
 
 t.test('IPv6 policies', async (t) => {
@@ -154,14 +160,14 @@ t.test('IPv6 policies', async (t) => {
     leases: [{ network: { protocol: 'tcp', cidr: '2001:db8::/32', ports: '443' }, ttl_s: 10 }],
     grants: [{ network: { protocol: 'udp', address: '::1', port: 53 } }],
   });
-  t.equal(p.leases[0].network.family, 'ipv6');
+  t.equal(addr(p.leases[0].network).family, 'ipv6');
   t.equal(p.leases[0].max_uses, 0);
   const e = (address: string) => ({ family: 'ipv6' as const, protocol: 'tcp' as const, address, port: 443 });
   t.ok(matchesNetwork(p.leases[0].network, e('2001:db8:ffff::1')));
   t.ok(matchesNetwork(p.leases[0].network, e('2001:0DB8:0:0:0:0:0:1')));
   t.notOk(matchesNetwork(p.leases[0].network, e('2001:db9::1')));
   t.notOk(matchesNetwork(p.leases[0].network, { ...e('127.0.0.1'), family: 'ipv4' }));
-  t.equal(p.grants[0].network.prefix, 128);
+  t.equal(addr(p.grants[0].network).prefix, 128);
   t.ok(matchesNetwork(p.grants[0].network, { family: 'ipv6', protocol: 'udp', address: '0:0::1', port: 53 }));
 });
 
@@ -172,8 +178,8 @@ t.test('bad policies are refused with the field named', async (t) => {
     ['unknown top', { ...designPolicy, approve: true }, 'policy /: unknown field "approve"'],
     ['unknown rule field', { schema: 1, grants: [{ network: { protocol: 'tcp', address: '1.2.3.4', port: 1 }, ttl_s: 3 }] }, 'policy /grants/0: unknown field "ttl_s"'],
     ['unknown network field', net({ protocol: 'tcp', cidr: '10.0.0.0/8', ports: '1', family: 'ipv4' }), 'policy /leases/0/network: unknown field "family"'],
-    ['address and cidr', net({ protocol: 'tcp', address: '10.0.0.1', cidr: '10.0.0.0/8', ports: '1' }), 'policy /leases/0/network: exactly one of "address" or "cidr" required'],
-    ['neither address nor cidr', net({ protocol: 'tcp', ports: '1' }), 'policy /leases/0/network: exactly one of "address" or "cidr" required'],
+    ['address and cidr', net({ protocol: 'tcp', address: '10.0.0.1', cidr: '10.0.0.0/8', ports: '1' }), 'policy /leases/0/network: exactly one of "address", "cidr" or "host" required'],
+    ['neither address nor cidr', net({ protocol: 'tcp', ports: '1' }), 'policy /leases/0/network: exactly one of "address", "cidr" or "host" required'],
     ['port and ports', net({ protocol: 'tcp', cidr: '10.0.0.0/8', port: 1, ports: '1' }), 'policy /leases/0/network: exactly one of "port" or "ports" required'],
     ['reversed range', net({ protocol: 'tcp', cidr: '10.0.0.0/8', ports: '9000-8000' }), 'policy /leases/0/network: bad ports "9000-8000": range is reversed'],
     ['range too big', net({ protocol: 'tcp', cidr: '10.0.0.0/8', ports: '1-70000' }), /port out of range/],
