@@ -1,13 +1,12 @@
 // gensee status --op ID [--json]: the operation, its condition (is anyone
 // serving it?), its generation, live leases (from the kernel map when the
 // hooks are pinned) and totals.
-import * as fs from 'node:fs';
 import { parse, requireOp, out, table } from './args';
-import { resolveStateDir, openOperation, OperationRecord, ResolverIdentity } from '../state/operation';
+import { resolveStateDir, openOperation, OperationRecord } from '../state/operation';
 import { readNetwork } from '../state/network';
 import { hooksAttached, DataPlane, bootNs } from '../dataplane';
 import { leaseJson, leaseRow } from './lease';
-import { readStartTimeTicks } from '../resolver/subject';
+import { identityAlive } from '../resolver/subject';
 
 export const usage = 'usage: gensee status --op ID [--json]';
 
@@ -21,18 +20,6 @@ export const usage = 'usage: gensee status --op ID [--json]';
  * - closed / stopped: as recorded.
  */
 export type Condition = 'active' | 'resolver_gone' | 'unserved' | 'closed' | 'stopped';
-
-/** Is this very process (pid and start time) still running? A zombie has ended: it only waits to be reaped. */
-export function identityAlive(r: ResolverIdentity): boolean {
-  if (readStartTimeTicks(r.pid) !== r.start_time_ticks) return false;
-  try {
-    const stat = fs.readFileSync(`/proc/${r.pid}/stat`, 'utf8');
-    // the state follows the last ')': comm may hold spaces and parentheses
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 /** Is the recorded resolver that very process, still running? */
 export function resolverAlive(rec: OperationRecord): boolean {

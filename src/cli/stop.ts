@@ -25,7 +25,8 @@ import { nftTableName, nftTableExists, nftRemoveTable } from '../backends/nft';
 import { resolveStateDir, openOperation, updateOperation, opDir, OperationRecord, ResolverIdentity, StopFound } from '../state/operation';
 import { ChainedLog } from '../evidence/chain';
 import { closeOpenFaults } from '../evidence/abandon';
-import { operationCondition, identityAlive } from './status';
+import { operationCondition } from './status';
+import { identityAlive } from '../resolver/subject';
 
 export const usage = 'usage: gensee stop --op ID [--json]';
 

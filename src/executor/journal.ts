@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
 import { ChainedLog } from '../evidence/chain';
 import { opDir, checkOpDir } from '../state/operation';
-import { readStartTimeTicks } from '../resolver/subject';
+import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 
 export const CALLS_FILE = 'calls.jsonl';
 export const CALLS_LOCK = 'calls.lock';
@@ -54,16 +54,6 @@ interface LockHolder {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function holderAlive(h: LockHolder): boolean {
-  if (readStartTimeTicks(h.pid) !== h.start_time_ticks) return false;
-  try {
-    const stat = fs.readFileSync(`/proc/${h.pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /** the lock's holder, null when the file is not (yet) a holder record; throws ENOENT through */
@@ -149,7 +139,7 @@ async function acquireLock(file: string, op: string, waitMs: number): Promise<Lo
       if (h.holder && h.holder.pid === me.pid && h.holder.start_time_ticks === me.start_time_ticks) {
         throw new GenseeError('E_STATE', `this process already holds the executor journal of ${op}`, 1);
       }
-      const stale = h.holder ? !holderAlive(h.holder) : Date.now() - h.mtimeMs > LOCK_WRITE_GRACE_MS;
+      const stale = h.holder ? !identityAlive(h.holder) : Date.now() - h.mtimeMs > LOCK_WRITE_GRACE_MS;
       if (stale) {
         breakStale(file, h.text);
         continue;

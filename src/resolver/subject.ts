@@ -3,6 +3,7 @@
 // (field 22 of /proc/PID/stat) pins the incarnation — and must live in the
 // operation's cgroup subtree. A peer must be one of the operation's exact
 // isolated peer addresses.
+import * as fs from 'node:fs';
 import { loadAddon } from '../addon';
 import { cgroupRelPath, cgroupWithin } from '../cgroup';
 import type { DenyReason } from '../errors';
@@ -15,6 +16,18 @@ export function readStartTimeTicks(pid: number): number | null {
   // parsed in C (after the last ')': comm may hold spaces and parentheses);
   // this is on every fault's subject check
   return loadAddon().procStartTime(pid);
+}
+
+/** Is this very process (pid and start time) still running? A zombie has ended: it only waits to be reaped. */
+export function identityAlive(p: { pid: number; start_time_ticks: number }): boolean {
+  if (readStartTimeTicks(p.pid) !== p.start_time_ticks) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${p.pid}/stat`, 'utf8');
+    // the state follows the last ')': comm may hold spaces and parentheses
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 export interface SubjectScope {

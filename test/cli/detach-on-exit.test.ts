@@ -11,8 +11,7 @@ import { requireKernel, tcpServer, waitFor } from '../helpers/kernel';
 import { supervisedOp, superviseProcess } from '../helpers/supervisor';
 import { pinDirFor } from '../../src/bpffs';
 import { cgroupPopulated } from '../../src/cgroup';
-import { identityAlive } from '../../src/cli/status';
-import { readStartTimeTicks } from '../../src/resolver/subject';
+import { identityAlive, readStartTimeTicks } from '../../src/resolver/subject';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
