@@ -1,0 +1,154 @@
+// One forwarded question: over UDP from a fresh socket (a random source port
+// per query) with a random id, retried over TCP when the answer comes back
+// truncated; or over TCP from the start. A reply counts only if it comes from
+// the upstream's address and port, carries the id sent and answers the
+// question sent; anything else is dropped as a spoof and the wait goes on.
+import * as dgram from 'node:dgram';
+import * as net from 'node:net';
+import type * as dnsPacket from 'dns-packet';
+import { parseIp, formatIp } from '../protocol/ip';
+import type { Upstream } from './upstream';
+import { answersQuestion, decodeHeader, decodeMessage, upstreamQuery, type Decoded } from './wire';
+
+export type ForwardFailure = 'timeout' | 'unreachable' | 'bad_reply' | 'closed';
+
+export class ForwardError extends Error {
+  constructor(readonly kind: ForwardFailure, message: string) {
+    super(message);
+    this.name = 'ForwardError';
+  }
+}
+
+export interface Forwarded {
+  raw: Buffer;
+  reply: Decoded;
+  /** the answer came over TCP (asked over TCP, or retried after TC) */
+  tcp: boolean;
+}
+
+export interface ForwardCounters {
+  /** datagrams or frames dropped: wrong source, id or question */
+  spoofDropped: number;
+  /** UDP answers with TC retried over TCP */
+  tcpRetries: number;
+}
+
+/** The canonical text of the upstream's address (an IP literal), or a clear error. */
+export function canonicalUpstream(u: Upstream): Upstream {
+  const ip = parseIp(u.host);
+  if (!ip) throw new Error(`DNS upstream "${u.host}" is not an IP address`);
+  if (!Number.isInteger(u.port) || u.port < 1 || u.port > 65535) throw new Error(`DNS upstream port ${u.port} out of range 1-65535`);
+  return { host: formatIp(ip.bytes), port: u.port };
+}
+
+/** The TCP frame of a message: its 2-byte length, then the message. */
+export function frame(msg: Buffer): Buffer {
+  const len = Buffer.alloc(2);
+  len.writeUInt16BE(msg.length);
+  return Buffer.concat([len, msg]);
+}
+
+/**
+ * Ask `up` (canonical, see canonicalUpstream) the question `q`, within
+ * timeoutMs overall (a TCP retry included). Rejects with a ForwardError.
+ */
+export function forward(
+  q: dnsPacket.Question,
+  clientFlags: number,
+  opt: dnsPacket.OptAnswer | undefined,
+  up: Upstream,
+  o: { tcp: boolean; timeoutMs: number; signal: AbortSignal; counters: ForwardCounters },
+): Promise<Forwarded> {
+  return new Promise<Forwarded>((resolve, reject) => {
+    let done = false;
+    let cleanup: () => void = () => {};
+    const finish = (err: ForwardError | null, r?: Forwarded): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      o.signal.removeEventListener('abort', onAbort);
+      cleanup();
+      if (err) reject(err);
+      else resolve(r as Forwarded);
+    };
+    const timer = setTimeout(() => finish(new ForwardError('timeout', `no answer from ${up.host}:${up.port} within ${o.timeoutMs} ms`)), o.timeoutMs);
+    const onAbort = (): void => finish(new ForwardError('closed', 'the DNS stub is closing'));
+    if (o.signal.aborted) return onAbort();
+    o.signal.addEventListener('abort', onAbort);
+
+    // a reply that passed the id and source checks: decode it and check its question
+    const accept = (raw: Buffer, sentId: number, tcp: boolean): 'spoof' | 'tc' | 'done' => {
+      const h = decodeHeader(raw);
+      if (!h || h.id !== sentId || !h.qr) return 'spoof';
+      const reply = decodeMessage(raw);
+      if (reply instanceof Error) {
+        finish(new ForwardError('bad_reply', `undecodable answer from ${up.host}:${up.port}: ${reply.message}`));
+        return 'done';
+      }
+      if (!answersQuestion(reply, q)) return 'spoof';
+      if (!tcp && reply.flag_tc) return 'tc';
+      finish(null, { raw, reply, tcp });
+      return 'done';
+    };
+
+    const viaTcp = (): void => {
+      const { id, msg } = upstreamQuery(q, clientFlags, opt);
+      const sock = net.connect({ host: up.host, port: up.port });
+      cleanup = () => sock.destroy();
+      let buf = Buffer.alloc(0);
+      sock.on('connect', () => sock.write(frame(msg)));
+      sock.on('data', (d: Buffer) => {
+        buf = buf.length ? Buffer.concat([buf, d]) : d;
+        while (!done && buf.length >= 2) {
+          const len = buf.readUInt16BE(0);
+          if (buf.length < 2 + len) break;
+          const raw = Buffer.from(buf.subarray(2, 2 + len));
+          buf = buf.subarray(2 + len);
+          if (accept(raw, id, true) === 'spoof') o.counters.spoofDropped++;
+        }
+      });
+      sock.on('error', (e) => finish(new ForwardError('unreachable', `TCP to ${up.host}:${up.port}: ${e.message}`)));
+      sock.on('close', () => finish(new ForwardError('unreachable', `TCP to ${up.host}:${up.port} closed before an answer`)));
+    };
+
+    if (o.tcp) return viaTcp();
+
+    const { id, msg } = upstreamQuery(q, clientFlags, opt);
+    const sock = dgram.createSocket(net.isIPv6(up.host) ? 'udp6' : 'udp4');
+    let closed = false;
+    const closeUdp = (): void => {
+      if (closed) return;
+      closed = true;
+      try {
+        sock.close();
+      } catch {
+        // already closed
+      }
+    };
+    cleanup = closeUdp;
+    sock.on('error', (e) => finish(new ForwardError('unreachable', `UDP to ${up.host}:${up.port}: ${e.message}`)));
+    sock.on('message', (raw: Buffer, rinfo: dgram.RemoteInfo) => {
+      if (done) return;
+      const from = parseIp(rinfo.address);
+      if (!from || formatIp(from.bytes) !== up.host || rinfo.port !== up.port) {
+        o.counters.spoofDropped++;
+        return;
+      }
+      const r = accept(raw, id, false);
+      if (r === 'spoof') o.counters.spoofDropped++;
+      else if (r === 'tc') {
+        o.counters.tcpRetries++;
+        closeUdp();
+        viaTcp();
+      }
+    });
+    // connected: the kernel too drops datagrams from any other address, and an
+    // ICMP unreachable surfaces as an error instead of a timeout
+    sock.connect(up.port, up.host, () => {
+      if (done) return;
+      sock.send(msg, (e) => {
+        if (e) finish(new ForwardError('unreachable', `UDP to ${up.host}:${up.port}: ${e.message}`));
+      });
+    });
+  });
+}
