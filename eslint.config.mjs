@@ -17,4 +17,10 @@ export default tseslint.config(
 			"@typescript-eslint/no-unused-vars": ["error", { ignoreRestSiblings: true }],
 		},
 	},
+	{
+		// examples/ are plain CommonJS modules a user runs with node as they are
+		files: ["examples/**/*.js"],
+		languageOptions: { sourceType: "commonjs", globals: { require: "readonly", exports: "writable", process: "readonly" } },
+		rules: { "@typescript-eslint/no-require-imports": "off" },
+	},
 );
