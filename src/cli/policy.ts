@@ -1,5 +1,12 @@
 // gensee policy apply --op ID FILE [--json]
-// Hand a new policy to the running supervisor of an operation over its
+// gensee policy check FILE [--json]
+//
+// check: every problem with the file (schema and semantic: CIDR host bits,
+// host names, a host rule's port cap), one per line as `<json pointer>:
+// <message>` on stdout, exit 2 on any; "ok" and 0 when valid. Needs no
+// operation, no state directory and no privilege.
+//
+// apply: hand a new policy to the running supervisor of an operation over its
 // control socket (src/counters/control.ts). The supervisor makes it a new
 // generation: counters harvested, leases the new policy still allows moved
 // into it, the others revoked, all under traffic without losing or double
@@ -7,14 +14,45 @@
 // schema) so a bad file never reaches the supervisor.
 import * as path from 'node:path';
 import { parse, requireOp, out } from './args';
-import { GenseeError } from '../errors';
+import { GenseeError, isErrno } from '../errors';
 import { POLICY_MAX_BYTES } from '../supervisor';
 import { readFileNoFollow } from '../state/fsutil';
-import { parsePolicy } from '../protocol/json';
+import { checkPolicy, parsePolicy, type Problem } from '../protocol/json';
 import { openOperation, opDir, readKey, resolveStateDir } from '../state/operation';
 import { CONTROL_SOCKET, controlRequest } from '../counters/control';
 
-export const usage = 'usage: gensee policy apply --op ID FILE [--json]';
+export const usage = 'usage: gensee policy apply --op ID FILE [--json]\n       gensee policy check FILE [--json]';
+
+/** The policy file's bytes as `apply` reads them: no symlinks, at most POLICY_MAX_BYTES. */
+async function readPolicyFile(file: string): Promise<string> {
+  return (await readFileNoFollow(path.resolve(file), POLICY_MAX_BYTES)).toString('utf8');
+}
+
+/** `gensee policy check FILE`: every problem, with its pointer; 2 on any. */
+async function check(file: string, json: boolean): Promise<number> {
+  let text: string;
+  try {
+    text = await readPolicyFile(file);
+  } catch (e) {
+    // a file that cannot be read is bad input too (2), said in one line
+    if (isErrno(e) && !(e instanceof GenseeError)) throw new GenseeError('E_NOT_FILE', `policy ${file}: cannot read: ${e.code ?? 'error'}`);
+    throw e;
+  }
+  let problems: Problem[];
+  try {
+    problems = await checkPolicy(JSON.parse(text));
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+    problems = [{ pointer: '/', message: `not JSON: ${e.message}` }];
+  }
+  if (json) out(JSON.stringify({ file, ok: problems.length === 0, errors: problems }));
+  else if (problems.length === 0) out('ok');
+  else {
+    for (const p of problems) out(`${p.pointer}: ${p.message}`);
+    process.stderr.write(`gensee: E_SCHEMA: policy ${file}: ${problems.length} error${problems.length === 1 ? '' : 's'}\n`);
+  }
+  return problems.length === 0 ? 0 : 2;
+}
 
 export async function run(argv: string[]): Promise<number> {
   const sub = argv[0];
@@ -23,12 +61,14 @@ export async function run(argv: string[]): Promise<number> {
     out(usage);
     return 0;
   }
+  if (sub === 'check') {
+    if (positionals.length !== 1 || values.op !== undefined) throw new GenseeError('E_USAGE', 'usage: gensee policy check FILE [--json]');
+    return check(positionals[0], values.flags.has('json'));
+  }
   if (sub !== 'apply' || positionals.length !== 1) throw new GenseeError('E_USAGE', usage);
   const op = requireOp(values.op);
   const stateDir = resolveStateDir(values['state-dir']);
-  const file = path.resolve(positionals[0]);
-  const bytes = await readFileNoFollow(file, POLICY_MAX_BYTES);
-  const text = bytes.toString('utf8');
+  const text = await readPolicyFile(positionals[0]);
   try {
     parsePolicy(JSON.parse(text));
   } catch (e) {
