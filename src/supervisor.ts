@@ -27,6 +27,10 @@ import { ensureToken } from './events/token';
 import { startEventStream, EventStream, StreamListen } from './events/stream';
 import type { ControlRequest, SupervisorCommand } from './counters/control-types';
 import type { Fault } from './protocol/types';
+import { withServedGrants } from './protocol/ip';
+import { startDnsService, stubAddressFor, DnsService } from './dns/service';
+import type { Upstream } from './dns/stub';
+import type { CounterRecorder } from './counters/recorder';
 
 export const POLICY_MAX_BYTES = 64 * 1024;
 
@@ -78,6 +82,11 @@ export interface SupervisorOptions {
   sampleIntervalMs?: number;
   /** also serve the live stream on loopback TCP (events.sock is always served) */
   listen?: StreamListen;
+  /**
+   * serve DNS for the workload (src/dns/service.ts): forward to upstream;
+   * listen on listen, or on an address of the operation's own (127.53.X.Y:53)
+   */
+  dns?: { upstream: Upstream; listen?: { host: string; port: number } };
 }
 
 export class Supervisor {
@@ -102,6 +111,8 @@ export class Supervisor {
   readonly events: EventLog;
   /** the live stream on events.sock (and --listen) */
   readonly stream: EventStream;
+  /** the DNS stub, when serving DNS */
+  dns: DnsService | null = null;
   private readonly detachOnExit: boolean;
   private stopped = false;
   /** the resolver answers operation_not_active once this is false */
@@ -167,6 +178,8 @@ export class Supervisor {
     let envelope: Envelope | null = null;
     let events: EventLog | null = null;
     let stream: EventStream | null = null;
+    let dns: DnsService | null = null;
+    const servedGrants: { protocol: 'udp' | 'tcp'; address: string; port: number }[] = [];
     try {
       const record = await createOperation(
         o.stateDir,
@@ -223,6 +236,7 @@ export class Supervisor {
         onError,
         refusals: resolver,
         hub,
+        servedPolicy: (p) => withServedGrants(p, servedGrants),
         supervisorCommand: (req) => supervisorCommand({ events: ev, tools, resolver, op: o.op }, req),
       });
       const recorder = envelope.recorder;
@@ -249,11 +263,23 @@ export class Supervisor {
           }
         },
       });
+      if (o.dns) {
+        dns = await startOperationDns(o.op, o.dns, { resolver, network, events: ev, recorder, onError });
+        // the stub's address is the workload's to reach: a standing grant beside the policy's
+        const served = [
+          { protocol: 'udp' as const, address: dns.host, port: dns.port },
+          { protocol: 'tcp' as const, address: dns.host, port: dns.port },
+        ];
+        servedGrants.push(...served);
+        network.setPolicy(withServedGrants(network.currentPolicy, served));
+      }
       const loop = startRejectLoop(dp, resolver, onError, ev, tools);
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, events: ev, stream, reconciled, live });
       sup.envelope = envelope;
+      sup.dns = dns;
       return sup;
     } catch (e) {
+      await dns?.close().catch(() => undefined);
       await stream?.close().catch(() => undefined);
       await events?.close().catch(() => undefined);
       // the sampler's last reading, its control socket; the nft table goes with hooks we attached
@@ -325,6 +351,7 @@ export class Supervisor {
     this.loop.stop();
     await this.server.close();
     await this.loop.idle();
+    await this.dns?.close();
     await this.stream.close();
     // final harvest; the nft table goes with the hooks (close or detach)
     await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) });
@@ -415,4 +442,23 @@ function attentionCommand(
   if (req.evidence.some((n) => !Number.isSafeInteger(n) || n < 1 || n > events.seq)) throw new GenseeError('E_SCHEMA', 'attention_raise: evidence must be seqs of lines in events.jsonl');
   if (req.refs.some((r) => !/^(faults|counters|events):[1-9][0-9]{0,14}$/.test(r))) throw new GenseeError('E_SCHEMA', 'attention_raise: refs must be LOG:SEQ');
   return { seq: events.raiseAttention(req.signature, req.detail, req.evidence, req.refs) };
+}
+
+/**
+ * The operation's DNS stub: on the address asked for, or on one of the
+ * operation's own loopback addresses (the next one when one is taken).
+ */
+async function startOperationDns(
+  op: string,
+  d: { upstream: Upstream; listen?: { host: string; port: number } },
+  x: { resolver: Resolver; network: NetworkBackend; events: EventLog; recorder: CounterRecorder; onError: (e: Error) => void },
+): Promise<DnsService> {
+  for (let attempt = 0; ; attempt++) {
+    const listen = d.listen ?? { host: stubAddressFor(op, attempt), port: 53 };
+    try {
+      return await startDnsService({ listen, upstream: d.upstream, policy: () => x.network.currentPolicy, ...x });
+    } catch (e) {
+      if (d.listen || attempt >= 7 || (e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+    }
+  }
 }

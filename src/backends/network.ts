@@ -2,7 +2,7 @@
 // against the envelope (static grants + live leases read from the kernel map)
 // and the operator policy, installs exact leases in the kernel, reads them
 // back, and mirrors them into network.json (group-committed).
-import type { NetworkEffect, Policy, Resolution, Lease as WireLease } from '../protocol/types';
+import type { DelegateRule, NetworkEffect, Policy, Resolution, Lease as WireLease } from '../protocol/types';
 import { matchesNetwork } from '../protocol/ip';
 import { DataPlane, Lease, bootNs, leaseDestination } from '../dataplane';
 import { Tuple } from '../addr';
@@ -151,10 +151,42 @@ export class NetworkBackend {
     this.leaseMap = null;
   }
 
+  /**
+   * Addresses a DNS answer gave for a name a `delegate` host rule covers,
+   * until the answer's TTL: a connect to one of them is delegated by that
+   * rule (src/dns/service.ts). Bounded: the oldest go first.
+   */
+  private readonly named = new Map<string, { rule: DelegateRule; until: bigint }>();
+  static readonly NAMED_MAX = 65536;
+
+  delegateAnswered(addresses: { family: Tuple['family']; address: string }[], rule: DelegateRule, ttlMs: number): void {
+    const until = bootNs() + BigInt(Math.max(0, Math.round(ttlMs))) * 1_000_000n;
+    for (const a of addresses) {
+      const k = `${a.family}|${a.address}`;
+      this.named.delete(k);
+      this.named.set(k, { rule, until });
+      if (this.named.size > NetworkBackend.NAMED_MAX) this.named.delete(this.named.keys().next().value as string);
+    }
+  }
+
+  /**
+   * Install an exact lease for an address a DNS answer gave for a name a
+   * host rule covers: the lease path of resolve() (its own generation, the
+   * durable intent first, the install read back, recorded), with the TTL
+   * the stub computed. Returns the lease as the resolution carries one.
+   */
+  async installNamed(tuple: Tuple, ttlMs: number, maxUses: number, intent: (l: LeaseIntent) => Promise<void>): Promise<WireLease> {
+    const generation = BigInt(this.leaseGeneration(tuple));
+    await intent({ generation: Number(generation), ...tuple, ttl_s: Math.max(1, Math.ceil(ttlMs / 1000)), max_uses: maxUses });
+    const l = this.dp.putLease({ tuple, generation, ttlMs, maxUses });
+    await this.remember(l, maxUses);
+    return toWire(l, maxUses);
+  }
+
   async resolve(e: NetworkEffect, opts: ResolveOptions = {}): Promise<NetworkDecision> {
     const tuple: Tuple = { family: e.family, protocol: e.protocol, address: e.address, port: e.port };
     const now = bootNs();
-    const grant = this.policy.grants.find((g) => matchesNetwork(g.network, e));
+    const grant = this.policy.grants.some((g) => matchesNetwork(g.network, e));
     if (grant) {
       // A grant is standing authority; make sure the kernel holds the exact
       // tuple (the hook decides on the kernel map, not on this answer).
@@ -177,9 +209,18 @@ export class NetworkBackend {
       await this.remember(l, rule.max_uses);
       return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
     }
-    const del = this.policy.delegate.find((r) => matchesNetwork(r.network, e));
+    const del = this.policy.delegate.find((r) => matchesNetwork(r.network, e)) ?? this.namedDelegate(e, now);
     if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to, ...(del.tool ? { delegate_tool: del.tool } : {}) };
     return { action: 'deny', reason: 'policy_denied' };
+  }
+
+  /** a delegate host rule whose name a live DNS answer resolved to this address, covering its port and protocol */
+  private namedDelegate(e: NetworkEffect, now: bigint): DelegateRule | undefined {
+    if (this.named.size === 0) return undefined;
+    const n = this.named.get(`${e.family}|${e.address}`);
+    if (!n || n.until <= now) return undefined;
+    const m = n.rule.network;
+    return m.protocol === e.protocol && e.port >= m.ports.lo && e.port <= m.ports.hi ? n.rule : undefined;
   }
 
   /** Record an installed lease in network.json before the answer goes out. */

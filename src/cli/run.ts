@@ -3,6 +3,10 @@
 // run CMD inside it from its first instruction, print faults and resolutions
 // as they happen, leave the evidence. Exit code is CMD's.
 import { parseListen } from '../events/stream';
+import { hostUpstream, type Upstream } from '../dns/stub';
+import { parseUpstream, resolvConfText } from '../dns/service';
+import { hostRules } from '../protocol/ip';
+import type { Policy } from '../protocol/types';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -20,13 +24,34 @@ import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] -- CMD ARGS…';
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream ADDR[:PORT] | --no-dns] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
 function defaultPolicy(): LoadedPolicy {
   const text = JSON.stringify(DENY_ALL);
   return { policy: parsePolicy(DENY_ALL), hash: policyHash(text) };
+}
+
+/**
+ * Whether `gensee run` serves DNS, and from which upstream: --dns-upstream,
+ * else the host's resolver configuration. Without an upstream a policy with
+ * host rules is an error; one without runs with no stub (--no-dns: never).
+ */
+function runDns(policy: Policy, upstream: string | undefined, off: boolean): { upstream: Upstream } | null {
+  const named = hostRules(policy).length > 0;
+  if (off) {
+    if (upstream !== undefined) throw new GenseeError('E_USAGE', '--dns-upstream and --no-dns exclude each other');
+    if (named) throw new GenseeError('E_USAGE', '--no-dns: the policy names hosts, which only the DNS stub can resolve into leases');
+    return null;
+  }
+  if (upstream !== undefined) return { upstream: parseUpstream(upstream) };
+  try {
+    return { upstream: hostUpstream() };
+  } catch (e) {
+    if (named) throw e;
+    return null;
+  }
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -42,6 +67,8 @@ export async function run(argv: string[]): Promise<number> {
     nft: { type: 'boolean' },
     'keep-hooks': { type: 'boolean' },
     listen: { type: 'string' },
+    'dns-upstream': { type: 'string' },
+    'no-dns': { type: 'boolean' },
   }, false);
   if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)', 1);
   const op = values.op !== undefined ? requireOp(values.op) : `run-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -51,6 +78,7 @@ export async function run(argv: string[]): Promise<number> {
   const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
   const json = values.flags.has('json');
   const listen = values.listen !== undefined ? parseListen(values.listen) : undefined;
+  const dns = runDns(policy.policy, values['dns-upstream'], values.flags.has('no-dns'));
   const stateDir = resolveStateDir(values['state-dir']);
   const say = (line: string) => liveOut(line);
 
@@ -77,13 +105,21 @@ export async function run(argv: string[]): Promise<number> {
       (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
     );
   try {
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), listen, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
     sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
     const key = await readKey(stateDir, op);
     if (!json) say(`gensee: operation ${op}: cgroup ${cgroup}, evidence ${sup.dir}`);
     else say(JSON.stringify({ event: 'start', op, cgroup, evidence: sup.dir, argv: cmd }));
 
+    // the workload's resolver asks the operation's DNS stub, and nothing else
+    let resolvConf: string | undefined;
+    if (sup.dns) {
+      resolvConf = path.join(sup.dir, 'resolv.conf');
+      fs.writeFileSync(resolvConf, resolvConfText(sup.dns.host), { mode: 0o644 });
+      if (!json) say(`gensee: DNS for ${op} on ${sup.dns.host}:${sup.dns.port} (upstream ${dns!.upstream.host}:${dns!.upstream.port})`);
+      else say(JSON.stringify({ event: 'dns', listen: `${sup.dns.host}:${sup.dns.port}`, upstream: `${dns!.upstream.host}:${dns!.upstream.port}` }));
+    }
     if (hostRoot) process.stderr.write(`gensee: warning: --host-root: ${op}'s workload runs as host uid 0; it cannot gain capabilities, but every root-owned file it can reach is its own (recorded in operation.json)\n`);
     const launched = await launchUnderBoundary({
       cgroupPath: cgroup,
@@ -95,6 +131,7 @@ export async function run(argv: string[]): Promise<number> {
       hide: [stateDir],
       // gensee's own code is not the workload's to change, whatever uid it runs as
       readOnly: ['dist', 'bin', 'obj', 'build', 'node_modules'].map((d) => path.join(PACKAGE_ROOT, d)).filter((d) => fs.existsSync(d)),
+      resolvConf,
     });
     if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as', 1);
     await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });

@@ -4,13 +4,15 @@
 // process in the cgroup is killed first (kill, then detach: nothing in it
 // ever runs without hooks).
 import { parseListen } from '../events/stream';
+import { hostUpstream } from '../dns/stub';
+import { parseDnsListen, parseUpstream } from '../dns/service';
 import { parse, requireOp, out, liveOut } from './args';
 import { GenseeError } from '../errors';
 import { Supervisor, loadPolicyFile } from '../supervisor';
 import { resolveStateDir } from '../state/operation';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT]';
+export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream ADDR[:PORT]]]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, {
@@ -20,6 +22,8 @@ export async function run(argv: string[]): Promise<number> {
     owner: { type: 'string' },
     peer: { type: 'string', multiple: true },
     listen: { type: 'string' },
+    'dns-listen': { type: 'string' },
+    'dns-upstream': { type: 'string' },
     'detach-on-exit': { type: 'boolean' },
     nft: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -45,6 +49,10 @@ export async function run(argv: string[]): Promise<number> {
     detachOnExit: values.flags.has('detach-on-exit'),
     nft: values.flags.has('nft'),
     listen: values.listen !== undefined ? parseListen(values.listen) : undefined,
+    // the container's resolv.conf names --dns-listen (the operator sets it: docs/design.md "Names in policy")
+    dns: values['dns-listen'] !== undefined
+      ? { listen: parseDnsListen(values['dns-listen']), upstream: values['dns-upstream'] !== undefined ? parseUpstream(values['dns-upstream']) : hostUpstream() }
+      : undefined,
   });
   sup.resolver.on('resolved', (e) => liveOut(formatResolved(e, json)));
   sup.resolver.on('refused', (e) => liveOut(formatRefused(e, json)));

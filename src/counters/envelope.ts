@@ -83,6 +83,8 @@ export interface EnvelopeOptions {
   refusals?: Pick<Resolver, 'refuseTicket' | 'log'>;
   /** told of every counters.jsonl line (the live stream) */
   hub?: LogHub;
+  /** the operator's policy with what gensee itself serves the workload (its DNS stub) granted: src/protocol/ip.ts withServedGrants */
+  servedPolicy?: (p: Policy) => Policy;
   /** the commands that are not the envelope's: attention (events.jsonl) and the executor's records */
   supervisorCommand?: (req: SupervisorCommand, peer: ControlPeer) => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
@@ -460,7 +462,8 @@ export class Envelope {
 
   /** `gensee policy apply`: a new policy generation, handed over under traffic. */
   applyPolicy(policy: Policy, hash: string, by: ControlPeer): Promise<Record<string, unknown>> {
-    return this.locked(() => this.handover(policy, hash, null, by));
+    const p = this.o.servedPolicy ? this.o.servedPolicy(policy) : policy;
+    return this.locked(() => this.handover(p, hash, null, by));
   }
 
   private async handover(policy: Policy, hash: string, existing: number | null, by: ControlPeer): Promise<Record<string, unknown>> {

@@ -11,6 +11,7 @@
 //                    {source:"resolver", reason:<deny reason>, family, protocol, address, port, delta}
 //                    a paused call the resolver denied never reaches the hook: counted
 //                    here (no kernel counter, so no total; not in the totals either)
+//   dns_names        {delta, total}          distinct names the workload queried (the DNS budget's count)
 //                    {source:"nft", reason:"nft_default_deny", delta, total}
 //   lost_events      {delta, total}          ring-buffer events the kernel could not deliver
 //   counter_full     {delta, total}          counts the kernel could not key (counter map full)
@@ -89,6 +90,8 @@ export class CounterRecorder {
   private networkDue = 0;
   /** denials decided at the pause layer since the last reading, by destination and reason */
   private refusals = new Map<string, { t: Tuple; reason: string; n: number }>();
+  /** distinct names queried through the DNS stub: since the last reading, and in all */
+  private dnsNames = { delta: 0, total: 0 };
 
   private constructor(o: RecorderOptions, log: ChainedLog, sampler: Sampler) {
     this.o = o;
@@ -137,9 +140,14 @@ export class CounterRecorder {
    */
   sample(): SampleResult {
     const s = this.sampler.sample();
-    if (this.refusals.size === 0) return s;
+    if (this.refusals.size === 0 && this.dnsNames.delta === 0) return s;
     const lines = [...s.lines];
     let n = 0;
+    if (this.dnsNames.delta) {
+      lines.push({ kind: 'dns_names', delta: this.dnsNames.delta, total: this.dnsNames.total });
+      n += this.dnsNames.delta;
+      this.dnsNames.delta = 0;
+    }
     for (const r of this.refusals.values()) {
       lines.push({ kind: 'deny', source: 'resolver', reason: r.reason, ...dest(r.t), delta: r.n });
       n += r.n;
@@ -147,6 +155,12 @@ export class CounterRecorder {
     this.refusals.clear();
     this.snapshotDirty = true;
     return { lines, changed: s.changed + n };
+  }
+
+  /** A name queried for the first time through the DNS stub (total: the stub's count so far). */
+  countDnsName(total: number): void {
+    this.dnsNames.delta++;
+    this.dnsNames.total = total;
   }
 
   /** A paused call to t that the resolver denied (it never reaches the hook's counters). */

@@ -199,11 +199,12 @@ class Verifier {
     this.expectedPrev = hash;
 
     if (this.pairFaults && typeof rec.fault_id === 'string') {
-      if (rec.kind === 'fault') {
+      // a DNS question the stub answered for a host rule is paired like a fault
+      if (rec.kind === 'fault' || rec.kind === 'dns_query') {
         const l = this.openFaults.get(rec.fault_id);
         if (l) l.push(i);
         else this.openFaults.set(rec.fault_id, [i]);
-      } else if (rec.kind === 'resolution') {
+      } else if (rec.kind === 'resolution' || rec.kind === 'dns_answer') {
         if (typeof rec.abandoned === 'string') this.abandoned++;
         const l = this.openFaults.get(rec.fault_id);
         if (l) {

@@ -3,7 +3,7 @@
 // callers can name the offending field.
 import { isIPv4, isIPv6 } from 'node:net';
 import { domainToASCII, domainToUnicode } from 'node:url';
-import type { Family, HostMatch, NetworkEffect, NetworkMatch, Policy, PortRange, Protocol } from './types';
+import type { AddressMatch, Family, HostMatch, NetworkEffect, NetworkMatch, Policy, PortRange, Protocol } from './types';
 
 /** Dotted quad, no leading zeros (so no octal ambiguity). */
 const V4_CANONICAL = /^(0|[1-9][0-9]{0,2})(\.(0|[1-9][0-9]{0,2})){3}$/;
@@ -237,4 +237,28 @@ export function ruleForName(
     if (hostMatches(r.rule, name)) return r;
   }
   return null;
+}
+
+/**
+ * The policy with standing grants for destinations gensee itself serves the
+ * workload (its DNS stub: udp and tcp ADDR:53), added after the operator's
+ * grants. The operator's file and its hash are unchanged.
+ */
+export function withServedGrants(policy: Policy, served: { protocol: Protocol; address: string; port: number }[]): Policy {
+  if (served.length === 0) return policy;
+  const grants = served.map((d) => {
+    const ip = parseIp(d.address);
+    if (!ip) throw new Error(`served destination ${d.address} is not an IP address`);
+    const m: AddressMatch = {
+      kind: 'address',
+      protocol: d.protocol,
+      family: ip.family,
+      bytes: ip.bytes,
+      prefix: ip.family === 'ipv4' ? 32 : 128,
+      ports: { lo: d.port, hi: d.port },
+      text: `${d.protocol} ${d.address} ${d.port} (served by gensee)`,
+    };
+    return { network: m };
+  });
+  return { ...policy, grants: [...policy.grants, ...grants] };
 }

@@ -4,7 +4,7 @@
 // resolution line is durable.
 import { EventEmitter } from 'node:events';
 import type { DenyReason } from '../errors';
-import type { Fault, Resolution } from '../protocol/types';
+import type { Fault, Lease, Resolution } from '../protocol/types';
 import { effectType } from '../protocol/types';
 import { faultToJson, resolutionToJson } from '../protocol/json';
 import { computeMac } from '../protocol/mac';
@@ -191,6 +191,54 @@ export class Resolver extends EventEmitter {
    */
   private async intend(faultId: string, lease: LeaseIntent): Promise<void> {
     await this.faults.whenDurable(this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, true));
+  }
+
+  /**
+   * A DNS answer for a name a host rule covers (src/dns/service.ts): the
+   * question (dns_query, written ahead), a durable lease_intent per lease,
+   * each lease installed and read back, then the answer line (dns_answer:
+   * the name, the CNAME chain, the addresses, the leases), durable before
+   * the answer reaches the workload. A resolver that dies in between leaves
+   * the question open: whoever takes over closes it as abandoned and
+   * removes its leases (src/evidence/abandon.ts).
+   */
+  async resolveName(
+    q: { name: string; qtype: string; chain: string[]; addresses: { family: string; address: string; ttl: number }[]; rule: string; peer: string },
+    install: (intent: (l: LeaseIntent) => Promise<void>) => Promise<Lease[]>,
+  ): Promise<Lease[]> {
+    const faultId = `dns-${process.pid}-${++this.dnsSeq}`;
+    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, false);
+    let leases: Lease[] = [];
+    let error: string | null = null;
+    try {
+      leases = await install((l) => this.intend(faultId, l));
+    } catch (e) {
+      error = (e as Error).message;
+      this.emit('backend_error', e);
+    }
+    const t = this.faults.appendTicket(
+      {
+        kind: 'dns_answer',
+        fault_id: faultId,
+        name: q.name,
+        chain: q.chain,
+        addresses: q.addresses,
+        leases: leases.map((l) => ({ ...l, expires_at_boot_ns: String(l.expires_at_boot_ns) })),
+        ...(error ? { error } : {}),
+      },
+      true,
+    );
+    await this.faults.whenDurable(t);
+    if (error) throw new Error(`DNS answer for ${q.name}: leases not installed: ${error}`);
+    return leases;
+  }
+
+  private dnsSeq = 0;
+
+  /** A DNS question the stub refused or failed (REFUSED, SERVFAIL, FORMERR): recorded, durable. */
+  recordDnsRefusal(r: { name: string | null; qtype: string | null; rcode: string; control: string; detail: string; peer: string }): Promise<void> {
+    const t = this.faults.appendTicket({ kind: 'dns_refused', fault_id: `dnsr-${process.pid}-${++this.dnsSeq}`, ...r, detail: r.detail.slice(0, 300) }, true);
+    return this.faults.whenDurable(t);
   }
 
   /** Record something refused before it became a fault (bad frame, bad peer). */
