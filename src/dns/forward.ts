@@ -51,13 +51,14 @@ export function frame(msg: Buffer): Buffer {
 /**
  * Ask `up` (canonical, see canonicalUpstream) the question `q`, within
  * timeoutMs overall (a TCP retry included). Rejects with a ForwardError.
+ * While pending, its cancel function is in `cancels`.
  */
 export function forward(
   q: dnsPacket.Question,
   clientFlags: number,
   opt: dnsPacket.OptAnswer | undefined,
   up: Upstream,
-  o: { tcp: boolean; timeoutMs: number; signal: AbortSignal; counters: ForwardCounters },
+  o: { tcp: boolean; timeoutMs: number; cancels: Set<() => void>; counters: ForwardCounters },
 ): Promise<Forwarded> {
   return new Promise<Forwarded>((resolve, reject) => {
     let done = false;
@@ -66,15 +67,15 @@ export function forward(
       if (done) return;
       done = true;
       clearTimeout(timer);
-      o.signal.removeEventListener('abort', onAbort);
+      o.cancels.delete(cancel);
       cleanup();
       if (err) reject(err);
       else resolve(r as Forwarded);
     };
     const timer = setTimeout(() => finish(new ForwardError('timeout', `no answer from ${up.host}:${up.port} within ${o.timeoutMs} ms`)), o.timeoutMs);
-    const onAbort = (): void => finish(new ForwardError('closed', 'the DNS stub is closing'));
-    if (o.signal.aborted) return onAbort();
-    o.signal.addEventListener('abort', onAbort);
+    // the stub's close() calls every pending forward's cancel
+    const cancel = (): void => finish(new ForwardError('closed', 'the DNS stub is closing'));
+    o.cancels.add(cancel);
 
     // a reply that passed the id and source checks: decode it and check its question
     const accept = (raw: Buffer, sentId: number, tcp: boolean): 'spoof' | 'tc' | 'done' => {

@@ -8,10 +8,11 @@ export function normalizeName(name: string): string {
   return n.endsWith('.') ? n.slice(0, -1) : n;
 }
 
-// Host names, service labels ("_sip._tcp") and a literal "*" label; anything
-// else (spaces, UTF-8, a "." inside a label that dns-packet joined away) is not
-// a name a policy can cover, and is refused as malformed before any decision.
-const QUERYABLE = /^[a-z0-9_*-]+(\.[a-z0-9_*-]+)*$/;
+// Host names and service labels ("_sip._tcp"); anything else (spaces, UTF-8,
+// a "." inside a label that dns-packet joined away, a literal "*" label that a
+// policy matcher might take for its own wildcard) is not a name a policy can
+// cover, and is refused as malformed before any decision.
+const QUERYABLE = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 
 /** Whether a normalized name is one the stub will decide on (the root "" is). */
 export function isQueryableName(normalized: string): boolean {

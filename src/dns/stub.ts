@@ -34,7 +34,8 @@ export interface DnsRefusal {
    * which control answered: decide's own control for a refused name
    * ('dns/no_rule', 'dns/budget'), else one of the stub's:
    * dns/malformed (FORMERR: undecodable, not one question, a response, a bad
-   * opcode or a name that is not a host name), dns/class (REFUSED: not IN),
+   * opcode or a name that is not a host name: only letters, digits, "-" and
+   * "_", so never a literal "*" label), dns/class (REFUSED: not IN),
    * dns/qtype (REFUSED: AXFR, IXFR and other meta types), dns/overload
    * (SERVFAIL: maxInflight reached), dns/upstream (SERVFAIL: upstream down,
    * timed out or answered garbage), dns/answer (SERVFAIL: onAnswer rejected),
@@ -119,7 +120,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     overload: 0, truncated: 0, tcpRetries: 0, spoofDropped: 0, inflight: 0, inflightPeak: 0, tcpConnections: 0, tcpRejected: 0,
   };
   const counters: ForwardCounters = { spoofDropped: 0, tcpRetries: 0 };
-  const abort = new AbortController();
+  const cancels = new Set<() => void>();
   let closing = false;
 
   const record = (r: DnsRefusal): void => {
@@ -165,7 +166,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     const name = normalizeName(q.name);
     const qtype = q.type;
     const where = registeredDomain(name) || '.';
-    if (!isQueryableName(name)) return fail('FORMERR', 'dns/malformed', `${qtype} for a name under "${registeredDomain(name)}" that is not a host name`, name, qtype, q, !!opt);
+    if (!isQueryableName(name)) return fail('FORMERR', 'dns/malformed', `${qtype} for a name that is not a host name (bytes outside letters, digits, "-" and "_")`, name, qtype, q, !!opt);
     if ((q.class ?? 'IN') !== 'IN') return fail('REFUSED', 'dns/class', `class ${q.class} for a name under ${where}: only IN is served`, name, qtype, q, !!opt);
     if (META_QTYPES.has(qtype)) return fail('REFUSED', 'dns/qtype', `${qtype} for a name under ${where} is never forwarded`, name, qtype, q, !!opt);
 
@@ -187,7 +188,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     try {
       let fwd;
       try {
-        fwd = await forward(q, h.flags, opt, up, { tcp: c.transport === 'tcp', timeoutMs, signal: abort.signal, counters });
+        fwd = await forward(q, h.flags, opt, up, { tcp: c.transport === 'tcp', timeoutMs, cancels, counters });
       } catch (e) {
         if (closing) return;
         const why = e instanceof ForwardError ? `${e.kind}: ${e.message}` : String(e);
@@ -251,6 +252,8 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     sock.setTimeout(TCP_IDLE_MS, () => sock.destroy());
     let buf = Buffer.alloc(0);
     let pending = 0;
+    // a client may half-close after its queries (RFC 7766 6.2.4): answer them, then end
+    let ended = false;
     const client: Client = {
       transport: 'tcp',
       peer,
@@ -275,6 +278,10 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
           pump();
         });
       }
+      if (ended && pending === 0) {
+        sock.end();
+        return;
+      }
       // read on only while this connection keeps up: its queries answered and its answers taken
       const behind = pending >= TCP_MAX_PENDING || sock.writableLength > TCP_MAX_UNSENT || buf.length > TCP_MAX_QUERY + 2;
       if (behind) sock.pause();
@@ -285,6 +292,10 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
       pump();
     });
     sock.on('drain', pump);
+    sock.on('end', () => {
+      ended = true;
+      pump();
+    });
     sock.on('error', () => {
       // a reset client is just gone
     });
@@ -309,7 +320,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
       udp.close();
       return e as NodeJS.ErrnoException;
     }
-    const tcp = net.createServer({ pauseOnConnect: false }, onConnection);
+    const tcp = net.createServer({ allowHalfOpen: true }, onConnection);
     try {
       await new Promise<void>((resolve, reject) => {
         tcp.once('error', reject);
@@ -348,7 +359,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     close: async () => {
       if (closing) return;
       closing = true;
-      abort.abort();
+      for (const c of [...cancels]) c();
       for (const s of conns) s.destroy();
       await Promise.all([
         new Promise<void>((resolve) => udp.close(() => resolve())),

@@ -46,8 +46,21 @@ const RCODE_MASK = 0xf;
 
 export async function startAuthority(zone: Zone, o: { host?: string; delayMs?: number; log?: boolean } = {}): Promise<Authority> {
   const host = o.host ?? '127.0.0.1';
-  const udp = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
-  await new Promise<void>((resolve) => udp.bind(0, host, resolve));
+  // UDP and TCP on one port: bind UDP anywhere, then TCP on its port, again if that is taken
+  let udp!: dgram.Socket;
+  let tcp!: net.Server;
+  for (let attempt = 0; ; attempt++) {
+    udp = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+    await new Promise<void>((resolve) => udp.bind(0, host, resolve));
+    tcp = net.createServer((sock) => onConnection(sock));
+    const err = await new Promise<Error | null>((resolve) => {
+      tcp.once('error', resolve);
+      tcp.listen(udp.address().port, host, () => resolve(null));
+    });
+    if (!err) break;
+    udp.close();
+    if (attempt >= 20) throw err;
+  }
   const port = udp.address().port;
   const conns = new Set<net.Socket>();
   const timers = new Set<NodeJS.Timeout>();
@@ -106,7 +119,7 @@ export async function startAuthority(zone: Zone, o: { host?: string; delayMs?: n
   };
 
   udp.on('message', (raw, rinfo) => answer(raw, 'udp', rinfo.port, (b) => udp.send(b, rinfo.port, rinfo.address)));
-  const tcp = net.createServer((sock) => {
+  function onConnection(sock: net.Socket): void {
     conns.add(sock);
     sock.on('close', () => conns.delete(sock));
     sock.on('error', () => {});
@@ -125,7 +138,6 @@ export async function startAuthority(zone: Zone, o: { host?: string; delayMs?: n
         });
       }
     });
-  });
-  await new Promise<void>((resolve) => tcp.listen(port, host, resolve));
+  }
   return a;
 }

@@ -450,6 +450,8 @@ t.test('malformed queries: FORMERR or dropped, never a crash', async (t) => {
   t.equal((dnsPacket.decode((await udpRaw(port, axfr))!) as Decoded).rcode, 'REFUSED', 'AXFR: REFUSED');
   const odd = dnsPacket.encode({ id: 13, type: 'query', questions: [{ name: 'has space.example.com', type: 'A' }] });
   t.equal((dnsPacket.decode((await udpRaw(port, odd))!) as Decoded).rcode, 'FORMERR', 'a name that is not a host name: FORMERR');
+  const star = dnsPacket.encode({ id: 14, type: 'query', questions: [{ name: '*.example.com', type: 'A' }] });
+  t.equal((dnsPacket.decode((await udpRaw(port, star))!) as Decoded).rcode, 'FORMERR', 'a literal "*" label: FORMERR (never taken for a policy wildcard)');
   t.same(decided, [], 'decide never saw any of these');
   t.equal(auth.count, 0, 'nothing forwarded');
 
@@ -575,4 +577,44 @@ t.test('close() while a question is in flight', async (t) => {
   t.equal(stub.stats().inflight, 0);
   await stub.close();
   t.pass('close twice is fine');
+});
+
+t.test('one TCP connection pipelining 1000 queries: read no faster than it is answered', async (t) => {
+  const auth = await authority(t, (q) => ({ answers: [A(q.name, '192.0.2.9')] }), { delayMs: 20, log: false });
+  const { stub } = await stubFor(t, auth);
+  const c = await tcpConn(stub.tcpPort);
+  const N = 1000;
+  const frames: Buffer[] = [];
+  for (let i = 0; i < N; i++) {
+    const m = queryMsg(`p${i}.example.com`, 'A', { id: i });
+    const l = Buffer.alloc(2);
+    l.writeUInt16BE(m.length);
+    frames.push(l, m);
+  }
+  c.sendRaw(Buffer.concat(frames));
+  const ids = new Set<number>();
+  const rcodes = new Set<string>();
+  while (ids.size < N) {
+    const g = await c.next(5000);
+    if (!g) break;
+    ids.add(g.msg.id ?? -1);
+    rcodes.add(g.msg.rcode ?? '?');
+  }
+  t.equal(ids.size, N, 'every query answered');
+  t.same([...rcodes], ['NOERROR'], 'none refused for overload: the connection was read at its own pace');
+  t.ok(auth.peak <= 32, `at most 32 of its queries upstream at once (${auth.peak})`);
+  t.comment(`1000 pipelined: upstream concurrent peak ${auth.peak}, stub inflight peak ${stub.stats().inflightPeak}`);
+  c.close();
+});
+
+t.test('a TCP client that half-closes after its query still gets the answer', async (t) => {
+  const auth = await authority(t, (q) => ({ answers: [A(q.name, '192.0.2.8')] }), { delayMs: 50 });
+  const { stub } = await stubFor(t, auth);
+  const c = await tcpConn(stub.tcpPort);
+  c.send(queryMsg('half.example.com', 'A', { id: 61 }));
+  c.sock.end();
+  const g = await c.next();
+  t.equal(g?.msg.id, 61, 'answered after the half-close');
+  await c.next(500);
+  t.ok(c.closed, 'then the stub closes its side');
 });
