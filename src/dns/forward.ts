@@ -86,6 +86,11 @@ export function forward(
         finish(new ForwardError('bad_reply', `undecodable answer from ${up.host}:${up.port}: ${reply.message}`));
         return 'done';
       }
+      // a server that cannot parse a query may answer without its question (FORMERR, NOTIMP): a failure, not a spoof
+      if ((reply.questions ?? []).length === 0) {
+        finish(new ForwardError('bad_reply', `answer from ${up.host}:${up.port} without a question (rcode ${reply.rcode ?? '?'})`));
+        return 'done';
+      }
       if (!answersQuestion(reply, q)) return 'spoof';
       if (!tcp && reply.flag_tc) return 'tc';
       finish(null, { raw, reply, tcp });

@@ -17,6 +17,7 @@ import type * as dnsPacket from 'dns-packet';
 import { isQueryableName, normalizeName, registeredDomain } from './names';
 import { canonicalUpstream, forward, ForwardError, frame, type ForwardCounters } from './forward';
 import type { Upstream } from './upstream';
+import { parseIp, formatIp } from '../protocol/ip';
 import { clientOpt, decodeHeader, decodeMessage, errorResponse, extractAnswer, META_QTYPES, truncatedResponse, udpLimit, withId, type DnsAnswer, type ErrorRcode } from './wire';
 
 export { hostUpstream, type Upstream } from './upstream';
@@ -38,7 +39,7 @@ export interface DnsRefusal {
    * "_", so never a literal "*" label), dns/class (REFUSED: not IN),
    * dns/qtype (REFUSED: AXFR, IXFR and other meta types), dns/overload
    * (SERVFAIL: maxInflight reached), dns/upstream (SERVFAIL: upstream down,
-   * timed out or answered garbage), dns/answer (SERVFAIL: onAnswer rejected),
+   * timed out or answered garbage), dns/answer (SERVFAIL: onAnswer rejected or outlived answerTimeoutMs),
    * dns/decide (SERVFAIL: decide threw)
    */
   control: string;
@@ -63,6 +64,8 @@ export interface DnsStubOptions {
   onRefused(r: DnsRefusal): void;
   /** overall, a TCP retry included (default 2000) */
   upstreamTimeoutMs?: number;
+  /** how long onAnswer may take before the client is answered SERVFAIL (control dns/answer) and its inflight slot freed (default 10000) */
+  answerTimeoutMs?: number;
   /** questions forwarded or awaiting onAnswer at once (default 256) */
   maxInflight?: number;
   /** default 64 */
@@ -113,6 +116,7 @@ interface Client {
 export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
   const up = canonicalUpstream(o.upstream);
   const timeoutMs = o.upstreamTimeoutMs ?? 2000;
+  const answerTimeoutMs = o.answerTimeoutMs ?? 10_000;
   const maxInflight = o.maxInflight ?? 256;
   const maxTcp = o.maxTcpConnections ?? 64;
   const st: DnsStubStats = {
@@ -195,11 +199,19 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
         return fail('SERVFAIL', 'dns/upstream', `${qtype} for a name under ${where}: upstream ${why}`, name, qtype, q, !!opt);
       }
       const answer = extractAnswer(name, fwd.reply);
+      let timer: NodeJS.Timeout | undefined;
       try {
-        await o.onAnswer({ name, qtype }, answer, { ruleRef: verdict.ruleRef });
+        await Promise.race([
+          o.onAnswer({ name, qtype }, answer, { ruleRef: verdict.ruleRef }),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`onAnswer did not settle within ${answerTimeoutMs} ms`)), answerTimeoutMs);
+          }),
+        ]);
       } catch (e) {
         if (closing) return;
         return fail('SERVFAIL', 'dns/answer', `${qtype} for a name under ${where}: the answer was not admitted: ${e instanceof Error ? e.message : String(e)}`, name, qtype, q, !!opt);
+      } finally {
+        clearTimeout(timer);
       }
       if (closing) return;
       let out = withId(fwd.raw, h.id);
@@ -343,6 +355,12 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     else if (o.listen.port !== 0 || r.code !== 'EADDRINUSE' || i === BIND_ATTEMPTS - 1) throw r;
   }
   const { udp, tcp } = bound!;
+  const self = parseIp(o.listen.host);
+  if (self && formatIp(self.bytes) === up.host && udp.address().port === up.port) {
+    udp.close();
+    tcp.close();
+    throw new Error(`DNS upstream ${up.host}:${up.port} is the stub itself`);
+  }
   udp.on('message', onDatagram(udp));
   udp.on('error', () => {
     // a send error on an unconnected socket is one client's; keep serving

@@ -333,6 +333,46 @@ t.test('onAnswer rejecting: SERVFAIL, recorded', async (t) => {
   t.match(refused[0], { rcode: 'SERVFAIL', control: 'dns/answer', detail: /lease table full/ });
 });
 
+t.test('onAnswer that never settles: SERVFAIL after answerTimeoutMs, the slot freed', async (t) => {
+  const auth = await authority(t, (q) => ({ answers: [A(q.name, '192.0.2.1')] }));
+  const { stub, refused } = await stubFor(t, auth, { answerTimeoutMs: 200, onAnswer: () => new Promise<void>(() => {}) });
+  const t0 = Date.now();
+  const r = await udpQuery(stub.udpPort, 'api.example.com');
+  t.equal(r.msg.rcode, 'SERVFAIL');
+  t.ok(Date.now() - t0 >= 180, 'after the timeout');
+  t.match(refused[0], { control: 'dns/answer', detail: /did not settle within 200 ms/ });
+  t.equal(stub.stats().inflight, 0, 'the inflight slot is free again');
+});
+
+t.test('an upstream answer without a question is a failure at once; the stub as its own upstream is refused', async (t) => {
+  const probe = dgram.createSocket('udp4');
+  await new Promise<void>((r) => probe.bind(0, '127.0.0.1', r));
+  probe.on('message', (raw, rinfo) => {
+    const q = dnsPacket.decode(raw);
+    probe.send(dnsPacket.encode({ id: q.id, type: 'response', flags: 1 /* FORMERR */, questions: [] }), rinfo.port, rinfo.address);
+  });
+  t.teardown(() => probe.close());
+  const { stub, refused } = await stubFor(t, { port: probe.address().port }, { upstreamTimeoutMs: 5000 });
+  const t0 = Date.now();
+  const r = await udpQuery(stub.udpPort, 'api.example.com');
+  t.equal(r.msg.rcode, 'SERVFAIL');
+  t.ok(Date.now() - t0 < 1000, 'without waiting for the timeout');
+  t.match(refused[0], { control: 'dns/upstream', detail: /bad_reply: .*without a question/ });
+
+  const taken = dgram.createSocket('udp4');
+  await new Promise<void>((r) => taken.bind(0, '127.0.0.1', r));
+  const port = taken.address().port;
+  await new Promise<void>((r) => taken.close(() => r()));
+  await t.rejects(
+    startDnsStub({ listen: { host: '127.0.0.1', port }, upstream: { host: '127.0.0.1', port }, decide: allowAll, onAnswer: async () => {}, onRefused: () => {} }),
+    /is the stub itself/,
+  );
+  await t.rejects(
+    startDnsStub({ listen: { host: '127.0.0.1', port: 0 }, upstream: { host: 'dns.example', port: 53 }, decide: allowAll, onAnswer: async () => {}, onRefused: () => {} }),
+    /not an IP address/,
+  );
+});
+
 t.test('a truncated upstream answer is retried over TCP and the whole answer returned', async (t) => {
   const many = (name: string) => Array.from({ length: 40 }, (_, i) => A(name, `192.0.2.${i + 1}`));
   const auth = await authority(t, (q) => ({ tcOverUdp: true, answers: many(q.name) }));
