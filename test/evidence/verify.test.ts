@@ -146,7 +146,7 @@ t.test('verifyOperation combines the logs that exist', async (t) => {
   r = await verifyOperation(state, 'demo');
   t.ok(r.ok);
   t.same(r.logs.map((l) => [l.file, l.lines, l.ok]), [['faults.jsonl', 2, true], ['events.jsonl', 10, true]]);
-  t.same(r.missing, ['counters.jsonl']);
+  t.same(r.missing, ['counters.jsonl', 'calls.jsonl']);
 
   const log = await ChainedLog.open(path.join(dir, 'faults.jsonl'));
   await log.append({ kind: 'fault', fault_id: 'f-2' });
