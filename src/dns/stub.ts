@@ -39,8 +39,9 @@ export interface DnsRefusal {
    * "_", so never a literal "*" label), dns/class (REFUSED: not IN),
    * dns/qtype (REFUSED: AXFR, IXFR and other meta types), dns/overload
    * (SERVFAIL: maxInflight reached), dns/upstream (SERVFAIL: upstream down,
-   * timed out or answered garbage), dns/answer (SERVFAIL: onAnswer rejected or outlived answerTimeoutMs),
-   * dns/decide (SERVFAIL: decide threw)
+   * timed out or answered garbage), dns/answer (SERVFAIL: onAnswer rejected
+   * or outlived answerTimeoutMs), dns/decide (SERVFAIL: decide threw),
+   * dns/internal (a bug in the stub: that query is dropped, the stub serves on)
    */
   control: string;
   /** why; the stub's own details name the registered domain only, never the full name (decide's reason is passed as it is) */
