@@ -176,20 +176,12 @@ export class ControlServer {
   }
 
   async listen(): Promise<void> {
-    this.native = this.sock.open(this.o.ownerUid, this.o.cgroup, () => this.onReady());
+    this.native = this.sock.open(this.o.ownerUid, this.o.cgroup, (req) => this.serve(req));
   }
 
   async close(): Promise<void> {
     this.native = null;
     this.sock.close();
-  }
-
-  private onReady(): void {
-    const n = this.native;
-    if (!n) return;
-    for (const req of n.take()) {
-      this.serve(req).catch(() => this.native?.drop(req.id));
-    }
   }
 
   private answer(id: number, r: Reply, ticket?: number): void {

@@ -43,7 +43,7 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    this.native = this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, () => this.onReady());
+    this.native = this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) => this.serve(req));
   }
 
   /** first byte (accept, for a connection's first frame) → answer sent, so far (reset: start counting again) */
@@ -54,17 +54,6 @@ export class SupervisorServer {
   async close(): Promise<void> {
     this.native = null;
     this.sock.close();
-  }
-
-  private onReady(): void {
-    const n = this.native;
-    if (!n) return;
-    for (const req of n.take()) {
-      this.serve(req).catch(() => {
-        // nothing could be recorded (the log failed): say nothing, close
-        this.native?.drop(req.id);
-      });
-    }
   }
 
   /**

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { GenseeError } from '../errors';
 import { loadAddon } from '../addon';
-import type { NativeSupervisorServer } from '../addon';
+import type { NativeRequest, NativeSupervisorServer } from '../addon';
 import { cgroupRelPath } from '../cgroup';
 
 /** Remove a stale socket from a killed process; refuse anything else at the path. */
@@ -65,10 +65,20 @@ export class ServedSocket {
 
   constructor(private readonly socketPath: string) {}
 
-  /** Listen (0600, owned by ownerUid); onReady runs when requests wait in take(). */
-  open(ownerUid: number, cgroup: string, onReady: () => void): NativeSupervisorServer {
+  /**
+   * Listen (0600, owned by ownerUid); each request (a frame or a refusal)
+   * goes to serve, in arrival order. A request serve could not finish
+   * (nothing could be recorded: the log failed) is dropped: its connection
+   * is closed with nothing said.
+   */
+  open(ownerUid: number, cgroup: string, serve: (req: NativeRequest) => Promise<void>): NativeSupervisorServer {
     const addon = loadAddon();
     const fd = listenPrivateFd(this.socketPath, ownerUid);
+    const onReady = () => {
+      const n = this.native;
+      if (!n) return;
+      for (const req of n.take()) serve(req).catch(() => this.native?.drop(req.id));
+    };
     try {
       this.native = new addon.SupervisorServer(fd, ownerUid, cgroupRelPath(cgroup), onReady);
     } catch (e) {
