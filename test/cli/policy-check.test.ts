@@ -19,6 +19,8 @@ function write(dir: string, name: string, body: unknown): string {
   return f;
 }
 
+// The library test's bad policy (test/protocol/policy-host.test.ts), restated
+// on purpose: the CLI must print every one of its problems.
 const BAD = {
   schema: 1,
   grants: [{ network: { protocol: 'tcp', host: 'Bücher.example', port: 443 } }],
