@@ -66,7 +66,7 @@ const USAGE = `usage: gensee <command> [options]
   hooks attach|detach   attach the eBPF boundary to a cgroup / remove it
   lease add|rm|ls       exact leases in the kernel map
   counters              what crossed the boundary: counters.jsonl summary and live kernel counters
-  policy apply          hand a new policy to the running supervisor (a new generation)
+  policy apply|check    hand a new policy to the running supervisor (a new generation) / list every error in a policy file
   supervise             attach to a cgroup and serve the resolver on its socket
   run -- CMD            run CMD inside a new operation: hooks, resolver, seccomp pause
   run fault             submit a fault (JSON) to a supervisor socket, print the resolution
@@ -74,7 +74,7 @@ const USAGE = `usage: gensee <command> [options]
   status                operation, its condition (resolver_gone?), generation, live leases, totals
   ls                    every operation: condition, resolver, hooks, workload identity
   stop                  end an operation: kill its cgroup, then remove hooks and pins, record the stop
-  verify                check the evidence hash chains and fault/resolution pairing
+  verify                check the evidence hash chains (faults, counters, events, calls) and fault/resolution pairing
   watch                 the watchdog: a workload's events + the boundary → nudges, attention
   events                boundary events and attention (events.jsonl); --follow the live stream
   executor call|recover run a tool call through the executor (keyed writes); recover crashed calls
