@@ -18,6 +18,8 @@ import * as path from 'node:path';
 import * as dnsPacket from 'dns-packet';
 import { PACKAGE_ROOT } from '../../src/addon';
 import { opDir } from '../../src/state/operation';
+import { findCgroup2Mount, killCgroupAndWait, removeEmptyCgroup } from '../../src/cgroup';
+import { detachHooks } from '../../src/dataplane';
 import { requireKernel, uniqueName, freePort, tcpServer, waitFor, GENSEE_BIN, PROBE } from '../helpers/kernel';
 import { shortStateDir, jsonlLines, type LogLine } from '../helpers/supervisor';
 import { gensee, Proc } from '../helpers/gensee';
@@ -89,7 +91,24 @@ function startRun(t: T, prefix: string, policy: object, upstream: string, cmd: s
   const file = path.join(st, 'policy.json');
   fs.writeFileSync(file, JSON.stringify({ ...DEFAULT_POLICY, ...policy }));
   const proc = new Proc(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', file, '--json', '--dns-upstream', upstream, '--', ...cmd]);
-  t.teardown(() => proc.end());
+  t.teardown(async () => {
+    if (!proc.running) return;
+    // killed mid-way (the test failed or timed out): gensee run leaves its
+    // hooks pinned, failing closed; the workload dies first, then they come off
+    await proc.end();
+    const cg = path.join(findCgroup2Mount(), 'gensee', op);
+    await killCgroupAndWait(cg).catch(() => undefined);
+    try {
+      detachHooks(op);
+    } catch {
+      /* never attached */
+    }
+    try {
+      removeEmptyCgroup(cg);
+    } catch {
+      /* left for the operator: not empty */
+    }
+  });
   return { proc, op, st, dir: opDir(st, op) };
 }
 
