@@ -67,14 +67,6 @@ $(FLOOR): bench/floor.c
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
 
-# the pause bench's floor: a minimal C seccomp notify supervisor (fast path;
-# --slow adds the resolver's socket exchange + fdatasync and the lease put)
-NOTIFY_FLOOR := obj/gs-notify-floor
-$(NOTIFY_FLOOR): bench/notify-floor.c $(BPF_HDR)
-	@mkdir -p obj
-	@echo "  CC      $@"
-	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -lbpf -lpthread
-
 LAUNCHER := obj/gensee-exec
 LAUNCHER_SRC := $(wildcard launcher/*.c launcher/*.h)
 $(LAUNCHER): $(LAUNCHER_SRC) $(SETUP_STAMP)
@@ -88,7 +80,7 @@ $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	$(Q)if [ -d src/gen ]; then mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/ 2>/dev/null || true; fi
 	@touch $@
 
-build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(TSC_STAMP)
+build: $(ADDON) $(PROBE) $(FLOOR) $(LAUNCHER) $(TSC_STAMP)
 
 typecheck: $(SETUP_STAMP)
 	$(Q)$(TSC) --noEmit -p tsconfig.json
