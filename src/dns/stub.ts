@@ -349,6 +349,10 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     }
     return { udp, tcp };
   };
+  // the stub as its own upstream would forward each question to itself
+  const self = parseIp(o.listen.host);
+  const isSelf = (port: number): boolean => self !== null && formatIp(self.bytes) === up.host && port === up.port;
+  if (o.listen.port !== 0 && isSelf(o.listen.port)) throw new Error(`DNS upstream ${up.host}:${up.port} is the stub itself`);
   let bound: { udp: dgram.Socket; tcp: net.Server } | undefined;
   for (let i = 0; i < (o.listen.port === 0 ? BIND_ATTEMPTS : 1) && !bound; i++) {
     const r = await bindOnce(o.listen.port);
@@ -356,8 +360,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     else if (o.listen.port !== 0 || r.code !== 'EADDRINUSE' || i === BIND_ATTEMPTS - 1) throw r;
   }
   const { udp, tcp } = bound!;
-  const self = parseIp(o.listen.host);
-  if (self && formatIp(self.bytes) === up.host && udp.address().port === up.port) {
+  if (isSelf(udp.address().port)) {
     udp.close();
     tcp.close();
     throw new Error(`DNS upstream ${up.host}:${up.port} is the stub itself`);
