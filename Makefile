@@ -67,6 +67,14 @@ $(FLOOR): bench/floor.c
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
 
+# the pause bench's floor: a minimal C seccomp notify supervisor (fast path;
+# --slow adds the resolver's socket exchange + fdatasync and the lease put)
+NOTIFY_FLOOR := obj/gs-notify-floor
+$(NOTIFY_FLOOR): bench/notify-floor.c $(BPF_HDR)
+	@mkdir -p obj
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -lbpf -lpthread
+
 LAUNCHER := obj/gensee-exec
 LAUNCHER_SRC := $(wildcard launcher/*.c launcher/*.h)
 $(LAUNCHER): $(LAUNCHER_SRC) $(SETUP_STAMP)
@@ -80,7 +88,7 @@ $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	$(Q)if [ -d src/gen ]; then mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/ 2>/dev/null || true; fi
 	@touch $@
 
-build: $(ADDON) $(PROBE) $(FLOOR) $(LAUNCHER) $(TSC_STAMP)
+build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(TSC_STAMP)
 
 typecheck: $(SETUP_STAMP)
 	$(Q)$(TSC) --noEmit -p tsconfig.json
@@ -123,6 +131,12 @@ bench: build
 	$(Q)node dist/bench/run.js
 	$(Q)node dist/bench/events.js
 	$(Q)node dist/bench/dns.js
+
+# memory and tail under a long run (issue 15): a 10-minute, 8-client soak
+# against a short run's p99; GENSEE_SOAK_SECONDS to change its length
+.PHONY: soak-bench
+soak-bench: build
+	$(Q)node dist/bench/soak.js
 
 clean:
 	$(Q)rm -rf obj dist build .tap

@@ -13,7 +13,13 @@
 // disk and the socket round trip, which no resolver can go under while the
 // resolution must be durable before the answer.
 //
-//   gs-floor DIR CLIENTS TOTAL
+// With --intent, the server first appends a lease_intent-sized line per
+// request (~300 bytes) and fdatasyncs it (group commit) before the two lines
+// and their own fdatasync: gensee's rule that a lease_intent is durable
+// before its lease enters the kernel, and the resolution durable before the
+// answer, makes that two dependent fdatasyncs per retry_after_lease batch.
+//
+//   gs-floor DIR CLIENTS TOTAL [--intent]
 // prints one JSON line: {"clients","n","fps","p50_ns","p99_ns","syncs"}
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +39,7 @@
 #define BODY 150
 #define ANSWER 120
 #define LINE 462
+#define INTENT_LINE 300
 #define MAX_BATCH 256
 
 static struct sockaddr_un addr;
@@ -84,8 +91,9 @@ static void *client_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: gs-floor DIR CLIENTS TOTAL\n");
+	int intent = argc == 5 && !strcmp(argv[4], "--intent");
+	if (argc != 4 && !intent) {
+		fprintf(stderr, "usage: gs-floor DIR CLIENTS TOTAL [--intent]\n");
 		return 2;
 	}
 	const char *dir = argv[1];
@@ -123,10 +131,12 @@ int main(int argc, char **argv)
 			die("pthread_create");
 
 	/* the server: this thread; everything pending is one batch, one fdatasync */
-	char line[2 * LINE];
+	char line[2 * LINE], iline[INTENT_LINE];
 	uint8_t answer[ANSWER];
 	int batch[MAX_BATCH];
 	long served = 0, syncs = 0;
+	memset(iline, 'i', sizeof(iline));
+	iline[INTENT_LINE - 1] = '\n';
 	memset(line, 'x', sizeof(line));
 	line[LINE - 1] = line[2 * LINE - 1] = '\n';
 	memset(answer, 'r', sizeof(answer));
@@ -155,9 +165,20 @@ int main(int argc, char **argv)
 			uint32_t len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
 			if (len > sizeof(body) || read_full(c, body, len))
 				die("read body");
-			if (write(log, line, sizeof(line)) != (ssize_t)sizeof(line))
+			if (intent && write(log, iline, sizeof(iline)) != (ssize_t)sizeof(iline))
+				die("write log");
+			if (!intent && write(log, line, sizeof(line)) != (ssize_t)sizeof(line))
 				die("write log");
 			batch[n++] = c;
+		}
+		if (intent) {
+			/* the intents durable (the leases would go in here), then the resolutions */
+			if (fdatasync(log))
+				die("fdatasync");
+			syncs++;
+			for (int i = 0; i < n; i++)
+				if (write(log, line, sizeof(line)) != (ssize_t)sizeof(line))
+					die("write log");
 		}
 		if (fdatasync(log))
 			die("fdatasync");

@@ -30,8 +30,9 @@ export function percentile(xs: number[], p: number): number {
 /** A new cgroup `${prefix}-<pid>-<time>` (its name is returned) holding one
  * sleeping process, the workload a bench's faults name; a new state
  * directory (mkdtemp of stPrefix) with policy written to policyFile in it. */
+let benchOps = 0;
 export function benchOperation(prefix: string, stPrefix: string, policyFile: string, policy: object): { name: string; cg: string; st: string; policy: string; wl: ChildProcess } {
-  const name = `${prefix}-${process.pid}-${Date.now().toString(36)}`;
+  const name = `${prefix}-${process.pid}-${Date.now().toString(36)}-${benchOps++}`;
   const cg = path.join(findCgroup2Mount(), name);
   const st = fs.mkdtempSync(stPrefix);
   fs.mkdirSync(cg);
@@ -39,6 +40,15 @@ export function benchOperation(prefix: string, stPrefix: string, policyFile: str
   fs.writeFileSync(file, JSON.stringify(policy));
   const wl = spawn('sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep 600`], { stdio: 'ignore' });
   return { name, cg, st, policy: file, wl };
+}
+
+/** until the workload of benchOperation is in its cgroup (a fault must name a process that is there) */
+export async function workloadJoined(cg: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (fs.readFileSync(path.join(cg, 'cgroup.procs'), 'utf8').trim()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`bench: the workload never joined ${cg}`);
 }
 
 /** node flags for a supervisor a bench starts (GENSEE_BENCH_NODE_ARGS, e.g. "--cpu-prof") */
@@ -108,4 +118,13 @@ export function print(title: string, header: string[], rows: (string | number)[]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)) + 2);
   process.stdout.write(`\n== ${title}\n${row(header, widths)}\n`);
   for (const r of rows) process.stdout.write(row(r, widths) + '\n');
+}
+
+/** min-max of per-round ratios, e.g. "1.21-1.40x" */
+export function spread(ratios: number[]): string {
+  return `${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}x`;
+}
+
+export function verdict(met: boolean): string {
+  return met ? 'MET' : 'NOT MET';
 }
