@@ -31,14 +31,14 @@ export function percentile(xs: number[], p: number): number {
  * sleeping process, the workload a bench's faults name; a new state
  * directory (mkdtemp of stPrefix) with policy written to policyFile in it. */
 let benchOps = 0;
-export function benchOperation(prefix: string, stPrefix: string, policyFile: string, policy: object): { name: string; cg: string; st: string; policy: string; wl: ChildProcess } {
+export function benchOperation(prefix: string, stPrefix: string, policyFile: string, policy: object, sleepS = 600): { name: string; cg: string; st: string; policy: string; wl: ChildProcess } {
   const name = `${prefix}-${process.pid}-${Date.now().toString(36)}-${benchOps++}`;
   const cg = path.join(findCgroup2Mount(), name);
   const st = fs.mkdtempSync(stPrefix);
   fs.mkdirSync(cg);
   const file = path.join(st, policyFile);
   fs.writeFileSync(file, JSON.stringify(policy));
-  const wl = spawn('sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep 600`], { stdio: 'ignore' });
+  const wl = spawn('sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep ${sleepS}`], { stdio: 'ignore' });
   return { name, cg, st, policy: file, wl };
 }
 
