@@ -135,9 +135,20 @@ export function cgroupPopulated(cgroupPath: string): boolean {
 export async function killCgroupAndWait(cgroupPath: string, timeoutMs: number = CGROUP_KILL_TIMEOUT_MS): Promise<void> {
   const cg = path.resolve(cgroupPath);
   if (!fs.existsSync(cg)) return;
-  if (!isCgroup2Dir(cg)) throw new GenseeError('E_NOT_CGROUP2', `${cg} is not a cgroup v2 directory: refusing to kill it`);
-  if (fs.realpathSync(cg) === fs.realpathSync(findCgroup2Mount())) throw new GenseeError('E_NOT_CGROUP2', `${cg} is the cgroup2 root: refusing to kill the whole host`);
-  if (pidInCgroupTree(process.pid, fs.realpathSync(cg))) throw new GenseeError('E_NOT_CGROUP2', `${cg} contains this process (pid ${process.pid}): refusing to kill it`);
+  // the cgroup's owner (runc, say) may remove it at any moment: gone is empty
+  let real: string;
+  try {
+    real = fs.realpathSync(cg);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  if (!isCgroup2Dir(cg)) {
+    if (!fs.existsSync(cg)) return;
+    throw new GenseeError('E_NOT_CGROUP2', `${cg} is not a cgroup v2 directory: refusing to kill it`);
+  }
+  if (real === fs.realpathSync(findCgroup2Mount())) throw new GenseeError('E_NOT_CGROUP2', `${cg} is the cgroup2 root: refusing to kill the whole host`);
+  if (pidInCgroupTree(process.pid, real)) throw new GenseeError('E_NOT_CGROUP2', `${cg} contains this process (pid ${process.pid}): refusing to kill it`);
   const deadline = Date.now() + timeoutMs;
   let lastKill = -Infinity;
   while (cgroupPopulated(cg)) {
