@@ -26,14 +26,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { spawn, ChildProcess } from 'node:child_process';
-import { removeCgroup } from '../src/cgroup';
-import { detachHooks } from '../src/dataplane';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, opDir, readKey } from '../src/state/operation';
 import { connectEvents, EventClient } from '../src/events/client';
 import { readToken } from '../src/events/token';
 import type { Fault } from '../src/protocol/types';
-import { benchFault, benchNodeArgs, benchOperation, encodeFaults, median, percentile, print, submitTimed } from './util';
+import { benchFault, benchNodeArgs, benchOperation, disposeBenchOperation, encodeFaults, median, percentile, print, submitTimed } from './util';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 /** target: events on keep at least this share of the deny path's throughput */
@@ -266,14 +264,7 @@ export async function benchEvents(opts: { clients: number; n: number; rounds: nu
         await exited;
       }
     }
-    wl.kill('SIGKILL');
-    try {
-      detachHooks(op);
-    } catch {
-      /* the supervisor detached them on stop */
-    }
-    removeCgroup(cg);
-    fs.rmSync(st, { recursive: true, force: true });
+    disposeBenchOperation({ name: op, cg, st, wl });
   }
 }
 

@@ -13,12 +13,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/addon';
-import { removeCgroup } from '../src/cgroup';
-import { detachHooks } from '../src/dataplane';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, readKey } from '../src/state/operation';
 import type { Fault } from '../src/protocol/types';
-import { benchFault, benchNodeArgs, benchOperation, encodeFaults, execJson, median, percentile, print, spread, submitTimed, verdict, workloadJoined } from './util';
+import { benchFault, benchNodeArgs, benchOperation, disposeBenchOperation, encodeFaults, execJson, median, percentile, print, spread, submitTimed, verdict, workloadJoined } from './util';
 
 const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const FLOOR = path.join(PACKAGE_ROOT, 'obj', 'gs-floor');
@@ -117,14 +115,7 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
         sup.kill('SIGTERM');
         await exited;
       }
-      wl.kill('SIGKILL');
-      try {
-        detachHooks(op);
-      } catch {
-        /* best effort: --detach-on-exit did it */
-      }
-      removeCgroup(cg);
-      fs.rmSync(st, { recursive: true, force: true });
+      disposeBenchOperation({ name: op, cg, st, wl });
     }
   };
 

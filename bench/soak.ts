@@ -17,13 +17,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/addon';
-import { removeCgroup } from '../src/cgroup';
-import { detachHooks } from '../src/dataplane';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, readKey } from '../src/state/operation';
 import { encodeFault } from '../src/protocol/codec';
 import { submitFault } from '../src/resolver/client';
-import { benchFault, benchNodeArgs, benchOperation, percentile, print, verdict, workloadJoined } from './util';
+import { benchFault, benchNodeArgs, benchOperation, disposeBenchOperation, percentile, print, verdict, workloadJoined } from './util';
 
 const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const CLIENTS = 8;
@@ -152,14 +150,7 @@ async function soak(seconds: number, label: string): Promise<{ windows: Window[]
       sup.kill('SIGTERM');
       await exited;
     }
-    wl.kill('SIGKILL');
-    try {
-      detachHooks(op);
-    } catch {
-      /* --detach-on-exit did it */
-    }
-    removeCgroup(cg);
-    fs.rmSync(st, { recursive: true, force: true });
+    disposeBenchOperation({ name: op, cg, st, wl });
   }
 }
 

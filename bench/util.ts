@@ -2,7 +2,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile, spawn, ChildProcess } from 'node:child_process';
-import { findCgroup2Mount } from '../src/cgroup';
+import { findCgroup2Mount, removeCgroup } from '../src/cgroup';
+import { detachHooks } from '../src/dataplane';
 import { encodeFault } from '../src/protocol/codec';
 import { submitFault, SubmitOptions } from '../src/resolver/client';
 import type { Fault, Resolution } from '../src/protocol/types';
@@ -40,6 +41,22 @@ export function benchOperation(prefix: string, stPrefix: string, policyFile: str
   fs.writeFileSync(file, JSON.stringify(policy));
   const wl = spawn('sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep ${sleepS}`], { stdio: 'ignore' });
   return { name, cg, st, policy: file, wl };
+}
+
+/**
+ * Undo benchOperation once its supervisor is gone: the workload killed,
+ * the hooks detached (if a --detach-on-exit supervisor did not), the cgroup
+ * and the state directory removed.
+ */
+export function disposeBenchOperation(o: { name: string; cg: string; st: string; wl: ChildProcess }): void {
+  o.wl.kill('SIGKILL');
+  try {
+    detachHooks(o.name);
+  } catch {
+    /* the supervisor detached them on stop */
+  }
+  removeCgroup(o.cg);
+  fs.rmSync(o.st, { recursive: true, force: true });
 }
 
 /** until the workload of benchOperation is in its cgroup (a fault must name a process that is there) */
