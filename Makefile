@@ -62,7 +62,7 @@ $(PROBE): $(PROBE_SRC) $(BPF_HDR)
 
 # the bench's baseline for the resolver: the socket exchange + fdatasync alone
 FLOOR := obj/gs-floor
-$(FLOOR): bench/floor.c
+$(FLOOR): bench/floor.c bench/floor_io.h
 	@mkdir -p obj
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
@@ -70,7 +70,7 @@ $(FLOOR): bench/floor.c
 # the pause bench's floor: a minimal C seccomp notify supervisor (fast path;
 # --slow adds the resolver's socket exchange + fdatasync and the lease put)
 NOTIFY_FLOOR := obj/gs-notify-floor
-$(NOTIFY_FLOOR): bench/notify-floor.c $(BPF_HDR)
+$(NOTIFY_FLOOR): bench/notify-floor.c bench/floor_io.h $(BPF_HDR)
 	@mkdir -p obj
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -lbpf -lpthread

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "../test/probe/common.h"
+#include "floor_io.h"
 
 #define BODY 150
 #define ANSWER 120
@@ -45,21 +46,6 @@
 static struct sockaddr_un addr;
 static int per_client;
 static uint64_t *lat;
-
-static int read_full(int fd, void *buf, size_t len)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		ssize_t n = read(fd, (char *)buf + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		off += (size_t)n;
-	}
-	return 0;
-}
 
 static void die(const char *what)
 {

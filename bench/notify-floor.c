@@ -54,6 +54,7 @@
 #include <bpf/bpf.h>
 
 #include "gensee_abi.h"
+#include "floor_io.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
@@ -77,36 +78,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "gs-notify-floor: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static int read_full(int fd, void *buf, size_t len)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		ssize_t n = read(fd, (char *)buf + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		off += (size_t)n;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		ssize_t n = write(fd, (const char *)buf + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		off += (size_t)n;
-	}
-	return 0;
 }
 
 /* ---- the resolver's floor: frames in, evidence durable, answers out ----- */
