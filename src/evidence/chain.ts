@@ -253,6 +253,9 @@ export class ChainedLog {
     this.tornInfo = { line, bytes, record_seq: line + 1 };
   }
 
+  /** the text of the line encode() built last, without its newline (what onLine is told) */
+  private lastText = '';
+
   /** Build the next line and advance the chain. Throws before advancing on bad input. */
   private encode(fields: LogFields): Buffer {
     if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) {
@@ -273,6 +276,7 @@ export class ChainedLog {
     const buf = Buffer.from(text, 'utf8');
     this.seqNo = seq;
     this.prevHash = sha256Hex(buf.subarray(0, buf.length - 1));
+    if (this.onLine) this.lastText = text.slice(0, -1);
     return buf;
   }
 
@@ -296,7 +300,7 @@ export class ChainedLog {
       this.fail(e);
       throw e;
     }
-    this.onLine?.(this.seqNo, buf.toString('utf8', 0, buf.length - 1));
+    this.onLine?.(this.seqNo, this.lastText);
     return ticket;
   }
 
