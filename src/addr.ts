@@ -83,7 +83,11 @@ export function parseDestination(protocol: string, dest: string): Tuple {
   return { family: a.family, protocol: proto, address: a.address, port: parsePort(port) };
 }
 
+/** host:port, [v6]:port */
+export function formatEndpoint(t: Pick<Tuple, 'family' | 'address' | 'port'>): string {
+  return t.family === 'ipv6' ? `[${t.address}]:${t.port}` : `${t.address}:${t.port}`;
+}
+
 export function formatTuple(t: Tuple): string {
-  const host = t.family === 'ipv6' ? `[${t.address}]` : t.address;
-  return `${t.protocol} ${host}:${t.port}`;
+  return `${t.protocol} ${formatEndpoint(t)}`;
 }

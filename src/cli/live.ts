@@ -3,6 +3,7 @@
 import type { ResolvedEvent, FaultContext } from '../resolver/resolver';
 import { resolutionToJson, faultToJson } from '../protocol/json';
 import { effectType } from '../protocol/types';
+import { formatTuple } from '../addr';
 
 const tty = process.stdout.isTTY === true;
 const c = (code: number, s: string) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
@@ -13,7 +14,7 @@ export function formatResolved(e: ResolvedEvent, json: boolean): string {
   const t = effectType(f.effect);
   const what =
     t === 'network' && f.effect.network
-      ? `${f.effect.network.protocol} ${f.effect.network.family === 'ipv6' ? `[${f.effect.network.address}]` : f.effect.network.address}:${f.effect.network.port}`
+      ? formatTuple(f.effect.network)
       : t;
   const who = f.subject.process ? `pid ${f.subject.process.pid}` : `peer ${f.subject.peer?.address}`;
   const r = e.resolution;

@@ -15,7 +15,7 @@
 // also counted per destination in counters.jsonl (CounterRecorder.countRefusal).
 import type { FaultEvent } from '../abi';
 import { bootNs } from '../dataplane';
-import type { Tuple } from '../addr';
+import { formatEndpoint, type Tuple } from '../addr';
 import type { Fault, Resolution } from '../protocol/types';
 import { effectType } from '../protocol/types';
 import type { FaultContext, Resolver, ResolvedEvent } from '../resolver/resolver';
@@ -27,11 +27,6 @@ const VERDICT_WORDS: Record<string, string> = {
   exhausted: 'with a used-up lease',
 };
 
-/** host:port or [v6]:port of a network effect */
-export function targetOf(t: Pick<Tuple, 'family' | 'address' | 'port'>): string {
-  return t.family === 'ipv6' ? `[${t.address}]:${t.port}` : `${t.address}:${t.port}`;
-}
-
 function verb(hook: string, protocol: string): string {
   return hook.startsWith('sendmsg') || protocol === 'udp' ? 'send' : 'connect';
 }
@@ -39,7 +34,7 @@ function verb(hook: string, protocol: string): string {
 /** the target a fault names, when its effect names one */
 function faultTarget(f: Fault): string | undefined {
   const n = f.effect.network;
-  if (n) return targetOf(n);
+  if (n) return formatEndpoint(n);
   const inner: unknown = Object.values(f.effect).find((v) => v !== undefined && v !== null);
   if (typeof inner !== 'object' || inner === null) return undefined;
   for (const k of ['path', 'target', 'name']) {
@@ -58,7 +53,7 @@ function who(f: Fault): string {
 
 function faultWhat(f: Fault): string {
   const n = f.effect.network;
-  if (n) return `${n.protocol} ${n.protocol === 'udp' ? 'send' : 'connect'} to ${targetOf(n)}`;
+  if (n) return `${n.protocol} ${n.protocol === 'udp' ? 'send' : 'connect'} to ${formatEndpoint(n)}`;
   return `${effectType(f.effect)} effect`;
 }
 
@@ -160,8 +155,8 @@ export function reportHookDenial(events: EventLog, ev: FaultEvent, faultId: stri
   events.boundary({
     kind: 'egress_denied',
     control: `ebpf/${ev.hook || 'unknown'}`,
-    detail: `${t.protocol} ${verb(ev.hook, t.protocol)} to ${targetOf(t)} by pid ${ev.tgid}${tool ? ` (tool ${tool.tool_id}, call ${tool.call_id})` : ''} ${VERDICT_WORDS[ev.reason] ?? ev.reason}`,
-    target: targetOf(t),
+    detail: `${t.protocol} ${verb(ev.hook, t.protocol)} to ${formatEndpoint(t)} by pid ${ev.tgid}${tool ? ` (tool ${tool.tool_id}, call ${tool.call_id})` : ''} ${VERDICT_WORDS[ev.reason] ?? ev.reason}`,
+    target: formatEndpoint(t),
     fault_id: faultId,
     tool_id: tool?.tool_id,
     // when the hook decided: its CLOCK_BOOTTIME stamp, on the wall clock
