@@ -5,11 +5,11 @@ import { DataPlane, Lease, bootNs, leaseDestination } from '../dataplane';
 import { leaseExpired } from '../abi';
 import { GenseeError } from '../errors';
 import * as path from 'node:path';
-import { openOperation, opDir, readKey, resolveStateDir, OperationRecord } from '../state/operation';
+import { openOperation, opDir, resolveStateDir, OperationRecord } from '../state/operation';
 import { LeaseRecord, findLease, withLease, readNetwork, withoutLease, updateNetwork, withGeneration } from '../state/network';
 import { ChainedLog } from '../evidence/chain';
 import { readStartTimeTicks } from '../resolver/subject';
-import { CONTROL_SOCKET, controlRequest } from '../counters/control';
+import { controlRequestTo } from '../counters/control';
 import type { Tuple } from '../addr';
 
 /**
@@ -49,15 +49,14 @@ async function viaSupervisor(
   if (generation !== null) {
     throw new GenseeError('E_USAGE', `--generation: operation ${op} has a running supervisor, which numbers its own generations; leave it out`);
   }
-  const key = await readKey(k.stateDir, op);
-  return controlRequest({
-    socketPath: path.join(opDir(k.stateDir, op), CONTROL_SOCKET),
-    key,
-    resolver: k.rec.resolver!,
-    request: add
+  return controlRequestTo(
+    k.stateDir,
+    op,
+    add
       ? { schema: 1, command: 'lease_add', protocol: t.protocol, address: t.address, port: t.port, ...add }
       : { schema: 1, command: 'lease_rm', protocol: t.protocol, address: t.address, port: t.port },
-  });
+    k.rec,
+  );
 }
 
 /** the lease as a faults.jsonl line names it */

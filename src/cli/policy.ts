@@ -18,8 +18,8 @@ import { GenseeError, isErrno } from '../errors';
 import { POLICY_MAX_BYTES } from '../supervisor';
 import { readFileNoFollow } from '../state/fsutil';
 import { checkPolicy, parsePolicy, type Problem } from '../protocol/json';
-import { openOperation, opDir, readKey, resolveStateDir } from '../state/operation';
-import { CONTROL_SOCKET, controlRequest } from '../counters/control';
+import { openOperation, resolveStateDir } from '../state/operation';
+import { controlRequestTo } from '../counters/control';
 
 export const usage = 'usage: gensee policy apply --op ID FILE [--json]\n       gensee policy check FILE [--json]';
 
@@ -77,13 +77,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const rec = await openOperation(stateDir, op);
   if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}`, 1);
-  const key = await readKey(stateDir, op);
-  const r = await controlRequest({
-    socketPath: path.join(opDir(stateDir, op), CONTROL_SOCKET),
-    key,
-    resolver: rec.resolver,
-    request: { schema: 1, command: 'policy_apply', policy_text: text },
-  });
+  const r = await controlRequestTo(stateDir, op, { schema: 1, command: 'policy_apply', policy_text: text }, rec);
   if (values.flags.has('json')) out(JSON.stringify(r));
   else out(`policy applied to ${op}: generation ${String(r.generation)} (${String(r.retagged)} leases moved to it, ${String(r.carried)} kept, ${String(r.revoked)} revoked)`);
   return 0;

@@ -28,7 +28,8 @@ import { policyHash } from '../protocol/json';
 import { gensee } from '../gen/control';
 import type { Resolver, PeerInfo } from '../resolver/resolver';
 import { ServedSocket, fdOf } from '../resolver/unixsock';
-import type { ResolverIdentity } from '../state/operation';
+import { openOperation, opDir, readKey, type OperationRecord, type ResolverIdentity } from '../state/operation';
+import * as path from 'node:path';
 import { readStartTimeTicks } from '../resolver/subject';
 import type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
 
@@ -219,6 +220,15 @@ export class ControlServer {
       this.answer(req.id, { ok: false, code, error: (e as Error).message });
     }
   }
+}
+
+/**
+ * controlRequest to the running supervisor of operation `op` in stateDir:
+ * its socket, key and resolver identity (rec: the record already read).
+ */
+export async function controlRequestTo(stateDir: string, op: string, request: ControlRequest, rec?: OperationRecord): Promise<Record<string, unknown>> {
+  const r = rec ?? (await openOperation(stateDir, op));
+  return controlRequest({ socketPath: path.join(opDir(stateDir, op), CONTROL_SOCKET), key: await readKey(stateDir, op), resolver: r.resolver, request });
 }
 
 /**

@@ -1,9 +1,7 @@
 // How `gensee watch` puts its findings into events.jsonl: the supervisor is
 // the one writer of that log, so attention goes to it over control.sock
 // (authenticated both ways, like `gensee lease add`).
-import * as path from 'node:path';
-import { CONTROL_SOCKET, controlRequest } from '../counters/control';
-import { openOperation, opDir, readKey } from '../state/operation';
+import { controlRequestTo } from '../counters/control';
 import type { ClearedBy, Signature } from './types';
 
 export interface AttentionReport {
@@ -16,20 +14,14 @@ export interface AttentionReport {
   refs?: string[];
 }
 
-async function send(stateDir: string, op: string, request: Parameters<typeof controlRequest>[0]['request']): Promise<Record<string, unknown>> {
-  const rec = await openOperation(stateDir, op);
-  const key = await readKey(stateDir, op);
-  return controlRequest({ socketPath: path.join(opDir(stateDir, op), CONTROL_SOCKET), key, resolver: rec.resolver, request });
-}
-
 /** Raise attention; resolves to the attention line's seq in events.jsonl. */
 export async function reportAttention(stateDir: string, op: string, a: AttentionReport): Promise<number> {
-  const r = await send(stateDir, op, { schema: 1, command: 'attention_raise', signature: a.signature, detail: a.detail, evidence: a.evidence, refs: a.refs ?? [] });
+  const r = await controlRequestTo(stateDir, op, { schema: 1, command: 'attention_raise', signature: a.signature, detail: a.detail, evidence: a.evidence, refs: a.refs ?? [] });
   return Number(r.seq ?? 0);
 }
 
 /** Clear the attention in force (a person's message); resolves to the attention_cleared line's seq, 0 when none was in force. */
 export async function clearAttention(stateDir: string, op: string, by: Extract<ClearedBy, 'person_message'> = 'person_message'): Promise<number> {
-  const r = await send(stateDir, op, { schema: 1, command: 'attention_clear', by });
+  const r = await controlRequestTo(stateDir, op, { schema: 1, command: 'attention_clear', by });
   return Number(r.seq ?? 0);
 }

@@ -1,23 +1,14 @@
 // How the executor puts what it saw into the operation's records: the
 // supervisor is the one writer of faults.jsonl and events.jsonl, so these
 // go to it over control.sock (authenticated both ways, like `gensee lease add`).
-import * as path from 'node:path';
-import { CONTROL_SOCKET, controlRequest } from '../counters/control';
-import type { ControlRequest } from '../counters/control-types';
-import { openOperation, opDir, readKey } from '../state/operation';
-
-async function send(stateDir: string, op: string, request: ControlRequest): Promise<Record<string, unknown>> {
-  const rec = await openOperation(stateDir, op);
-  const key = await readKey(stateDir, op);
-  return controlRequest({ socketPath: path.join(opDir(stateDir, op), CONTROL_SOCKET), key, resolver: rec.resolver, request });
-}
+import { controlRequestTo } from '../counters/control';
 
 /**
  * A tool process for call `callId` runs in cgroup `cgroupId` (its own,
  * under the operation's): hook refusals from it name the tool.
  */
 export async function registerToolCgroup(stateDir: string, op: string, t: { cgroupId: bigint; toolId: string; callId: string }): Promise<void> {
-  await send(stateDir, op, { schema: 1, command: 'executor_tool', cgroup_id: String(t.cgroupId), tool_id: t.toolId, call_id: t.callId });
+  await controlRequestTo(stateDir, op, { schema: 1, command: 'executor_tool', cgroup_id: String(t.cgroupId), tool_id: t.toolId, call_id: t.callId });
 }
 
 export type WriteDenialReason = 'write_key_missing' | 'write_key_mismatch' | 'handle_forged';
@@ -32,7 +23,7 @@ export async function reportWriteDenied(
   op: string,
   d: { toolId: string; callId: string; reason: WriteDenialReason; target: string; detail: string; pid: number },
 ): Promise<string> {
-  const r = await send(stateDir, op, {
+  const r = await controlRequestTo(stateDir, op, {
     schema: 1,
     command: 'executor_denial',
     tool_id: d.toolId,
