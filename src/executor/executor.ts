@@ -21,7 +21,7 @@ import { GenseeError } from '../errors';
 import { PACKAGE_ROOT } from '../addon';
 import { cgroupId, isCgroup2Dir, killCgroupAndWait, removeEmptyCgroup } from '../cgroup';
 import { openOperation, opDir, readKey, OperationRecord } from '../state/operation';
-import { readStartTimeTicks } from '../resolver/subject';
+import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { spawnInBoundary, workloadIdFor } from '../pause/launch';
 import { loadTools, validateArgs, ToolDef, LookupIO } from './tool';
 import { deriveKey } from './key';
@@ -86,21 +86,11 @@ interface OpContext {
   timeoutMs: number;
 }
 
-function processAlive(pid: number, start: number): boolean {
-  if (readStartTimeTicks(pid) !== start) return false;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
 /** The operation, which a running supervisor must serve (it records what the executor refuses and names the tool in hook refusals). */
 async function servedOperation(stateDir: string, op: string): Promise<OperationRecord> {
   const rec = await openOperation(stateDir, op);
   if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}: a tool call needs a running supervisor`, 1);
-  if (!rec.resolver || !processAlive(rec.resolver.pid, rec.resolver.start_time_ticks)) {
+  if (!rec.resolver || !identityAlive(rec.resolver)) {
     throw new GenseeError('E_STATE', `operation ${op} has no running supervisor (start one with gensee supervise or gensee run): the executor reports refused writes to it`, 1);
   }
   if (!isCgroup2Dir(rec.cgroup)) throw new GenseeError('E_STATE', `operation ${op}'s cgroup ${rec.cgroup} is not a cgroup v2 directory`, 1);
