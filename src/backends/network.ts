@@ -170,17 +170,23 @@ export class NetworkBackend {
   }
 
   /**
-   * Install an exact lease for an address a DNS answer gave for a name a
-   * host rule covers: the lease path of resolve() (its own generation, the
-   * durable intent first, the install read back, recorded), with the TTL
-   * the stub computed. Returns the lease as the resolution carries one.
+   * Install the exact leases for the addresses a DNS answer gave for a name a
+   * host rule covers: the lease path of resolve() (each its own generation,
+   * the durable intents first — one fdatasync for all of them — then each
+   * install read back and recorded), with the TTL the stub computed. Returns
+   * the leases as a resolution carries them.
    */
-  async installNamed(tuple: Tuple, ttlMs: number, maxUses: number, intent: (l: LeaseIntent) => Promise<void>): Promise<WireLease> {
-    const generation = BigInt(this.leaseGeneration(tuple));
-    await intent({ generation: Number(generation), ...tuple, ttl_s: Math.max(1, Math.ceil(ttlMs / 1000)), max_uses: maxUses });
-    const l = this.dp.putLease({ tuple, generation, ttlMs, maxUses });
-    await this.remember(l, maxUses);
-    return toWire(l, maxUses);
+  async installNamed(tuples: Tuple[], ttlMs: number, maxUses: number, intents: (ls: LeaseIntent[]) => Promise<void>): Promise<WireLease[]> {
+    const ttl_s = Math.max(1, Math.ceil(ttlMs / 1000));
+    const planned = tuples.map((tuple) => ({ tuple, generation: BigInt(this.leaseGeneration(tuple)) }));
+    await intents(planned.map((p) => ({ generation: Number(p.generation), ...p.tuple, ttl_s, max_uses: maxUses })));
+    const out: WireLease[] = [];
+    for (const p of planned) {
+      const l = this.dp.putLease({ tuple: p.tuple, generation: p.generation, ttlMs, maxUses });
+      await this.remember(l, maxUses);
+      out.push(toWire(l, maxUses));
+    }
+    return out;
   }
 
   async resolve(e: NetworkEffect, opts: ResolveOptions = {}): Promise<NetworkDecision> {

@@ -25,7 +25,8 @@ import type { Resolver } from '../resolver/resolver';
 import type { NetworkBackend } from '../backends/network';
 import type { EventLog } from '../events/log';
 import type { CounterRecorder } from '../counters/recorder';
-import type { Family, HostMatch, Lease, Policy, Protocol } from '../protocol/types';
+import type { Family, HostMatch, Policy, Protocol } from '../protocol/types';
+import type { Tuple } from '../addr';
 import { parseIp, ruleForName } from '../protocol/ip';
 import { GenseeError } from '../errors';
 import { registeredDomain, startDnsStub, type DnsAnswer, type DnsRefusal, type DnsStub, type NameVerdict, type Upstream } from './stub';
@@ -120,16 +121,13 @@ export async function startDnsService(o: DnsServiceOptions): Promise<DnsService>
       await o.resolver.resolveName({ ...q, chain: a.chain, addresses: a.addresses, rule: `${v.ruleRef} ${r.rule.text}`, peer: '' }, async () => []);
       return;
     }
-    await o.resolver.resolveName({ ...q, chain: a.chain, addresses: a.addresses, rule: `${v.ruleRef} ${r.rule.text}`, peer: '' }, async (intent) => {
-      const out: Lease[] = [];
-      for (const addr of a.addresses) {
-        for (let port = r.rule.ports.lo; port <= r.rule.ports.hi; port++) {
-          const tuple = { family: addr.family as Family, protocol: r.rule.protocol as Protocol, address: addr.address, port };
-          out.push(await o.network.installNamed(tuple, ttlS * 1000, r.max_uses, intent));
-        }
-      }
-      return out;
-    });
+    const tuples: Tuple[] = [];
+    for (const addr of a.addresses) {
+      for (let port = r.rule.ports.lo; port <= r.rule.ports.hi; port++) tuples.push({ family: addr.family as Family, protocol: r.rule.protocol as Protocol, address: addr.address, port });
+    }
+    await o.resolver.resolveName({ ...q, chain: a.chain, addresses: a.addresses, rule: `${v.ruleRef} ${r.rule.text}`, peer: '' }, (intents) =>
+      o.network.installNamed(tuples, ttlS * 1000, r.max_uses, intents),
+    );
   };
 
   const onRefused = (r: DnsRefusal): void => {

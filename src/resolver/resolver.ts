@@ -190,7 +190,14 @@ export class Resolver extends EventEmitter {
    * closes the fault as abandoned and removes the lease (src/evidence/abandon.ts).
    */
   private async intend(faultId: string, lease: LeaseIntent): Promise<void> {
-    await this.faults.whenDurable(this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, true));
+    await this.intendAll(faultId, [lease]);
+  }
+
+  /** lease_intent lines for several leases, made durable by one fdatasync */
+  private async intendAll(faultId: string, leases: LeaseIntent[]): Promise<void> {
+    let ticket = -1;
+    for (const lease of leases) ticket = this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, false);
+    if (ticket >= 0) await this.faults.whenDurable(ticket);
   }
 
   /**
@@ -204,14 +211,14 @@ export class Resolver extends EventEmitter {
    */
   async resolveName(
     q: { name: string; qtype: string; chain: string[]; addresses: { family: string; address: string; ttl: number }[]; rule: string; peer: string },
-    install: (intent: (l: LeaseIntent) => Promise<void>) => Promise<Lease[]>,
+    install: (intents: (ls: LeaseIntent[]) => Promise<void>) => Promise<Lease[]>,
   ): Promise<Lease[]> {
     const faultId = `dns-${process.pid}-${++this.dnsSeq}`;
     this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, false);
     let leases: Lease[] = [];
     let error: string | null = null;
     try {
-      leases = await install((l) => this.intend(faultId, l));
+      leases = await install((ls) => this.intendAll(faultId, ls));
     } catch (e) {
       error = (e as Error).message;
       this.emit('backend_error', e);
