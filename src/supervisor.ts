@@ -202,7 +202,7 @@ export class Supervisor {
       const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), { onLine: (seq, text) => hub.publish('faults', seq, text) });
       // a resolver that died left its open faults unanswered: say so, first
       const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
-      events = EventLog.open(dir, { hub, onError });
+      events = await EventLog.open(dir, { hub, onError });
       if (existing) {
         const abandoned = await closeOpenFaults(faults, 'resolver_died');
         const removed = await removeUnanswered(network, dp, abandoned.intents);

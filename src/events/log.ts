@@ -13,8 +13,8 @@
 // {"type":"suppressed","count":N,"second":...} line. The counters keep every
 // count regardless.
 import * as path from 'node:path';
-import * as fs from 'node:fs';
 import { ChainedLog } from '../evidence/chain';
+import { readLines } from '../state/fsutil';
 import { FloodGate } from './gate';
 import { redactDetail, redactTarget } from './redact';
 import type { LogHub } from './hub';
@@ -62,10 +62,17 @@ export class EventLog {
   }
 
   /** Open (or create) `<dir>/events.jsonl`; every line written is announced to hub. */
-  static open(dir: string, o: { hub?: LogHub; onError?: (e: Error) => void; limitPerSecond?: number } = {}): EventLog {
+  static async open(dir: string, o: { hub?: LogHub; onError?: (e: Error) => void; limitPerSecond?: number } = {}): Promise<EventLog> {
     const file = path.join(dir, EVENTS_FILE);
     const log = ChainedLog.openSync(file, { groupWindowMs: 20, onLine: o.hub ? (seq, text) => o.hub!.publish('events', seq, text) : undefined });
-    return new EventLog(log, lastOpenAttention(file), o.onError ?? (() => undefined), o.limitPerSecond ?? EVENTS_PER_SECOND);
+    let open: number | null;
+    try {
+      open = await lastOpenAttention(file);
+    } catch (e) {
+      log.closeSync();
+      throw e;
+    }
+    return new EventLog(log, open, o.onError ?? (() => undefined), o.limitPerSecond ?? EVENTS_PER_SECOND);
   }
 
   get seq(): number {
@@ -154,26 +161,23 @@ export class EventLog {
 /**
  * The seq of an attention line that no later attention_cleared line
  * clears, from the file as it is (a supervisor restart keeps attention in
- * force). Reads the file once, line by line from the end backwards is not
- * needed: the log is bounded by the flood gate.
+ * force). Streamed: only lines naming attention are parsed.
  */
-function lastOpenAttention(file: string): number | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
+async function lastOpenAttention(file: string): Promise<number | null> {
   let open: number | null = null;
-  for (const line of text.split('\n')) {
-    if (!line.includes('"type":"attention')) continue;
-    try {
-      const v = JSON.parse(line) as { seq: number; type: string };
-      if (v.type === 'attention') open = v.seq;
-      else if (v.type === 'attention_cleared') open = null;
-    } catch {
-      /* a torn line: verify reports it */
-    }
-  }
+  await readLines(
+    file,
+    (line, complete) => {
+      if (!complete || line.indexOf('"type":"attention') < 0) return;
+      try {
+        const v = JSON.parse(line.toString('utf8')) as { seq: number; type: string };
+        if (v.type === 'attention') open = v.seq;
+        else if (v.type === 'attention_cleared') open = null;
+      } catch {
+        /* a damaged line: verify reports it */
+      }
+    },
+    { chunk: 1 << 16, missingOk: true },
+  );
   return open;
 }
