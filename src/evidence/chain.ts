@@ -8,13 +8,17 @@
 //        64 zeros on line 1
 //
 // Durability: append() resolves only after the line is written and
-// fdatasync'ed. Every line is written to the file at once, on the caller's
-// thread (so it survives the process being killed); a syncer thread in the
-// addon (addon/synclog.c) runs fdatasync whenever somebody waits, and one
-// fdatasync covers every line written before it began: group commit with
-// no window, and the event loop never blocks on the disk. Lines reach the
-// file in call order because seq and prev are assigned, and the line
-// written, in the same synchronous call.
+// fdatasync'ed. A line is written to the file on the caller's thread (so it
+// survives the process being killed) in the call that appends it — or, when
+// the caller defers it (a write-ahead line nothing acts on yet), together
+// with the next line that is not deferred, at the latest before the event
+// loop's next turn and always before any fdatasync is asked for or waited
+// on: one write(2) for the lines of a fault instead of one each. A syncer
+// thread in the addon (addon/synclog.c) runs fdatasync whenever somebody
+// waits, and one fdatasync covers every line written before it began: group
+// commit with no window, and the event loop never blocks on the disk. Lines
+// reach the file in call order because seq and prev are assigned in call
+// order and written in that order.
 //
 // One writer per file: the chain state lives in this object. A second
 // process appending to the same file would break the chain (and verify
@@ -75,9 +79,9 @@ interface Waiter {
   reject: (e: unknown) => void;
 }
 
-const oneShot = (crypto as unknown as { hash?: (alg: string, data: Uint8Array, enc: 'hex') => string }).hash;
+const oneShot = (crypto as unknown as { hash?: (alg: string, data: Uint8Array | string, enc: 'hex') => string }).hash;
 
-export function sha256Hex(b: Uint8Array): string {
+export function sha256Hex(b: Uint8Array | string): string {
   // crypto.hash (Node >= 20.12) skips the Hash object: this is on every line
   return oneShot ? oneShot('sha256', b, 'hex') : createHash('sha256').update(b).digest('hex');
 }
@@ -253,11 +257,16 @@ export class ChainedLog {
     this.tornInfo = { line, bytes, record_seq: line + 1 };
   }
 
-  /** the text of the line encode() built last, without its newline (what onLine is told) */
-  private lastText = '';
+  /** lines encoded but not yet written (texts with their newline), oldest first */
+  private pending: string[] = [];
+  /** seq of the first pending line */
+  private pendingFirstSeq = 0;
+  /** tickets issued in this process: the addon's count of lines written, plus the pending ones */
+  private tickets = 0;
+  private flushQueued = false;
 
-  /** Build the next line and advance the chain. Throws before advancing on bad input. */
-  private encode(fields: LogFields): Buffer {
+  /** Build the next line (its text, newline included) and advance the chain. Throws before advancing on bad input. */
+  private encode(fields: LogFields): string {
     if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) {
       throw new GenseeError('E_USAGE', 'log record must be a plain object');
     }
@@ -272,12 +281,48 @@ export class ChainedLog {
     }
     const body = JSON.stringify(rest).slice(1, -1);
     const seq = this.seqNo + 1;
-    const text = `{"seq":${seq},"at":${JSON.stringify(at)}${body ? ',' + body : ''},"prev":"${this.prevHash}"}\n`;
-    const buf = Buffer.from(text, 'utf8');
+    const line = `{"seq":${seq},"at":${JSON.stringify(at)}${body ? ',' + body : ''},"prev":"${this.prevHash}"}`;
     this.seqNo = seq;
-    this.prevHash = sha256Hex(buf.subarray(0, buf.length - 1));
-    if (this.onLine) this.lastText = text.slice(0, -1);
-    return buf;
+    this.prevHash = sha256Hex(line);
+    return line + '\n';
+  }
+
+  /**
+   * Write every pending line with one write(2) (sync: and ask for an
+   * fdatasync covering them). A failed write poisons the log and throws.
+   */
+  private flush(sync: boolean): void {
+    const n = this.pending.length;
+    if (n === 0) {
+      if (sync) this.native?.request();
+      return;
+    }
+    const texts = this.pending;
+    const first = this.pendingFirstSeq;
+    this.pending = [];
+    const buf = Buffer.from(n === 1 ? texts[0] : texts.join(''), 'utf8');
+    try {
+      this.native!.write(buf, n, sync);
+    } catch (e) {
+      this.fail(e);
+      throw e;
+    }
+    if (this.onLine) for (let i = 0; i < n; i++) this.onLine(first + i, texts[i].slice(0, -1));
+  }
+
+  /** write deferred lines before the event loop's next turn (nobody waits on them yet) */
+  private queueFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => {
+      this.flushQueued = false;
+      if (this.pending.length === 0 || this.failed || !this.native) return;
+      try {
+        this.flush(false);
+      } catch {
+        /* poisoned: the next append or waiter is told */
+      }
+    });
   }
 
   private usable(): void {
@@ -286,21 +331,22 @@ export class ChainedLog {
   }
 
   /**
-   * Append one record now and return its ticket; with sync, an fdatasync
-   * covering it is on its way. Throws (and poisons the log) if the write
-   * fails: a caller that cannot record must not go on as if it had.
+   * Append one record and return its ticket; with sync, an fdatasync
+   * covering it is on its way. The line is written now, with any deferred
+   * lines before it — or, with defer (and no sync), it is held to share the
+   * next write: a write-ahead line nothing acts on until a later line or a
+   * wait for durability, which writes it first. Throws (and poisons the log)
+   * if the write fails: a caller that cannot record must not go on as if it
+   * had.
    */
-  appendTicket(fields: LogFields, sync: boolean): number {
+  appendTicket(fields: LogFields, sync: boolean, defer = false): number {
     this.usable();
-    const buf = this.encode(fields);
-    let ticket: number;
-    try {
-      ticket = this.native!.write(buf, 1, sync);
-    } catch (e) {
-      this.fail(e);
-      throw e;
-    }
-    this.onLine?.(this.seqNo, this.lastText);
+    const line = this.encode(fields);
+    if (this.pending.length === 0) this.pendingFirstSeq = this.seqNo;
+    this.pending.push(line);
+    const ticket = ++this.tickets;
+    if (defer && !sync) this.queueFlush();
+    else this.flush(sync);
     return ticket;
   }
 
@@ -313,6 +359,13 @@ export class ChainedLog {
     if (this.failed) return Promise.reject(this.failed);
     const n = this.native;
     if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`, 1));
+    if (this.pending.length) {
+      try {
+        this.flush(false);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
     if (ticket <= n.state().durable) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const w = { ticket, resolve, reject };
@@ -331,7 +384,8 @@ export class ChainedLog {
 
   /** Ask for an fdatasync covering everything written so far. */
   requestSync(): void {
-    this.native?.request();
+    if (!this.native || this.failed) return;
+    this.flush(true);
   }
 
   /** Append one record; resolves when it is durable (fdatasync). */
@@ -393,7 +447,7 @@ export class ChainedLog {
   async flushNow(): Promise<void> {
     if (!this.native) return;
     if (this.failed) throw this.failed;
-    await this.whenDurable(this.native.state().written);
+    await this.whenDurable(this.tickets);
   }
 
   private shut(): void {
@@ -410,7 +464,7 @@ export class ChainedLog {
     if (!this.native) return;
     this.closing = true;
     try {
-      if (!this.failed) await this.whenDurable(this.native.state().written);
+      if (!this.failed) await this.whenDurable(this.tickets);
     } catch {
       /* failed: nothing more can become durable */
     }
@@ -423,6 +477,7 @@ export class ChainedLog {
     this.closing = true;
     if (!this.failed) {
       try {
+        this.flush(false);
         this.native.syncNow();
         this.onDurable();
       } catch (e) {

@@ -105,8 +105,9 @@ export class Resolver extends EventEmitter {
   ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void> }> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
-    // write-ahead: the fault line is in the file before anything is decided;
-    // it becomes durable with the resolution line's fdatasync (one for both)
+    // write-ahead: the fault line precedes everything decided about it; it
+    // shares the write(2) of the next line (a lease_intent or the
+    // resolution) and becomes durable with its fdatasync (one for both)
     this.faults.appendTicket(
       {
         kind: 'fault',
@@ -116,6 +117,7 @@ export class Resolver extends EventEmitter {
         fault: faultToJson(fault),
       },
       false,
+      true,
     );
     let r: Resolution;
     let delegateTool: string | undefined;
@@ -136,6 +138,9 @@ export class Resolver extends EventEmitter {
         ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
       },
       !opts.deferSync,
+      // with deferSync the caller's requestSync() writes it (with the lines
+      // of every request that arrived together) before asking for the sync
+      opts.deferSync === true,
     );
     // counted and announced as the line is written (a summary taken right
     // after the answer must include it; the live output needs no wake-up of
@@ -156,7 +161,7 @@ export class Resolver extends EventEmitter {
    */
   async recordDecided(fault: Fault, r: Resolution, ctx: FaultContext): Promise<void> {
     this.stats.faults++;
-    this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, false);
+    this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, false, true);
     const ticket = this.faults.appendTicket({ kind: 'resolution', fault_id: fault.fault_id, resolution: resolutionToJson(r) }, true);
     const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
     this.stats[key]++;
@@ -196,7 +201,7 @@ export class Resolver extends EventEmitter {
   /** lease_intent lines for several leases, made durable by one fdatasync */
   private async intendAll(faultId: string, leases: LeaseIntent[]): Promise<void> {
     let ticket = -1;
-    for (const lease of leases) ticket = this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, false);
+    for (const lease of leases) ticket = this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, false, true);
     if (ticket >= 0) await this.faults.whenDurable(ticket);
   }
 
@@ -214,7 +219,7 @@ export class Resolver extends EventEmitter {
     install: (intents: (ls: LeaseIntent[]) => Promise<void>) => Promise<Lease[]>,
   ): Promise<Lease[]> {
     const faultId = `dns-${process.pid}-${++this.dnsSeq}`;
-    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, false);
+    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, false, true);
     let leases: Lease[] = [];
     let error: string | null = null;
     try {
