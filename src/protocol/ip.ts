@@ -1,16 +1,37 @@
 // IP addresses, CIDR prefixes and port ranges as the protocol and policy use
 // them. Parsers return null (or an error string) instead of throwing, so the
 // callers can name the offending field.
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv6 } from 'node:net';
 import { domainToASCII, domainToUnicode } from 'node:url';
 import type { AddressMatch, Family, HostMatch, NetworkEffect, NetworkMatch, Policy, PortRange, Protocol } from './types';
 
-/** Dotted quad, no leading zeros (so no octal ambiguity). */
-const V4_CANONICAL = /^(0|[1-9][0-9]{0,2})(\.(0|[1-9][0-9]{0,2})){3}$/;
-
+/**
+ * Dotted quad, no leading zeros (so no octal ambiguity), each octet <= 255.
+ * Scanned by hand: this runs several times on every fault.
+ */
 function v4Bytes(s: string): Buffer | null {
-  if (!V4_CANONICAL.test(s) || !isIPv4(s)) return null;
-  return Buffer.from(s.split('.').map(Number));
+  const n = s.length;
+  if (n < 7 || n > 15) return null;
+  const out = Buffer.allocUnsafe(4);
+  let i = 0;
+  for (let k = 0; k < 4; k++) {
+    if (k > 0) {
+      if (s.charCodeAt(i) !== 0x2e) return null;
+      i++;
+    }
+    const start = i;
+    let v = 0;
+    while (i < n && i - start < 3) {
+      const c = s.charCodeAt(i) - 0x30;
+      if (c < 0 || c > 9) break;
+      v = v * 10 + c;
+      i++;
+    }
+    const len = i - start;
+    if (len === 0 || v > 255 || (len > 1 && s.charCodeAt(start) === 0x30)) return null;
+    out[k] = v;
+  }
+  return i === n ? out : null;
 }
 
 function v6Bytes(s: string): Buffer | null {
@@ -49,7 +70,7 @@ export function parseIp(text: string, family?: Family): { family: Family; bytes:
 
 /** Canonical text: dotted quad, or RFC 5952 IPv6 (lower case, longest zero run compressed). */
 export function formatIp(bytes: Buffer): string {
-  if (bytes.length === 4) return Array.from(bytes).join('.');
+  if (bytes.length === 4) return `${bytes[0]}.${bytes[1]}.${bytes[2]}.${bytes[3]}`;
   const g: number[] = [];
   for (let i = 0; i < 16; i += 2) g.push(bytes.readUInt16BE(i));
   let best = -1;
@@ -104,7 +125,14 @@ export function parsePortRange(text: string): PortRange | string {
 
 /** True when `addr` (4 or 16 bytes, same family) lies inside bytes/prefix. */
 export function inPrefix(addr: Buffer, bytes: Buffer, prefix: number): boolean {
-  return addr.length === bytes.length && maskTo(addr, prefix).equals(bytes);
+  if (addr.length !== bytes.length) return false;
+  // byte by byte, no copy: this is on every fault, for every rule looked at
+  const whole = prefix >> 3;
+  for (let i = 0; i < whole; i++) if (addr[i] !== bytes[i]) return false;
+  const rest = prefix & 7;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return (addr[whole] & mask) === bytes[whole];
 }
 
 /**
