@@ -3,7 +3,8 @@
 // and the operator policy, installs exact leases in the kernel, reads them
 // back, and mirrors them into network.json (group-committed).
 import type { DelegateRule, NetworkEffect, Policy, Resolution, Lease as WireLease } from '../protocol/types';
-import { matchesNetwork } from '../protocol/ip';
+import { parseIp } from '../protocol/ip';
+import { PolicyIndex } from './policy-index';
 import { DataPlane, Lease, bootNs, leaseDestination } from '../dataplane';
 import { Tuple } from '../addr';
 import { encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
@@ -69,6 +70,8 @@ export class NetworkBackend {
   private readonly op: string;
   private readonly dp: DataPlane;
   private policy: Policy;
+  /** the policy's address rules compiled for the fault path */
+  private index: PolicyIndex;
   private rec: NetworkRecord;
   // network.json is a snapshot, not the journal: the durable record of each
   // lease is its resolution line in faults.jsonl (written before the answer).
@@ -86,6 +89,7 @@ export class NetworkBackend {
     this.op = o.op;
     this.dp = o.dp;
     this.policy = o.policy;
+    this.index = new PolicyIndex(o.policy);
     this.rec = o.record;
   }
 
@@ -134,6 +138,7 @@ export class NetworkBackend {
 
   /** A policy change takes effect for the next decision (the handover is src/counters/envelope.ts). */
   setPolicy(p: Policy): void {
+    this.index = new PolicyIndex(p);
     this.policy = p;
   }
 
@@ -192,7 +197,9 @@ export class NetworkBackend {
   async resolve(e: NetworkEffect, opts: ResolveOptions = {}): Promise<NetworkDecision> {
     const tuple: Tuple = { family: e.family, protocol: e.protocol, address: e.address, port: e.port };
     const now = bootNs();
-    const grant = this.policy.grants.some((g) => matchesNetwork(g.network, e));
+    // parsed once for every rule looked at (a bad address matches no rule)
+    const addr = parseIp(e.address, e.family)?.bytes ?? null;
+    const grant = this.index.grants.first(e, addr) !== undefined;
     if (grant) {
       // A grant is standing authority; make sure the kernel holds the exact
       // tuple (the hook decides on the kernel map, not on this answer).
@@ -207,7 +214,7 @@ export class NetworkBackend {
     const cur = this.dp.getLease(tuple, key);
     if (live(cur, now)) return { action: 'continue_already_authorized', reason: 'lease_active' };
 
-    const rule = this.policy.leases.find((r) => matchesNetwork(r.network, e));
+    const rule = this.index.leases.first(e, addr);
     if (rule) {
       const generation = BigInt(this.leaseGeneration(tuple));
       await opts.intent?.({ generation: Number(generation), ...tuple, ttl_s: rule.ttl_s, max_uses: rule.max_uses });
@@ -215,7 +222,7 @@ export class NetworkBackend {
       await this.remember(l, rule.max_uses);
       return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
     }
-    const del = this.policy.delegate.find((r) => matchesNetwork(r.network, e)) ?? this.namedDelegate(e, now);
+    const del = this.index.delegate.first(e, addr) ?? this.namedDelegate(e, now);
     if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to, ...(del.tool ? { delegate_tool: del.tool } : {}) };
     return { action: 'deny', reason: 'policy_denied' };
   }
