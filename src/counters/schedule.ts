@@ -1,8 +1,17 @@
 // When the envelope's readings run (envelope.ts): every interval, and
 // earlier at a lease's expiry when it comes before the next periodic
-// reading. A clock, like setTimeout: it runs the reading it was built with
-// and calls nothing else.
+// reading — but never sooner than EXPIRY_GAP of the interval after the
+// previous reading: under a steady stream of leases one expires every few
+// milliseconds, and a reading at each expiry ran them back to back (each
+// O(live leases), ~30 a second in the soak, all on the event loop that
+// answers faults). Spaced, the expiries of a quarter period share one
+// reading (and one lease_expired generation), and removal still lags
+// expiry by less than a period. A clock, like setTimeout: it runs the
+// reading it was built with and calls nothing else.
 import { bootNs } from '../dataplane';
+
+/** an expiry reading waits at least this share of the interval after the previous reading began */
+export const EXPIRY_GAP = 0.25;
 
 export class ReadingSchedule {
   private readonly intervalMs: number;
@@ -13,6 +22,8 @@ export class ReadingSchedule {
   private expiryTimer: NodeJS.Timeout | null = null;
   private expiryAt = 0n;
   private nextTickAt = 0;
+  /** when the last reading this schedule ran began (Date.now()) */
+  private lastReadAt = 0;
   private stopped = false;
 
   constructor(intervalMs: number, read: () => Promise<void>, onError: (e: Error) => void) {
@@ -28,6 +39,7 @@ export class ReadingSchedule {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.nextTickAt = Date.now() + this.intervalMs;
+      this.lastReadAt = Date.now();
       this.read()
         .catch((e: Error) => this.onError(e))
         .finally(() => this.start());
@@ -38,19 +50,22 @@ export class ReadingSchedule {
   /**
    * Expired leases are refused by the hook at the exact instant; removing and
    * recording them waits for a reading. When a lease expires before the next
-   * periodic reading, read at its expiry instead, so removal never lags by a
-   * whole period.
+   * periodic reading, read at its expiry instead (or EXPIRY_GAP after the
+   * previous reading, when that is later), so removal never lags by a whole
+   * period.
    */
   expiry(expiresBootNs: bigint): void {
     if (this.stopped || expiresBootNs === 0n) return;
     if (this.expiryTimer && this.expiryAt <= expiresBootNs) return;
-    const ms = Number(expiresBootNs - bootNs()) / 1e6 + 1;
-    if (Date.now() + ms >= this.nextTickAt - 20) return; // the periodic reading comes first
+    const now = Date.now();
+    const ms = Math.max(Number(expiresBootNs - bootNs()) / 1e6 + 1, this.lastReadAt + this.intervalMs * EXPIRY_GAP - now);
+    if (now + ms >= this.nextTickAt - 20) return; // the periodic reading comes first
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     this.expiryAt = expiresBootNs;
     this.expiryTimer = setTimeout(() => {
       this.expiryTimer = null;
       this.expiryAt = 0n;
+      this.lastReadAt = Date.now();
       this.read().catch((e: Error) => this.onError(e));
     }, Math.max(0, ms));
     this.expiryTimer.unref();
