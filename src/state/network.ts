@@ -178,12 +178,8 @@ function stamped(rec: NetworkRecord): NetworkRecord {
   return out as unknown as NetworkRecord;
 }
 
-async function writeChecked(file: string, rec: NetworkRecord, trusted = false): Promise<NetworkRecord> {
+async function writeChecked(file: string, rec: NetworkRecord): Promise<NetworkRecord> {
   rec = stamped(rec);
-  if (trusted) {
-    await writeFileAtomic(file, recordText(rec));
-    return rec;
-  }
   let norm: NetworkRecord;
   try {
     norm = parseNetworkRecord(rec, 'network record');
@@ -206,12 +202,117 @@ export async function writeNetwork(stateDir: string, id: string, rec: NetworkRec
  * The network backend's periodic snapshot: a record this process built
  * from validated parts (policy, kernel read-backs), written without being
  * parsed back first — that re-check was O(leases) every second, on the
- * event loop that answers faults.
+ * event loop that answers faults. Its bytes are recordText's, built by
+ * networkRecordInto: each lease and generation is serialized once, and the
+ * file is assembled in a buffer kept for the next snapshot, so a snapshot
+ * leaves no multi-megabyte string behind for the garbage collector (one a
+ * second of those grew the heap by tens of MB between collections).
  */
 export async function writeNetworkSnapshot(stateDir: string, id: string, rec: NetworkRecord): Promise<void> {
   const file = networkFile(stateDir, id);
   assertNoSymlinks(file);
-  await withFileLock(file, () => writeChecked(file, rec, true));
+  await withFileLock(file, async () => {
+    const out = new ByteSink(takeSpare());
+    try {
+      networkRecordInto(stamped(rec), out);
+      await writeFileAtomic(file, out.bytes());
+    } finally {
+      keepSpare(out.buf);
+    }
+  });
+}
+
+/** the buffer of the last snapshot, for the next one (any record's: one is enough, most processes write one) */
+let spareBuffer: Buffer | null = null;
+
+function takeSpare(): Buffer {
+  const b = spareBuffer ?? Buffer.allocUnsafeSlow(64 << 10);
+  spareBuffer = null;
+  return b;
+}
+
+function keepSpare(b: Buffer): void {
+  if (!spareBuffer || spareBuffer.length < b.length) spareBuffer = b;
+}
+
+/** UTF-8 appended to a buffer that grows as needed */
+class ByteSink {
+  buf: Buffer;
+  n = 0;
+
+  constructor(buf: Buffer) {
+    this.buf = buf;
+  }
+
+  put(text: string, bytes = Buffer.byteLength(text)): void {
+    if (this.n + bytes > this.buf.length) {
+      const b = Buffer.allocUnsafeSlow(Math.max(2 * this.buf.length, this.n + bytes));
+      this.buf.copy(b, 0, 0, this.n);
+      this.buf = b;
+    }
+    this.n += this.buf.write(text, this.n, bytes, 'utf8');
+  }
+
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.n);
+  }
+}
+
+/**
+ * The text of each lease and generation record as an element of the
+ * record's arrays (recordText's indentation), by object: records are never
+ * changed in place (every helper here returns new objects), so an entry
+ * stays right for as long as its object lives.
+ */
+const elementText = new WeakMap<object, string>();
+
+const ELEMENT_INDENT = '    ';
+
+function putElement(v: unknown, out: ByteSink): void {
+  out.put(ELEMENT_INDENT, ELEMENT_INDENT.length);
+  if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return out.put('null', 4);
+  if (v === null || typeof v !== 'object') return out.put(JSON.stringify(v));
+  let t = elementText.get(v);
+  if (t === undefined) {
+    t = JSON.stringify(v, null, 2).replace(/\n/g, '\n' + ELEMENT_INDENT);
+    elementText.set(v, t);
+  }
+  out.put(t);
+}
+
+/**
+ * recordText(rec), byte for byte, into `out`: the elements of its arrays
+ * (generations, leases) come from elementText, so a snapshot serializes
+ * only what changed since the last one instead of every live lease, every
+ * second.
+ */
+function networkRecordInto(rec: NetworkRecord, out: ByteSink): void {
+  let first = true;
+  for (const [k, v] of Object.entries(rec)) {
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    out.put(first ? '{\n  ' : ',\n  ');
+    first = false;
+    out.put(JSON.stringify(k));
+    out.put(': ');
+    if (Array.isArray(v) && v.length > 0) {
+      out.put('[\n');
+      (v as unknown[]).forEach((x, i) => {
+        if (i > 0) out.put(',\n', 2);
+        putElement(x, out);
+      });
+      out.put('\n  ]');
+    } else {
+      out.put(JSON.stringify(v, null, 2).replace(/\n/g, '\n  '));
+    }
+  }
+  out.put(first ? '{}\n' : '\n}\n');
+}
+
+/** networkRecordInto's bytes as a string: what writeNetworkSnapshot writes (stamped first) */
+export function networkRecordText(rec: NetworkRecord): string {
+  const out = new ByteSink(Buffer.alloc(1024));
+  networkRecordInto(rec, out);
+  return out.bytes().toString('utf8');
 }
 
 /** Read-modify-write network.json, serialized per operation in this process. */
