@@ -49,6 +49,21 @@ export interface InstallSink {
   installed(l: LeaseRecord, replaced: LeaseRecord | undefined): Promise<void>;
 }
 
+/** the record's leases by key, counting its changes (the record's array is rebuilt only after one) */
+class LeaseMap extends Map<string, LeaseRecord> {
+  version = 0;
+
+  override set(k: string, v: LeaseRecord): this {
+    this.version++;
+    return super.set(k, v);
+  }
+
+  override delete(k: string): boolean {
+    this.version++;
+    return super.delete(k);
+  }
+}
+
 function live(l: Lease | null, now: bigint): boolean {
   return l !== null && !leaseExpired(l, now) && !leaseSpent(l);
 }
@@ -99,16 +114,42 @@ export class NetworkBackend {
   }
 
   // Leases are kept in a Map (O(1) per fault); the record's array is rebuilt
-  // only when the record is read or written.
-  private leaseMap: Map<string, LeaseRecord> | null = null;
+  // only when the record is read or written after the map changed.
+  private leaseMap: LeaseMap | null = null;
+  /** the map's version the record's array was last built from */
+  private materialized = -1;
 
-  private leases(): Map<string, LeaseRecord> {
-    if (!this.leaseMap) this.leaseMap = new Map(this.rec.leases.map((l) => [leaseKey(l), l]));
+  private leases(): LeaseMap {
+    if (!this.leaseMap) {
+      this.leaseMap = new LeaseMap();
+      for (const l of this.rec.leases) this.leaseMap.set(leaseKey(l), l);
+      this.materialized = this.leaseMap.version;
+    }
     return this.leaseMap;
   }
 
   private materialize(): void {
-    if (this.leaseMap) this.rec = { ...this.rec, leases: [...this.leaseMap.values()] };
+    if (!this.leaseMap || this.leaseMap.version === this.materialized) return;
+    this.rec = { ...this.rec, leases: [...this.leaseMap.values()] };
+    this.materialized = this.leaseMap.version;
+  }
+
+  /**
+   * Remove and (re)place leases in place, O(changes): what editLeases
+   * (counters/generations.ts) does to a record, without a new array whose
+   * map the next fault would have to rebuild. A put replaces any lease on
+   * its tuple (and goes last); a removal wins over a put.
+   */
+  editLeases(remove: ReadonlySet<string>, put: readonly LeaseRecord[] = []): void {
+    if (remove.size === 0 && put.length === 0) return;
+    const m = this.leases();
+    for (const l of put) {
+      const k = leaseKey(l);
+      if (remove.has(k)) continue;
+      m.delete(k);
+      m.set(k, l);
+    }
+    for (const k of remove) m.delete(k);
   }
 
   get generation(): number {
@@ -152,8 +193,10 @@ export class NetworkBackend {
   }
 
   setRecord(r: NetworkRecord): void {
+    // the same leases (a record built from this.record, its other fields
+    // changed): the map still holds them, and anything added since
+    if (r.leases !== this.rec.leases) this.leaseMap = null;
     this.rec = r;
-    this.leaseMap = null;
   }
 
   /**
@@ -280,6 +323,11 @@ export class NetworkBackend {
   /** Resolves once a write that includes the current record is durable. */
   persist(): Promise<void> {
     this.dirty = true;
+    // this write covers the scheduled snapshot: one write, not two, a second
+    if (this.snapshotTimer) {
+      clearTimeout(this.snapshotTimer);
+      this.snapshotTimer = null;
+    }
     if (!this.writing) {
       this.writing = this.flushLoop();
       return this.writing;

@@ -54,7 +54,7 @@ import { ControlServer, CONTROL_SOCKET } from './control';
 import type { LogHub } from '../events/hub';
 import type { Resolver } from '../resolver/resolver';
 import type { ControlHandler, ControlPeer, ControlRequest, SupervisorCommand } from './control-types';
-import { compact, editLeases, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
+import { compact, editLeases, findGeneration, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
 import { InstallLedger } from './installs';
 import { LeaseScan } from './lease-scan';
 import { NftMirror } from './nft-mirror';
@@ -300,17 +300,21 @@ export class Envelope {
       put.push(this.recordOf(l, uses));
       if (this.mirror.nft) void this.mirror.put([{ tuple: k.tuple, expiresBootNs: k.expiresBootNs }], now).catch((e: Error) => this.o.onError(e));
     }
-    const base = net.record;
-    let rec = base;
     const changed = remove.size > 0 || put.length > 0;
     if (changed) {
-      const old = new Map(rec.leases.map((l) => [leaseKey(l), l]));
-      for (const l of put) {
-        const prev = old.get(leaseKey(l));
-        if (prev) ended.push({ lease: prev, kind: 'lease_replaced', extra: { by_generation: l.generation } });
+      if (put.length) {
+        const old = new Map(net.record.leases.map((l) => [leaseKey(l), l]));
+        for (const l of put) {
+          const prev = old.get(leaseKey(l));
+          if (prev) ended.push({ lease: prev, kind: 'lease_replaced', extra: { by_generation: l.generation } });
+        }
       }
-      rec = editLeases(rec, remove, put);
+      // in place: the backend's lease map stays (a new array would make the
+      // next fault rebuild it, O(live leases) on the answer path)
+      net.editLeases(remove, put);
     }
+    const base = net.record;
+    let rec = base;
     this.nextExpiry = found.next;
     const s = this.recorder.sample();
     const r = this.retire(rec, ended.map((e) => e.lease.generation), at);
@@ -339,13 +343,15 @@ export class Envelope {
   private retire(rec: NetworkRecord, candidates: number[], at: string): { rec: NetworkRecord; lines: LogFields[] } {
     if (candidates.length === 0) return { rec, lines: [] };
     const sampler = this.recorder.sampler;
-    const inUse = new Set(rec.leases.map((l) => l.generation));
-    const byNumber = new Map(rec.generations.map((g) => [g.generation, g]));
+    // the candidates a live lease still tags: one pass, a set no larger than the candidates
+    const cands = new Set(candidates);
+    const inUse = new Set<number>();
+    for (const l of rec.leases) if (cands.has(l.generation)) inUse.add(l.generation);
     const done = new Set<number>();
     const lines: LogFields[] = [];
     for (const g of candidates) {
       if (done.has(g) || inUse.has(g) || g === this.policyGeneration) continue;
-      const gr = byNumber.get(g);
+      const gr = findGeneration(rec.generations, g);
       if (!gr || gr.revoked_at) continue; // compacted away long ago, or already retired
       done.add(g);
       lines.push({ kind: 'generation_revoked', generation: g, reason: gr.reason, final_allow: sampler.generationAllow(g) });

@@ -58,9 +58,15 @@ export function compact(rec: NetworkRecord, keep: readonly number[] = [], tail =
   return { ...rec, generations: rec.generations.filter((g) => !drop.has(g.generation)) };
 }
 
-/** compaction is O(leases): run it only when the list has grown well past what is needed */
+/**
+ * compaction is O(leases): run it only when the list has grown well past
+ * what is needed — by a quarter of the live leases, so that under a steady
+ * stream of leases it runs once per that many retirements, not at every
+ * reading (O(1) amortized per generation; the list stays under 1.25x the
+ * live leases plus the tail)
+ */
 export function needsCompaction(rec: NetworkRecord, tail = RETIRED_TAIL): boolean {
-  return rec.generations.length > rec.leases.length + 2 * tail + 8;
+  return rec.generations.length > rec.leases.length + (rec.leases.length >> 2) + 2 * tail + 8;
 }
 
 /** Mark generations revoked (idempotent; keeps their leases: callers remove those themselves). */
@@ -74,7 +80,21 @@ export function markRevoked(rec: NetworkRecord, gens: ReadonlySet<number>, now =
 }
 
 export function generationReason(rec: NetworkRecord, gen: number): string | undefined {
-  return rec.generations.find((g: GenerationRecord) => g.generation === gen)?.reason;
+  return findGeneration(rec.generations, gen)?.reason;
+}
+
+/** generation `gen` of a record's list (kept in ascending order): a binary search, no index built */
+export function findGeneration(gens: readonly GenerationRecord[], gen: number): GenerationRecord | undefined {
+  let lo = 0;
+  let hi = gens.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const g = gens[mid].generation;
+    if (g === gen) return gens[mid];
+    if (g < gen) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
 }
 
 export function effectOf(l: LeaseRecord): NetworkEffect {
