@@ -6,7 +6,7 @@
 import { NativeDataPlane } from '../addon';
 import { Tuple } from '../addr';
 import { Lease } from '../dataplane';
-import { LEASE_KEY_SIZE, LEASE_VALUE_SIZE, decodeLeaseKey, decodeLeaseValue, encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
+import { LEASE_KEY_SIZE, LEASE_LIMITED, LEASE_VALUE_SIZE, decodeLeaseKey, decodeLeaseValue, encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
 import { LeaseRecord } from '../state/network';
 
 /** compare the lease map with the record at least every this many readings, changed or not */
@@ -80,15 +80,16 @@ export class LeaseScan {
       const kh = keys.toString('hex', i * LEASE_KEY_SIZE, (i + 1) * LEASE_KEY_SIZE);
       const r = byKey.get(kh);
       byKey.delete(kh);
-      const v = decodeLeaseValue(values, i * LEASE_VALUE_SIZE);
-      const expires = v.expiresBootNs;
-      const expiredNow = leaseExpired(v, now);
-      const dead = expiredNow || leaseSpent(v);
+      // the fields compared, read in place (no decoded value per entry per reading)
+      const off = i * LEASE_VALUE_SIZE;
+      const expires = values.readBigUInt64LE(off + 8);
+      const expiredNow = leaseExpired({ expiresBootNs: expires }, now);
+      const dead = expiredNow || ((values.readUInt32LE(off + 24) & LEASE_LIMITED) !== 0 && leaseSpent(decodeLeaseValue(values, off)));
       if (expires > now && (res.next === 0n || expires < res.next)) res.next = expires;
       const why: EndWhy = expiredNow ? 'expired' : 'exhausted';
       if (r) {
         const f = this.kernelForm(r);
-        if (f.generation === v.generation && f.expires === expires) {
+        if (f.expires === expires && f.generation === values.readBigUInt64LE(off)) {
           if (dead) res.expired.push({ lease: r, why });
           continue;
         }
