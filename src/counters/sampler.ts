@@ -195,13 +195,18 @@ export class Sampler {
       this.addTotals(k.verdict, delta);
       (k.verdict === 'allow' ? allow : deny).push(counterLine(k, delta, cur));
     }
-    // counters that disappeared: the map was recreated under us
-    if (!same && this.ebpf.size !== raw.count) {
+    // counters that disappeared: deleted by us after their final harvest
+    // (forget), or the map was recreated under us. Every key of a changed
+    // dump was seen above, so any other is gone — and forgotten here too,
+    // with its decoded form: over a long run every lease adds keys of its
+    // own, and what the map no longer holds must not stay in memory.
+    if (!same && this.ebpf.size > 0) {
       for (const [hex, p] of this.ebpf) {
         if (p.seen === tick) continue;
         const k = this.decoded.get(hex);
         if (k && !this.forgotten.delete(hex)) other.push(resetLine('ebpf', k, p.v, 0n));
         this.ebpf.delete(hex);
+        this.decoded.delete(hex);
       }
     }
     return this.stat(other, allow, deny, changed);
@@ -295,7 +300,8 @@ export class Sampler {
     if (!s) return [];
     this.byGeneration.delete(g);
     const hexes = [...s];
-    this.forget(hexes);
+    // only keys a reading still holds can be noticed gone (and dropped from `forgotten` then)
+    this.forget(hexes.filter((h) => this.ebpf.has(h)));
     return hexes;
   }
 
