@@ -4,18 +4,32 @@
  *
  * Per notification, the order that makes the read trustworthy enough
  * (kinvolk/seccompagent pkg/readarg, samples/seccomp/user-trap.c):
- *   RECV (request zeroed) → open /proc/PID/mem and a pidfd for the caller
- *   → NOTIF_ID_VALID (both handles belong to the task that is paused, not to
- *   a recycled pid) → read the sockaddr and look at the socket → NOTIF_ID_VALID
- *   again → decide → SEND.
+ *   RECV (request zeroed) → the caller's pidfd (kept, see below)
+ *   → NOTIF_ID_VALID → read the sockaddr (process_vm_readv by pid) and look
+ *   at the socket (pidfd_getfd) → NOTIF_ID_VALID again → decide → SEND.
+ * The second NOTIF_ID_VALID is the proof: the call is still paused, so the
+ * paused task was alive, and held its pid, through every read; a pid names
+ * one live task at a time, so the reads by pid were of that task.
  * Another thread of the caller can still rewrite the sockaddr or swap the fd
  * after our read: that is why CONTINUE is never an allow. The retried call
  * meets the eBPF hook, which decides on the kernel's own copy.
  *
- * Protocol (TCP vs UDP) comes from the caller's socket itself: pidfd_getfd()
- * on args[0], then SO_PROTOCOL/SO_DOMAIN. It is exact and costs ~5 cheap
- * syscalls, where /proc/PID/fdinfo doesn't carry the protocol at all and the
- * /proc/PID/net tables would mean scanning text by inode.
+ * Protocol (TCP vs UDP) comes from the caller's socket itself, on every call:
+ * pidfd_getfd() on args[0], then SO_PROTOCOL/SO_DOMAIN. It is exact and costs
+ * 4 cheap syscalls, where /proc/PID/fdinfo doesn't carry the protocol at all
+ * and the /proc/PID/net tables would mean scanning text by inode. Nothing of
+ * the socket is cached: an fd number can be closed and reused for another
+ * socket between two calls, and the only identity of the file the kernel
+ * would vouch for (kcmp KCMP_FILE) needs a reference of ours to it, which
+ * would keep the caller's socket open after the caller closed it.
+ *
+ * What is kept across calls: one pidfd per pid (pidfds[] below). A pidfd
+ * names one struct pid; the kernel frees a pid number only once no task uses
+ * that struct pid, and never reattaches it. So a kept pidfd either still
+ * resolves to the task that holds that number now, or fails with ESRCH (its
+ * process exited, whatever task holds the number now). On ESRCH the pidfd is
+ * opened afresh and the look retried once; the NOTIF_ID_VALID after the look
+ * proves the number was the paused task's throughout.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -35,6 +49,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -62,6 +77,14 @@
 #define GS_NATIVE_ARCH 0 /* not checked */
 #endif
 
+/* pidfds kept per pid (see the top of the file); a direct-mapped table */
+#define GS_PIDFD_SLOTS 16
+
+struct gs_pidfd_slot {
+	uint32_t pid;
+	int fd; /* -1: empty */
+};
+
 struct gs_notifier {
 	int fd;
 	int leases_fd;
@@ -75,6 +98,8 @@ struct gs_notifier {
 	struct gs_notify_stats st;
 	char *operation_id;
 	char cgroup2[4096]; /* cgroup2 mount point, "" if none (cgroup_id stays 0) */
+	int no_vm_readv;    /* no process_vm_readv (ENOSYS): read /proc/PID/mem */
+	struct gs_pidfd_slot pidfds[GS_PIDFD_SLOTS];
 	/* step, respond, stats and the pending set run on the loop thread and
 	 * on the answering one */
 	pthread_mutex_t mu;
@@ -128,14 +153,87 @@ static int send_resp(struct gs_notifier *n, uint64_t id, int errnum, struct gs_e
 	return gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_SEND id %llu", (unsigned long long)id);
 }
 
-static int read_exact(int memfd, uint64_t addr, void *buf, size_t len)
+/* The caller's memory, by pid: process_vm_readv (no fd, one syscall), or
+ * /proc/PID/mem where the kernel refuses that (opened on first use). */
+struct gs_mem {
+	struct gs_notifier *n;
+	uint32_t pid;
+	int memfd; /* -1 until needed */
+};
+
+static int read_exact(struct gs_mem *m, uint64_t addr, void *buf, size_t len)
 {
 	ssize_t r;
 
 	if (addr > (uint64_t)INT64_MAX - len)
 		return -1;
-	r = pread(memfd, buf, len, (off_t)addr);
+	if (!m->n->no_vm_readv) {
+		struct iovec local = { .iov_base = buf, .iov_len = len };
+		struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+		r = syscall(SYS_process_vm_readv, (pid_t)m->pid, &local, 1UL, &remote, 1UL, 0UL);
+		if (r == (ssize_t)len)
+			return 0;
+		if (r >= 0 || (errno != ENOSYS && errno != EPERM))
+			return -1;
+		/* EPERM: /proc/PID/mem checks the fs creds, not the real ones */
+		if (errno == ENOSYS)
+			m->n->no_vm_readv = 1;
+	}
+	if (m->memfd < 0) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%u/mem", m->pid);
+		m->memfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (m->memfd < 0)
+			return -1;
+	}
+	r = pread(m->memfd, buf, len, (off_t)addr);
 	return r == (ssize_t)len ? 0 : -1;
+}
+
+/* ---- kept pidfds -------------------------------------------------------- */
+
+static void pidfd_forget(struct gs_notifier *n, uint32_t pid)
+{
+	struct gs_pidfd_slot *s = &n->pidfds[pid % GS_PIDFD_SLOTS];
+
+	if (s->fd >= 0 && s->pid == pid) {
+		close(s->fd);
+		s->fd = -1;
+		s->pid = 0;
+	}
+}
+
+/* The kept pidfd for pid, or a fresh one (then kept): -1 with errno. *kept
+ * says which; a kept one may name an exited process (then it fails ESRCH). */
+static int pidfd_for(struct gs_notifier *n, uint32_t pid, int *kept)
+{
+	struct gs_pidfd_slot *s = &n->pidfds[pid % GS_PIDFD_SLOTS];
+	int fd;
+
+	if (s->fd >= 0 && s->pid == pid) {
+		*kept = 1;
+		return s->fd;
+	}
+	*kept = 0;
+	fd = gs_pidfd_open(pid);
+	if (fd < 0)
+		return -1;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->pid = pid;
+	s->fd = fd;
+	return fd;
+}
+
+static void pidfds_close(struct gs_notifier *n)
+{
+	for (int i = 0; i < GS_PIDFD_SLOTS; i++) {
+		if (n->pidfds[i].fd >= 0)
+			close(n->pidfds[i].fd);
+		n->pidfds[i].fd = -1;
+	}
 }
 
 /* ---- /proc readers (slow path only) ------------------------------------- */
@@ -255,6 +353,8 @@ struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin, co
 	}
 	n->fd = -1;
 	n->leases_fd = -1;
+	for (int i = 0; i < GS_PIDFD_SLOTS; i++)
+		n->pidfds[i].fd = -1;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &n->sizes)) {
 		gs_errf(err, errno, "seccomp", "SECCOMP_GET_NOTIF_SIZES");
 		goto out;
@@ -342,6 +442,7 @@ size_t gs_notifier_close(struct gs_notifier *n, int errnum)
 	n->npending = 0;
 	close_if(n->fd);
 	close_if(n->leases_fd);
+	pidfds_close(n);
 	free(n->pending);
 	free(n->req);
 	free(n->resp);
@@ -374,7 +475,7 @@ static int classify(const struct seccomp_data *d)
 
 /* Where the destination sockaddr is, from registers and (for sendmsg and
  * sendmmsg) the msghdr in the caller's memory. 0 ok, 1 no address, -1 unreadable. */
-static int locate_sockaddr(int memfd, int sys, const __u64 *a, uint64_t *ptr, uint64_t *len, int *flags)
+static int locate_sockaddr(struct gs_mem *mem, int sys, const __u64 *a, uint64_t *ptr, uint64_t *len, int *flags)
 {
 	struct msghdr mh;
 	struct mmsghdr mm;
@@ -391,7 +492,7 @@ static int locate_sockaddr(int memfd, int sys, const __u64 *a, uint64_t *ptr, ui
 		*flags = (int)a[3];
 		return 0;
 	case GS_NSYS_SENDMSG:
-		if (read_exact(memfd, a[1], &mh, sizeof(mh)))
+		if (read_exact(mem, a[1], &mh, sizeof(mh)))
 			return -1;
 		*ptr = (uint64_t)(uintptr_t)mh.msg_name;
 		*len = mh.msg_namelen;
@@ -402,7 +503,7 @@ static int locate_sockaddr(int memfd, int sys, const __u64 *a, uint64_t *ptr, ui
 		 * meets the sendmsg hook on its own */
 		if ((uint32_t)a[2] == 0)
 			return 1;
-		if (read_exact(memfd, a[1], &mm, sizeof(mm)))
+		if (read_exact(mem, a[1], &mm, sizeof(mm)))
 			return -1;
 		*ptr = (uint64_t)(uintptr_t)mm.msg_hdr.msg_name;
 		*len = mm.msg_hdr.msg_namelen;
@@ -420,6 +521,32 @@ static void fill_key_v4(struct gs_call *c, const void *addr4, uint16_t port_be)
 	inet_ntop(AF_INET, addr4, c->address, sizeof(c->address));
 }
 
+/* The caller's socket args[0], through its pidfd: *sfd, or a verdict. A kept
+ * pidfd that fails ESRCH named an exited process that held this pid before:
+ * forget it, open one afresh, once. */
+static int caller_socket(struct gs_notifier *n, const struct seccomp_notif *req, int *sfd, enum gs_verdict_kind *v)
+{
+	int kept, pidfd;
+
+	for (int tries = 0; tries < 2; tries++) {
+		pidfd = pidfd_for(n, req->pid, &kept);
+		if (pidfd < 0) {
+			*v = errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
+			return -1;
+		}
+		*sfd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)(uint32_t)req->data.args[0], 0);
+		if (*sfd >= 0)
+			return 0;
+		if (errno != ESRCH || !kept)
+			break;
+		pidfd_forget(n, req->pid);
+	}
+	*v = errno == ESRCH ? GS_V_GONE : errno == EBADF ? GS_V_PASS : GS_V_UNINSPECTABLE;
+	if (errno == ESRCH)
+		pidfd_forget(n, req->pid);
+	return -1;
+}
+
 static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_notif *req, struct gs_call *c)
 {
 	const __u64 *a = req->data.args;
@@ -428,9 +555,9 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 		struct sockaddr_in in4;
 		struct sockaddr_in6 in6;
 	} sa;
-	char path[64];
+	struct gs_mem mem = { .n = n, .pid = req->pid, .memfd = -1 };
 	uint64_t ptr = 0, len = 0;
-	int memfd = -1, pidfd = -1, sfd = -1, flags = 0, domain = 0, proto = 0, r;
+	int sfd = -1, flags = 0, domain = 0, proto = 0, r;
 	socklen_t ol;
 	enum gs_verdict_kind v;
 
@@ -441,21 +568,10 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 	if (c->sys != GS_NSYS_SENDTO && a[1] == 0)
 		return GS_V_PASS; /* the kernel fails it (EFAULT/EINVAL) */
 
-	snprintf(path, sizeof(path), "/proc/%u/mem", req->pid);
-	memfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (memfd < 0)
-		return errno == ENOENT || errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
-	pidfd = gs_pidfd_open(req->pid);
-	if (pidfd < 0) {
-		v = errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
-		goto out;
-	}
-	/* both handles now provably name the paused task */
-	if (id_valid(n, req->id)) {
-		v = GS_V_GONE;
-		goto out;
-	}
-	r = locate_sockaddr(memfd, c->sys, a, &ptr, &len, &flags);
+	/* the call is still paused: its task holds req->pid */
+	if (id_valid(n, req->id))
+		return GS_V_GONE;
+	r = locate_sockaddr(&mem, c->sys, a, &ptr, &len, &flags);
 	if (r) {
 		v = r > 0 ? GS_V_PASS : GS_V_UNINSPECTABLE;
 		goto out;
@@ -465,7 +581,7 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 		goto out;
 	}
 	memset(&sa, 0, sizeof(sa));
-	if (read_exact(memfd, ptr, &sa, len < sizeof(sa) ? (size_t)len : sizeof(sa))) {
+	if (read_exact(&mem, ptr, &sa, len < sizeof(sa) ? (size_t)len : sizeof(sa))) {
 		v = GS_V_UNINSPECTABLE;
 		goto out;
 	}
@@ -475,11 +591,8 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 		v = GS_V_PASS; /* AF_UNIX, AF_NETLINK, AF_UNSPEC (disconnect)... */
 		goto out;
 	}
-	sfd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)(uint32_t)a[0], 0);
-	if (sfd < 0) {
-		v = errno == ESRCH ? GS_V_GONE : errno == EBADF ? GS_V_PASS : GS_V_UNINSPECTABLE;
+	if (caller_socket(n, req, &sfd, &v))
 		goto out;
-	}
 	ol = sizeof(proto);
 	if (getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &proto, &ol)) {
 		v = errno == ENOTSOCK ? GS_V_PASS : GS_V_UNINSPECTABLE;
@@ -490,6 +603,8 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 		v = GS_V_UNINSPECTABLE;
 		goto out;
 	}
+	/* every read above (memory by pid, the socket by pidfd) was of the
+	 * paused task: it is still paused, so it held req->pid throughout */
 	if (id_valid(n, req->id)) {
 		v = GS_V_GONE;
 		goto out;
@@ -535,8 +650,7 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 	}
 out:
 	close_if(sfd);
-	close_if(pidfd);
-	close_if(memfd);
+	close_if(mem.memfd);
 	return v;
 }
 
