@@ -249,7 +249,8 @@ static uint32_t tgid_of(uint32_t pid)
 	return p ? (uint32_t)strtoul(p + 6, NULL, 10) : 0;
 }
 
-/* On cgroup2 a cgroup directory's inode number is the kernel cgroup id. */
+/* On cgroup2 a cgroup directory's inode number is the kernel cgroup id.
+ * (Only where the kernel has no PIDFD_GET_INFO: see subject_of.) */
 static uint64_t cgroup_id_of(const struct gs_notifier *n, uint32_t pid)
 {
 	char rel[4096], full[8192];
@@ -259,6 +260,19 @@ static uint64_t cgroup_id_of(const struct gs_notifier *n, uint32_t pid)
 		return 0;
 	snprintf(full, sizeof(full), "%s%s", n->cgroup2, rel);
 	return stat(full, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* The caller's thread group and cgroup id, from the kept pidfd that inspect()
+ * just used (one ioctl), else from /proc. Whoever calls it proves the answer
+ * was of the paused task with a NOTIF_ID_VALID after it. */
+static void subject_of(struct gs_notifier *n, uint32_t pid, uint32_t *tgid, uint64_t *cgroup_id)
+{
+	struct gs_pidfd_slot *s = &n->pidfds[pid % GS_PIDFD_SLOTS];
+
+	if (s->fd >= 0 && s->pid == pid && gs_pidfd_info(s->fd, tgid, cgroup_id) == 0 && *tgid)
+		return;
+	*tgid = tgid_of(pid);
+	*cgroup_id = cgroup_id_of(n, pid);
 }
 
 static void find_cgroup2(char *out, size_t cap)
@@ -722,8 +736,7 @@ static int step_locked(struct gs_notifier *n, struct gs_fault_info *f, struct gs
 		f->key = c.key;
 		memcpy(f->address, c.address, sizeof(f->address));
 		f->observed_at_boot_ns = observed;
-		f->tgid = tgid_of(req->pid);
-		f->cgroup_id = cgroup_id_of(n, req->pid);
+		subject_of(n, req->pid, &f->tgid, &f->cgroup_id);
 		snprintf(f->fault_id, sizeof(f->fault_id), "sn-%u-%llu", req->pid, (unsigned long long)(n->seq + 1));
 		/* the subject must be the paused task: ID_VALID after reading
 		 * /proc/PID proves the pid was not recycled meanwhile */

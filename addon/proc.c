@@ -6,9 +6,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/types.h>
 #include "proc.h"
+
+#ifndef PIDFD_GET_INFO
+/* Linux 6.13 uapi (include/uapi/linux/pidfd.h); older headers lack it */
+struct pidfd_info {
+	__u64 mask;
+	__u64 cgroupid;
+	__u32 pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	__u32 spare0[1];
+};
+#define PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info)
+#define PIDFD_INFO_PID (1UL << 0)
+#define PIDFD_INFO_CGROUPID (1UL << 2)
+#endif
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* 6.9+: a pidfd for a thread, not only a leader */
@@ -21,6 +36,26 @@ int gs_pidfd_open(uint32_t pid)
 	if (fd < 0 && errno == EINVAL) /* before 6.9: leaders only */
 		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	return fd;
+}
+
+int gs_pidfd_info(int pidfd, uint32_t *tgid, uint64_t *cgroupid)
+{
+	struct pidfd_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.mask = PIDFD_INFO_PID | PIDFD_INFO_CGROUPID;
+	if (ioctl(pidfd, PIDFD_GET_INFO, &info)) {
+		if (errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP)
+			return -2;
+		return -1;
+	}
+	if (!(info.mask & PIDFD_INFO_CGROUPID))
+		return -2;
+	if (tgid)
+		*tgid = (info.mask & PIDFD_INFO_PID) ? info.tgid : 0;
+	if (cgroupid)
+		*cgroupid = info.cgroupid;
+	return 0;
 }
 
 ssize_t gs_proc_read(const char *path, char *buf, size_t cap)

@@ -20,6 +20,10 @@ int gs_proc_cgroup(uint32_t pid, char *out, size_t cap);
 /* A pidfd for PID, a thread too where the kernel allows (6.9+), else for a
  * thread-group leader; -1 with errno. */
 int gs_pidfd_open(uint32_t pid);
+/* What the kernel says of a pidfd's task (PIDFD_GET_INFO, 6.13+): its thread
+ * group id (0 if not told) and its cgroup v2 id, both as of now. 0; -1 with
+ * errno if the task is gone (ESRCH); -2 if the kernel cannot tell. */
+int gs_pidfd_info(int pidfd, uint32_t *tgid, uint64_t *cgroupid);
 #ifdef __cplusplus
 }
 #endif
