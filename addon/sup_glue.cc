@@ -62,6 +62,7 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
                                       {"request", Request},
                                       {"state", State},
                                       {"syncNow", SyncNow},
+                                      {"drain", Drain},
                                       {"close", Close},
                                       {"ref", RefLoop},
                                       {"unref", UnrefLoop}}));
@@ -91,19 +92,20 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
     return Woken::Open(info, "SyncLog is closed");
   }
 
-  // new SyncLog(fd, delayUs, onDurable)
+  // new SyncLog(fd, delayUs, onDurable[, syncerWrites])
   static NAN_METHOD(New) {
     if (!info.IsConstructCall()) return Nan::ThrowTypeError("use new SyncLog(fd, delayUs, onDurable)");
     if (info.Length() < 3 || !info[0]->IsInt32() || !info[1]->IsUint32() || !info[2]->IsFunction())
-      return Nan::ThrowTypeError("SyncLog(fd: int, delayUs: uint, onDurable: function)");
+      return Nan::ThrowTypeError("SyncLog(fd: int, delayUs: uint, onDurable: function, syncerWrites?: boolean)");
+    unsigned flags = info.Length() > 3 && Nan::To<bool>(info[3]).FromJust() ? GS_SYNCLOG_SYNCER_WRITES : 0;
     SyncLog *self = new SyncLog();
     self->Wrap(info.This());
     self->on_durable_.Reset(info[2].As<v8::Function>());
     self->waker_ = gs_nan::NewWaker(&self->on_durable_, "gensee:synclog");
     uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
     gs_err err = {};
-    self->c_ = gs_synclog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), Wake,
-                               self->waker_, &err);
+    self->c_ = gs_synclog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), flags,
+                               Wake, self->waker_, &err);
     if (!self->c_) {
       CloseWaker(self->waker_);
       return ThrowErr(err);
@@ -145,6 +147,14 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
     Set(o, "maxSyncUs", Num(static_cast<double>(st.max_sync_ns) / 1000.0));
     Set(o, "slowSyncs", Num(static_cast<double>(st.slow_syncs)));
     info.GetReturnValue().Set(o);
+  }
+
+  // drain(): write what is queued now, no fdatasync
+  static NAN_METHOD(Drain) {
+    SyncLog *self = Open(info);
+    if (!self) return;
+    gs_err err = {};
+    if (gs_synclog_drain(self->c_, &err)) return ThrowErr(err);
   }
 
   static NAN_METHOD(SyncNow) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Durable append for the evidence logs: write on the caller's thread,
-// fdatasync on a syncer thread (see synclog.h).
+// Durable append for the evidence logs: write on the caller's thread (or,
+// with GS_SYNCLOG_SYNCER_WRITES, queue for the syncer to write), fdatasync
+// on a syncer thread (see synclog.h).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -29,6 +30,7 @@ struct gs_synclog {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint64_t written;   /* tickets written to the file */
+	uint64_t appended;  /* tickets handed out: written + queued */
 	uint64_t requested; /* highest ticket somebody waits to be durable */
 	uint64_t durable;
 	uint64_t lazy_since; /* CLOCK_MONOTONIC ns of the oldest unsynced unrequested write, 0 = none */
@@ -41,7 +43,41 @@ struct gs_synclog {
 	int want_wake;
 	struct waiter *head, *tail;
 	struct gs_synclog_stats st;
+	/* GS_SYNCLOG_SYNCER_WRITES: lines queued here, written by whoever
+	 * holds io (the syncer before each fdatasync, or sync_now) in order */
+	int queued_mode;
+	char *q;
+	size_t qlen, qcap;
+	pthread_mutex_t io; /* taken before mu; held while queued lines are written and synced */
 };
+
+/* under mu: detach the queued lines (the caller writes them, holding io) */
+static char *take_queue(struct gs_synclog *l, size_t *len, uint64_t *lines)
+{
+	char *q = l->q;
+
+	*len = l->qlen;
+	*lines = l->appended - l->written;
+	l->q = NULL;
+	l->qlen = l->qcap = 0;
+	return q;
+}
+
+/* write all of buf; 0 or errno (EIO for a write that made no progress) */
+static int write_all(int fd, const char *p, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = write(fd, p + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EIO;
+		off += (size_t)n;
+	}
+	return 0;
+}
 
 /* detach the waiters whose ticket is durable (all of them when err) */
 static struct waiter *take_ready(struct gs_synclog *l, int all)
@@ -93,7 +129,7 @@ static void *syncer(void *arg)
 		if (l->failed)
 			break;
 		int want = l->requested > l->durable;
-		int lazy = !want && l->written > l->durable;
+		int lazy = !want && l->appended > l->durable;
 		if (!want && !lazy) {
 			if (l->stopping)
 				break;
@@ -117,15 +153,38 @@ static void *syncer(void *arg)
 			while (!l->stopping && !l->failed && gs_mono_ns() < due)
 				cond_wait_until(l, due);
 		}
-		uint64_t target = l->written;
+		char *q = NULL;
+		size_t qlen = 0;
+		uint64_t qlines = 0;
+		if (l->queued_mode) {
+			/* io before mu: sync_now may be writing; then take what is
+			 * queued by now, so lines reach the file in ticket order */
+			pthread_mutex_unlock(&l->mu);
+			pthread_mutex_lock(&l->io);
+			pthread_mutex_lock(&l->mu);
+			q = take_queue(l, &qlen, &qlines);
+		}
+		uint64_t target = l->written + qlines;
 		pthread_mutex_unlock(&l->mu);
 
+		int rc = 0, e = 0;
+		if (qlen) {
+			e = write_all(l->fd, q, qlen);
+			rc = e ? -1 : 0;
+		}
+		free(q);
 		uint64_t t0 = gs_mono_ns();
-		int rc = fdatasync(l->fd);
-		int e = errno;
+		if (!rc) {
+			rc = fdatasync(l->fd);
+			e = errno;
+		}
 		uint64_t dt = gs_mono_ns() - t0;
+		if (l->queued_mode)
+			pthread_mutex_unlock(&l->io);
 
 		pthread_mutex_lock(&l->mu);
+		if (!rc)
+			l->written += qlines;
 		struct waiter *ready;
 		if (rc) {
 			l->failed = e ? e : EIO;
@@ -141,7 +200,7 @@ static void *syncer(void *arg)
 			if (dt > l->st.max_sync_ns)
 				l->st.max_sync_ns = dt;
 			l->durable = target;
-			if (l->written == l->durable)
+			if (l->appended == l->durable)
 				l->lazy_since = 0;
 			else if (l->requested <= l->durable)
 				l->lazy_since = gs_mono_ns();
@@ -164,7 +223,8 @@ static void *syncer(void *arg)
 	return NULL;
 }
 
-struct gs_synclog *gs_synclog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx, struct gs_err *err)
+struct gs_synclog *gs_synclog_open(int fd, uint32_t delay_us, unsigned flags, void (*wake)(void *ctx), void *ctx,
+				   struct gs_err *err)
 {
 	struct gs_synclog *l = calloc(1, sizeof(*l));
 	pthread_condattr_t ca;
@@ -176,6 +236,8 @@ struct gs_synclog *gs_synclog_open(int fd, uint32_t delay_us, void (*wake)(void 
 	}
 	l->fd = fd;
 	l->delay_ns = (uint64_t)delay_us * 1000ULL;
+	l->queued_mode = (flags & GS_SYNCLOG_SYNCER_WRITES) != 0;
+	pthread_mutex_init(&l->io, NULL);
 	l->wake = wake;
 	l->ctx = ctx;
 	pthread_mutex_init(&l->mu, NULL);
@@ -184,10 +246,13 @@ struct gs_synclog *gs_synclog_open(int fd, uint32_t delay_us, void (*wake)(void 
 	pthread_cond_init(&l->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	rc = pthread_create(&l->thread, NULL, syncer, l);
+	if (!rc)
+		gs_thread_name(l->thread, "synclog");
 	if (rc) {
 		gs_errf(err, rc, "pthread_create", "evidence log syncer");
 		pthread_cond_destroy(&l->cv);
 		pthread_mutex_destroy(&l->mu);
+		pthread_mutex_destroy(&l->io);
 		free(l);
 		return NULL;
 	}
@@ -198,7 +263,6 @@ uint64_t gs_synclog_write(struct gs_synclog *l, const void *buf, size_t len, uin
 			  struct gs_err *err)
 {
 	const char *p = buf;
-	size_t off = 0;
 	uint64_t ticket;
 
 	pthread_mutex_lock(&l->mu);
@@ -213,24 +277,38 @@ uint64_t gs_synclog_write(struct gs_synclog *l, const void *buf, size_t len, uin
 		gs_errf(err, EBADF, "write", "evidence log is closed");
 		return 0;
 	}
-	while (off < len) {
-		ssize_t n = write(l->fd, p + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
+	if (l->queued_mode) {
+		if (l->qlen + len > l->qcap) {
+			size_t cap = l->qcap ? l->qcap : 4096;
+			while (cap < l->qlen + len)
+				cap *= 2;
+			char *q = realloc(l->q, cap);
+			if (!q) {
+				pthread_mutex_unlock(&l->mu);
+				gs_errf(err, ENOMEM, "realloc", "evidence log queue");
+				return 0;
+			}
+			l->q = q;
+			l->qcap = cap;
+		}
+		memcpy(l->q + l->qlen, p, len);
+		l->qlen += len;
+		l->appended += n_lines;
+	} else {
+		int e = write_all(l->fd, p, len);
+		if (e) {
 			/* a partial line may be in the file now: the chain in memory
 			 * no longer matches it; fail (reopen recovers a torn line) */
-			l->failed = n < 0 ? errno : EIO;
-			int e = l->failed;
+			l->failed = e;
 			pthread_cond_signal(&l->cv);
 			pthread_mutex_unlock(&l->mu);
 			gs_errf(err, e, "write", "evidence log");
 			return 0;
 		}
-		off += (size_t)n;
+		l->written += n_lines;
+		l->appended = l->written;
 	}
-	l->written += n_lines;
-	ticket = l->written;
+	ticket = l->appended;
 	if (want_sync) {
 		l->requested = ticket;
 		if (l->waiting)
@@ -254,8 +332,8 @@ void gs_synclog_want_wake(struct gs_synclog *l, int on)
 void gs_synclog_request(struct gs_synclog *l)
 {
 	pthread_mutex_lock(&l->mu);
-	if (l->written > l->requested) {
-		l->requested = l->written;
+	if (l->appended > l->requested) {
+		l->requested = l->appended;
 		if (l->waiting)
 			pthread_cond_signal(&l->cv);
 	}
@@ -271,7 +349,7 @@ void gs_synclog_request(struct gs_synclog *l)
 
 uint64_t gs_synclog_written(struct gs_synclog *l)
 {
-	LOCKED_READ(l->written);
+	LOCKED_READ(l->appended);
 }
 
 uint64_t gs_synclog_durable(struct gs_synclog *l)
@@ -336,7 +414,7 @@ int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn
 		*pp = w;
 	}
 	if (request && ticket > l->requested) {
-		l->requested = ticket > l->written ? l->written : ticket;
+		l->requested = ticket > l->appended ? l->appended : ticket;
 		if (l->waiting)
 			pthread_cond_signal(&l->cv);
 	}
@@ -346,34 +424,86 @@ int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn
 
 int gs_synclog_sync_now(struct gs_synclog *l, struct gs_err *err)
 {
-	uint64_t target;
+	uint64_t target, qlines = 0;
 	struct waiter *ready;
+	char *q = NULL;
+	size_t qlen = 0;
+	int e = 0;
 
+	if (l->queued_mode)
+		pthread_mutex_lock(&l->io);
 	pthread_mutex_lock(&l->mu);
 	if (l->failed) {
-		int e = l->failed;
+		e = l->failed;
 		pthread_mutex_unlock(&l->mu);
+		if (l->queued_mode)
+			pthread_mutex_unlock(&l->io);
 		return gs_errf(err, e, "fdatasync", "evidence log failed earlier");
 	}
-	target = l->written;
+	if (l->queued_mode)
+		q = take_queue(l, &qlen, &qlines);
+	target = l->written + qlines;
 	pthread_mutex_unlock(&l->mu);
-	if (fdatasync(l->fd)) {
-		int e = errno;
+	const char *what = "write";
+	if (qlen)
+		e = write_all(l->fd, q, qlen);
+	free(q);
+	if (!e && fdatasync(l->fd)) {
+		e = errno;
+		what = "fdatasync";
+	}
+	if (l->queued_mode)
+		pthread_mutex_unlock(&l->io);
+	if (e) {
 		pthread_mutex_lock(&l->mu);
 		l->failed = e;
 		pthread_cond_signal(&l->cv);
 		pthread_mutex_unlock(&l->mu);
-		return gs_errf(err, e, "fdatasync", "evidence log");
+		return gs_errf(err, e, what, "evidence log");
 	}
 	pthread_mutex_lock(&l->mu);
+	l->written += qlines;
 	if (target > l->durable)
 		l->durable = target;
-	if (l->written == l->durable)
+	if (l->appended == l->durable)
 		l->lazy_since = 0;
 	ready = take_ready(l, 0);
 	pthread_mutex_unlock(&l->mu);
 	run_waiters(ready, 0);
 	return 0;
+}
+
+int gs_synclog_drain(struct gs_synclog *l, struct gs_err *err)
+{
+	uint64_t qlines = 0;
+	size_t qlen = 0;
+	char *q;
+	int e;
+
+	if (!l->queued_mode)
+		return 0;
+	pthread_mutex_lock(&l->io);
+	pthread_mutex_lock(&l->mu);
+	if (l->failed) {
+		e = l->failed;
+		pthread_mutex_unlock(&l->mu);
+		pthread_mutex_unlock(&l->io);
+		return gs_errf(err, e, "write", "evidence log failed earlier");
+	}
+	q = take_queue(l, &qlen, &qlines);
+	pthread_mutex_unlock(&l->mu);
+	e = qlen ? write_all(l->fd, q, qlen) : 0;
+	free(q);
+	pthread_mutex_unlock(&l->io);
+	pthread_mutex_lock(&l->mu);
+	if (e) {
+		l->failed = e;
+		pthread_cond_signal(&l->cv);
+	} else {
+		l->written += qlines;
+	}
+	pthread_mutex_unlock(&l->mu);
+	return e ? gs_errf(err, e, "write", "evidence log") : 0;
 }
 
 void gs_synclog_close(struct gs_synclog *l)
@@ -382,12 +512,14 @@ void gs_synclog_close(struct gs_synclog *l)
 		return;
 	pthread_mutex_lock(&l->mu);
 	l->stopping = 1;
-	if (l->written > l->requested)
-		l->requested = l->written;
+	if (l->appended > l->requested)
+		l->requested = l->appended;
 	pthread_cond_signal(&l->cv);
 	pthread_mutex_unlock(&l->mu);
 	pthread_join(l->thread, NULL);
 	pthread_cond_destroy(&l->cv);
 	pthread_mutex_destroy(&l->mu);
+	pthread_mutex_destroy(&l->io);
+	free(l->q);
 	free(l);
 }

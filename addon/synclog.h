@@ -4,6 +4,12 @@
  * Lines are written to the file on the caller's thread at once (in the page
  * cache: they survive the process being killed) and made durable by a
  * syncer thread that runs fdatasync whenever somebody waits for durability.
+ * With GS_SYNCLOG_SYNCER_WRITES the caller only queues them and the syncer
+ * writes what is queued, in order, right before each fdatasync (or 5 ms
+ * after a line nobody waits for): the caller's thread then never waits for
+ * the file either — a write(2) to a file whose journal is committing can
+ * block for as long as the commit. A queued line is in no file until then:
+ * use it for a log whose lines are acted on only once durable.
  * Every line written while one fdatasync runs is covered by the next one:
  * group commit without a window, and the caller's thread never blocks on
  * the disk.
@@ -44,9 +50,11 @@ struct gs_synclog_stats {
  * after gs_synclog_close). wake(ctx) is called from the syncer thread on
  * failure, and after each fdatasync while gs_synclog_want_wake is on. delay_us: hold a requested sync this long
  * for company (0 for the fault log; counters use a window). */
-struct gs_synclog *gs_synclog_open(int fd, uint32_t delay_us, void (*wake)(void *ctx), void *ctx, struct gs_err *err);
+#define GS_SYNCLOG_SYNCER_WRITES 1u
+struct gs_synclog *gs_synclog_open(int fd, uint32_t delay_us, unsigned flags, void (*wake)(void *ctx), void *ctx,
+				   struct gs_err *err);
 
-/* Write one or more whole lines now. want_sync=0: written but no fdatasync
+/* Write (or queue) one or more whole lines now. want_sync=0: no fdatasync
  * is asked for (a write-ahead line; the next sync or at the latest 5 ms
  * covers it). Returns the ticket of the last line (n_lines of them), or 0
  * with err set (the log is failed from then on). */
@@ -58,6 +66,7 @@ void gs_synclog_want_wake(struct gs_synclog *l, int on);
 
 /* Ask for a sync covering everything written so far. */
 void gs_synclog_request(struct gs_synclog *l);
+/* tickets handed out so far (lines written, and queued) */
 uint64_t gs_synclog_written(struct gs_synclog *l);
 uint64_t gs_synclog_durable(struct gs_synclog *l);
 /* errno of the write or fdatasync that failed the log, 0 while healthy */
@@ -71,8 +80,14 @@ void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out);
  * called). */
 int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request);
 
-/* fdatasync on the caller's thread now, for shutdown paths. */
+/* Write what is queued and fdatasync, on the caller's thread now (shutdown
+ * paths, and whoever must see every line in the file). */
 int gs_synclog_sync_now(struct gs_synclog *l, struct gs_err *err);
+
+/* Write what is queued, on the caller's thread now, without an fdatasync:
+ * afterwards every line handed out so far is in the file (a reader that
+ * must find them there, e.g. a live stream's replay). 0, or -1 with err. */
+int gs_synclog_drain(struct gs_synclog *l, struct gs_err *err);
 
 /* Sync what is written, run or fail every waiter, stop and join the
  * syncer, free. The fd stays open. */

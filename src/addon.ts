@@ -197,8 +197,10 @@ export type NativeSubmit = (
 
 /** The addon's syncer (addon/synclog.c, glue in addon/sup_glue.cc). */
 export interface NativeSyncLog {
-  /** write whole lines now; returns the ticket of the last one */
+  /** write whole lines now (or queue them for the syncer: syncerWrites); returns the ticket of the last one */
   write(buf: Buffer, nLines: number, wantSync: boolean): number;
+  /** write what is queued now, without an fdatasync */
+  drain(): void;
   request(): void;
   state(): { written: number; durable: number; failed: number; syncs: number; lines: number; syncUs: number; maxSyncUs: number; slowSyncs: number };
   syncNow(): void;
@@ -242,7 +244,7 @@ export interface Addon {
 
   // ---- the evidence logs and the supervisor socket (addon/sup_glue.cc) ----
   /** fdatasync thread for one log fd (addon/synclog.c) */
-  SyncLog: new (fd: number, delayUs: number, onDurable: () => void) => NativeSyncLog;
+  SyncLog: new (fd: number, delayUs: number, onDurable: () => void, syncerWrites?: boolean) => NativeSyncLog;
   /** the supervisor socket's I/O thread (addon/sup_server.c) on a listening fd */
   SupervisorServer: new (fd: number, ownerUid: number, cgroupRel: string, onReady: () => void) => NativeSupervisorServer;
   /** submit one fault to a resolver and authenticate its answer (addon/sup_client.c) */

@@ -199,7 +199,9 @@ export class Supervisor {
       const dir = opDir(o.stateDir, o.op);
       // group commit without a window: a batch forms while the previous fdatasync runs
       const hub = new LogHub();
-      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), { onLine: (seq, text) => hub.publish('faults', seq, text) });
+      // the syncer thread writes its lines: every answer and lease install waits for durability anyway
+      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), { onLine: (seq, text) => hub.publish('faults', seq, text), syncerWrites: true });
+      hub.setDrain('faults', () => faults.drain());
       // a resolver that died left its open faults unanswered: say so, first
       const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
       events = await EventLog.open(dir, { hub, onError });

@@ -14,6 +14,20 @@ export type HubListener = (line: HubLine) => void;
 
 export class LogHub {
   private readonly listeners = new Set<HubListener>();
+  private readonly drains = new Map<LogName, () => void>();
+
+  /** how to put every line announced for `log` into its file now (a log whose syncer writes its lines) */
+  setDrain(log: LogName, fn: () => void): void {
+    this.drains.set(log, fn);
+  }
+
+  /**
+   * Every line announced for `log` so far is in its file when this returns:
+   * a replay that subscribed first and then reads the file misses nothing.
+   */
+  drain(log: LogName): void {
+    this.drains.get(log)?.();
+  }
 
   /** called by the log writer after each line is written */
   publish(log: LogName, seq: number, text: string): void {

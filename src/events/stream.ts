@@ -514,7 +514,12 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
     const replayed = (Object.keys(q.since) as LogName[]).filter((l) => q.logs.includes(l));
     void (async () => {
       try {
-        for (const log of STREAM_LOGS) if (replayed.includes(log)) await replayLog(path.join(dir, `${log}.jsonl`), log, sub);
+        for (const log of STREAM_LOGS) {
+          if (!replayed.includes(log)) continue;
+          // subscribed above: a line announced before that is in the file after this
+          opts.hub.drain(log);
+          await replayLog(path.join(dir, `${log}.jsonl`), log, sub);
+        }
         if (!sub.dropped) sub.goLive();
       } catch (e) {
         drop(sub, `replay failed: ${(e as Error).message}`);

@@ -57,6 +57,17 @@ export interface ChainedLogOptions {
    * (src/events/hub.ts); it must not throw or block.
    */
   onLine?: (seq: number, text: string) => void;
+  /**
+   * The syncer thread writes the lines, in order, right before each
+   * fdatasync (addon/synclog.c GS_SYNCLOG_SYNCER_WRITES): appending never
+   * waits for the file — a write(2) while the journal commits can block
+   * for as long as the commit. A line is then in the file only once a sync
+   * covering it has begun (or after drain()), so this is for a log whose
+   * lines are acted on only once durable: faults.jsonl, whose answers and
+   * lease installs all wait for durability. A process killed meanwhile
+   * loses only lines nobody had acted on.
+   */
+  syncerWrites?: boolean;
 }
 
 export type { NativeSyncLog } from '../addon';
@@ -157,7 +168,7 @@ export class ChainedLog {
     this.path = file;
     this.fd = fd;
     this.onLine = opts.onLine;
-    this.native = new (loadAddon().SyncLog)(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable());
+    this.native = new (loadAddon().SyncLog)(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable(), opts.syncerWrites === true);
   }
 
   /** fdatasync calls and lines made durable by them (group-commit efficiency) */
@@ -264,6 +275,8 @@ export class ChainedLog {
   /** tickets issued in this process: the addon's count of lines written, plus the pending ones */
   private tickets = 0;
   private flushQueued = false;
+  /** a deferred line asked for an fdatasync: the queued flush asks for it */
+  private pendingSync = false;
 
   /** Build the next line (its text, newline included) and advance the chain. Throws before advancing on bad input. */
   private encode(fields: LogFields): string {
@@ -292,6 +305,8 @@ export class ChainedLog {
    * fdatasync covering them). A failed write poisons the log and throws.
    */
   private flush(sync: boolean): void {
+    sync ||= this.pendingSync;
+    this.pendingSync = false;
     const n = this.pending.length;
     if (n === 0) {
       if (sync) this.native?.request();
@@ -316,7 +331,7 @@ export class ChainedLog {
     this.flushQueued = true;
     setImmediate(() => {
       this.flushQueued = false;
-      if (this.pending.length === 0 || this.failed || !this.native) return;
+      if ((this.pending.length === 0 && !this.pendingSync) || this.failed || !this.native) return;
       try {
         this.flush(false);
       } catch {
@@ -333,11 +348,12 @@ export class ChainedLog {
   /**
    * Append one record and return its ticket; with sync, an fdatasync
    * covering it is on its way. The line is written now, with any deferred
-   * lines before it — or, with defer (and no sync), it is held to share the
-   * next write: a write-ahead line nothing acts on until a later line or a
-   * wait for durability, which writes it first. Throws (and poisons the log)
-   * if the write fails: a caller that cannot record must not go on as if it
-   * had.
+   * lines before it — or, with defer, it is held to share the next write
+   * (and the fdatasync it asks for, with sync): a line nothing acts on until
+   * a later line or a wait for durability, which writes it first, and at
+   * the latest before the event loop's next turn. Throws (and poisons the
+   * log) if the write fails: a caller that cannot record must not go on as
+   * if it had.
    */
   appendTicket(fields: LogFields, sync: boolean, defer = false): number {
     this.usable();
@@ -345,8 +361,12 @@ export class ChainedLog {
     if (this.pending.length === 0) this.pendingFirstSeq = this.seqNo;
     this.pending.push(line);
     const ticket = ++this.tickets;
-    if (defer && !sync) this.queueFlush();
-    else this.flush(sync);
+    if (defer) {
+      this.pendingSync ||= sync;
+      this.queueFlush();
+    } else {
+      this.flush(sync);
+    }
     return ticket;
   }
 
@@ -380,6 +400,21 @@ export class ChainedLog {
       }
       if (request) n.request();
     });
+  }
+
+  /**
+   * Put every line appended so far into the file now (no fdatasync): for a
+   * reader that must find them there (the live stream's replay).
+   */
+  drain(): void {
+    if (!this.native || this.failed) return;
+    this.flush(false);
+    try {
+      this.native.drain();
+    } catch (e) {
+      this.fail(e);
+      throw e;
+    }
   }
 
   /** Ask for an fdatasync covering everything written so far. */
