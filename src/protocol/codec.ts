@@ -46,6 +46,25 @@ function readVarint(buf: Uint8Array, c: Cursor, end: number): bigint | null {
   return null;
 }
 
+/**
+ * readVarint as a number: exact below 2^53, larger values rounded (only
+ * compared against 32-bit limits and lengths); -1 when truncated or
+ * overflowing 64 bits, as readVarint's null.
+ */
+function readVarintNum(buf: Uint8Array, c: Cursor, end: number): number {
+  let result = 0;
+  let mul = 1;
+  for (let i = 0; i < 10; i++) {
+    if (c.pos >= end) return -1;
+    const b = buf[c.pos++];
+    if (i === 9 && b > 1) return -1;
+    result += (b & 0x7f) * mul;
+    if ((b & 0x80) === 0) return result;
+    mul *= 128;
+  }
+  return -1;
+}
+
 function at(path: string): string {
   return path === '' ? '/' : path;
 }
@@ -56,46 +75,54 @@ function at(path: string): string {
  */
 function walk(buf: Uint8Array, start: number, end: number, msg: MessageName, path: string): string | null {
   const fields = MESSAGES[msg];
-  const seen = new Set<number>();
-  const oneofs = new Map<string, string>();
+  // on every fault: numbers instead of BigInt, field paths built only for an error
+  let seenLow = 0;
+  let seenHigh: Set<number> | null = null;
+  let oneofs: Map<string, string> | null = null;
   const c: Cursor = { pos: start };
   while (c.pos < end) {
-    const tag = readVarint(buf, c, end);
-    if (tag === null || tag > 0xffffffffn) return `${at(path)}: malformed field tag`;
-    const num = Number(tag >> 3n);
-    const wire = Number(tag & 7n);
+    const tag = readVarintNum(buf, c, end);
+    if (tag < 0 || tag > 0xffffffff) return `${at(path)}: malformed field tag`;
+    const num = Math.floor(tag / 8);
+    const wire = tag % 8;
     if (num === 0) return `${at(path)}: invalid field number 0`;
     const f = fields[num];
     if (!f) return `${at(path)}: unknown field ${num} (wire type ${wire})`;
-    const fp = `${path}/${f.name}`;
-    if (wire !== f.wire) return `${fp}: wrong wire type ${wire} (expected ${f.wire})`;
-    if (seen.has(num)) return `${fp}: field repeated`;
-    seen.add(num);
+    if (wire !== f.wire) return `${path}/${f.name}: wrong wire type ${wire} (expected ${f.wire})`;
+    if (num < 31) {
+      if (seenLow & (1 << num)) return `${path}/${f.name}: field repeated`;
+      seenLow |= 1 << num;
+    } else {
+      seenHigh ??= new Set<number>();
+      if (seenHigh.has(num)) return `${path}/${f.name}: field repeated`;
+      seenHigh.add(num);
+    }
     if (f.oneof) {
+      oneofs ??= new Map<string, string>();
       const other = oneofs.get(f.oneof);
       if (other !== undefined) return `${at(path)}: both "${other}" and "${f.name}" set (only one allowed)`;
       oneofs.set(f.oneof, f.name);
     }
     if (wire === 0) {
-      const v = readVarint(buf, c, end);
-      if (v === null) return `${fp}: malformed varint`;
-      if ((f.kind === 'uint32' || f.kind === 'enum') && v > 0xffffffffn) return `${fp}: value out of range`;
-      if (f.kind === 'enum' && v > 0x7fffffffn) return `${fp}: negative enum value`;
+      const v = readVarintNum(buf, c, end);
+      if (v < 0) return `${path}/${f.name}: malformed varint`;
+      if ((f.kind === 'uint32' || f.kind === 'enum') && v > 0xffffffff) return `${path}/${f.name}: value out of range`;
+      if (f.kind === 'enum' && v > 0x7fffffff) return `${path}/${f.name}: negative enum value`;
       continue;
     }
-    const len = readVarint(buf, c, end);
-    if (len === null || len > BigInt(end - c.pos)) return `${fp}: truncated`;
+    const len = readVarintNum(buf, c, end);
+    if (len < 0 || len > end - c.pos) return `${path}/${f.name}: truncated`;
     const from = c.pos;
-    const to = from + Number(len);
+    const to = from + len;
     c.pos = to;
     if (f.kind === 'string') {
       try {
         utf8.decode(buf.subarray(from, to));
       } catch {
-        return `${fp}: invalid UTF-8`;
+        return `${path}/${f.name}: invalid UTF-8`;
       }
     } else if (f.kind === 'message') {
-      const err = walk(buf, from, to, f.ref as MessageName, fp);
+      const err = walk(buf, from, to, f.ref as MessageName, `${path}/${f.name}`);
       if (err) return err;
     }
   }
