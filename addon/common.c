@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -42,6 +43,20 @@ int gs_thread_answer_path(void)
 	return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) ? -1 : 0;
 }
 
+void gs_thread_name(pthread_t t, const char *what)
+{
+	char name[16]; /* the kernel's limit, with the NUL */
+	size_t j = 0;
+
+	/* "gs-" and the first word of what: visible in top -H and /proc/PID/task */
+	memcpy(name, "gs-", 3);
+	j = 3;
+	for (const char *p = what; *p && *p != ' ' && j < sizeof(name) - 1; p++)
+		name[j++] = *p;
+	name[j] = 0;
+	pthread_setname_np(t, name);
+}
+
 int gs_io_open(struct gs_io *io, struct gs_err *err, const char *what)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = io };
@@ -65,8 +80,10 @@ int gs_io_start(struct gs_io *io, pthread_mutex_t *mu, void *(*fn)(void *), void
 
 	pthread_mutex_init(mu, NULL);
 	rc = pthread_create(&io->thread, NULL, fn, arg);
-	if (!rc)
+	if (!rc) {
+		gs_thread_name(io->thread, what);
 		return 0;
+	}
 	pthread_mutex_destroy(mu);
 	gs_io_close(io);
 	return gs_errf(err, rc, "pthread_create", "%s", what);

@@ -32,6 +32,8 @@ int gs_errf(struct gs_err *err, int errnum, const char *syscall, const char *fmt
  * the socket I/O and client threads (it cost ~15% of throughput at 8
  * clients) nor the seccomp loop (it slowed the fast path by ~10 us).
  * GENSEE_NO_RT=1 leaves it ordinary. Returns 0 if applied. */
+/* Name a thread "gs-<first word of what>" (top -H, /proc/PID/task/TID/comm). */
+void gs_thread_name(pthread_t t, const char *what);
 int gs_thread_answer_path(void);
 
 /* An addon I/O thread: it sleeps in an epoll set and is woken through an

@@ -30,7 +30,32 @@ function cpuTicks(pid: number): number {
   return Number(f[11]) + Number(f[12]);
 }
 
+/** utime + stime per thread name (comm: "node" is the main thread, gs-* the addon's), in clock ticks */
+function threadTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const st = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      const name = tid === String(pid) ? 'main' : comm;
+      out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
+    } catch {
+      /* the thread ended */
+    }
+  }
+  return out;
+}
+
 interface PhaseResult {
+  /** CPU per fault by thread name, us (main: the JavaScript thread) */
+  threads: Record<string, number>;
   n: number;
   fps: number;
   p50: number;
@@ -85,10 +110,16 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
         // what is timed is the authenticated round trip
         const bodies = encodeFaults(clients, Math.ceil(count / clients), fault);
         const supCpu0 = cpuTicks(s.pid!);
+        const thr0 = threadTicks(s.pid!);
         const cli0 = process.cpuUsage();
         const { lat, secs, wrong } = await submitTimed(bodies, { socketPath: sock, key, resolver: rec.resolver }, 'retry_after_lease');
         const cli = process.cpuUsage(cli0);
         const supUs = ((cpuTicks(s.pid!) - supCpu0) * 1e6) / TICKS_PER_S;
+        const threads: Record<string, number> = {};
+        for (const [name, t] of threadTicks(s.pid!)) {
+          const d = t - (thr0.get(name) ?? 0);
+          if (d > 0) threads[name] = (d * 1e6) / TICKS_PER_S / lat.length;
+        }
         if (wrong) throw new Error(`${wrong} faults did not get retry_after_lease`);
         return {
           n: lat.length,
@@ -99,6 +130,7 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
           supCpu: supUs / lat.length,
           cliCpu: (cli.user + cli.system) / lat.length,
           server: null,
+          threads,
         };
       };
       const fresh = await run(n);
@@ -200,6 +232,15 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     ['', 'clients', 'faults', 'faults/s', 'of floor', 'spread (per round)', 'p50 us', 'p99 us', 'resolver p50/p99 us', 'resolver CPU us/fault', 'client CPU us/fault', 'target', 'met'],
     rows,
   );
+  for (const c of [1, 8] as const) {
+    // the median round's breakdown (by total): where the resolver's CPU per fault goes
+    const g = [...res[c].steady].sort((a, b) => a.supCpu - b.supCpu)[res[c].steady.length >> 1];
+    const parts = Object.entries(g.threads)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+      .join(', ');
+    process.stdout.write(`  resolver CPU us/fault by thread, ${c} client(s), steady, median round: ${parts}\n`);
+  }
   process.stdout.write(
     '  of floor: faults/s over the floor\'s in the same round, median of rounds; spread: min-max of those ratios\n' +
       '  (floor rows: min-max faults/s); p50/p99: the client round trip (submitFault called → authenticated Resolution\n' +
