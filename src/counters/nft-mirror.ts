@@ -37,9 +37,20 @@ export class NftMirror {
     this.retiring.delete(key);
   }
 
-  /** the lease left the kernel map: its element goes after the next nft reading */
+  /**
+   * The lease left the kernel map: its element goes after the next nft
+   * reading. Without a table nothing is kept: there is no element to
+   * delete (a table created later holds only the record's live leases),
+   * and no reading would ever clear the list — over a long run without
+   * nft it held every lease that ever expired.
+   */
   retire(key: string, t: Tuple): void {
-    this.retiring.set(key, t);
+    if (this.nft) this.retiring.set(key, t);
+  }
+
+  /** elements waiting for their final nft reading */
+  get pending(): number {
+    return this.retiring.size;
   }
 
   /** After an nft reading: delete the retiring elements no lease holds any more. */
