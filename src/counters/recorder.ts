@@ -124,9 +124,10 @@ export class CounterRecorder {
 
   append(lines: LogFields[], at: string): void {
     for (const l of lines) {
-      // nobody waits on a counters line: written now, synced by the log's window
+      // nobody waits on a counters line: written with the others of this
+      // turn of the event loop (one write(2) for them), synced by the log's window
       try {
-        this.log.appendTicket({ at, ...l }, true);
+        this.log.appendTicket({ at, ...l }, true, true);
       } catch (e) {
         this.o.onError(e as Error);
       }
