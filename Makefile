@@ -61,14 +61,15 @@ $(PROBE): $(PROBE_SRC) $(BPF_HDR)
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(PROBE_SRC) -luring -lpthread
 
 # the bench's baseline for the resolver: the socket exchange + fdatasync alone
+# (--intent: + the durable lease_intent, the lease put and read-back)
 FLOOR := obj/gs-floor
-$(FLOOR): bench/floor.c bench/floor_io.h
+$(FLOOR): bench/floor.c bench/floor_io.h $(BPF_HDR)
 	@mkdir -p obj
 	@echo "  CC      $@"
-	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
+	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -lbpf -lpthread
 
 # the pause bench's floor: a minimal C seccomp notify supervisor (fast path;
-# --slow adds the resolver's socket exchange + fdatasync and the lease put)
+# --slow adds the resolver's socket exchange, the durable intent, fdatasync, the lease put)
 NOTIFY_FLOOR := obj/gs-notify-floor
 $(NOTIFY_FLOOR): bench/notify-floor.c bench/floor_io.h $(BPF_HDR)
 	@mkdir -p obj

@@ -104,8 +104,8 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
     self->waker_ = gs_nan::NewWaker(&self->on_durable_, "gensee:synclog");
     uv_unref(reinterpret_cast<uv_handle_t *>(&self->waker_->h));
     gs_err err = {};
-    self->c_ = gs_synclog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), flags,
-                               Wake, self->waker_, &err);
+    self->c_ = gs_synclog_open(Nan::To<int32_t>(info[0]).FromJust(), Nan::To<uint32_t>(info[1]).FromJust(), flags, Wake,
+                               self->waker_, &err);
     if (!self->c_) {
       CloseWaker(self->waker_);
       return ThrowErr(err);

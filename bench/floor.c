@@ -13,11 +13,15 @@
 // disk and the socket round trip, which no resolver can go under while the
 // resolution must be durable before the answer.
 //
-// With --intent, the server first appends a lease_intent-sized line per
-// request (~300 bytes) and fdatasyncs it (group commit) before the two lines
-// and their own fdatasync: gensee's rule that a lease_intent is durable
-// before its lease enters the kernel, and the resolution durable before the
-// answer, makes that two dependent fdatasyncs per retry_after_lease batch.
+// With --intent (the floor of issue 15's resolver rows: the work gensee must
+// do for a retry_after_lease), the server also looks the destination up in a
+// BPF hash map of the lease map's key and value size (a miss), appends a
+// lease_intent-sized line per request (~300 bytes) and fdatasyncs it (group
+// commit), puts each lease into the map and reads it back, then writes the
+// two lines and their own fdatasync: gensee's rule that a lease_intent is
+// durable before its lease enters the kernel (issue "crash consistency"),
+// and the resolution durable before the answer, makes that two dependent
+// fdatasyncs per retry_after_lease batch.
 //
 //   gs-floor DIR CLIENTS TOTAL [--intent]
 // prints one JSON line: {"clients","n","fps","p50_ns","p99_ns","syncs"}
@@ -34,7 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "../test/probe/common.h"
+#include "gensee_abi.h"
 #include "floor_io.h"
 
 #define BODY 150
@@ -107,6 +114,16 @@ int main(int argc, char **argv)
 	if (log < 0)
 		die("open log");
 
+	/* --intent: a map of the lease map's shape, for the look-up, put and read-back */
+	int leases = -1;
+	uint32_t next_key = 0;
+	if (intent) {
+		leases = bpf_map_create(BPF_MAP_TYPE_HASH, "gs_floor_lease", sizeof(struct gs_lease_key),
+					sizeof(struct gs_lease_value), (uint32_t)total + 16, NULL);
+		if (leases < 0)
+			die("bpf_map_create");
+	}
+
 	lat = calloc((size_t)total, sizeof(*lat));
 	pthread_t *th = calloc((size_t)clients, sizeof(*th));
 	if (!lat || !th)
@@ -151,17 +168,42 @@ int main(int argc, char **argv)
 			uint32_t len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
 			if (len > sizeof(body) || read_full(c, body, len))
 				die("read body");
-			if (intent && write(log, iline, sizeof(iline)) != (ssize_t)sizeof(iline))
-				die("write log");
+			if (intent) {
+				/* a new destination: not leased yet */
+				struct gs_lease_key k;
+				struct gs_lease_value v;
+				memset(&k, 0, sizeof(k));
+				k.family = GS_FAMILY_IPV4;
+				k.protocol = 6;
+				uint32_t want = next_key + (uint32_t)n + 1; /* the key the put below gives it */
+				memcpy(k.addr, &want, sizeof(want));
+				if (bpf_map_lookup_elem(leases, &k, &v) == 0)
+					die("lease present");
+				if (write(log, iline, sizeof(iline)) != (ssize_t)sizeof(iline))
+					die("write log");
+			}
 			if (!intent && write(log, line, sizeof(line)) != (ssize_t)sizeof(line))
 				die("write log");
 			batch[n++] = c;
 		}
 		if (intent) {
-			/* the intents durable (the leases would go in here), then the resolutions */
+			/* the intents durable, the leases put and read back, then the resolutions */
 			if (fdatasync(log))
 				die("fdatasync");
 			syncs++;
+			for (int i = 0; i < n; i++) {
+				struct gs_lease_key k;
+				struct gs_lease_value v;
+				memset(&k, 0, sizeof(k));
+				memset(&v, 0, sizeof(v));
+				k.family = GS_FAMILY_IPV4;
+				k.protocol = 6;
+				next_key++;
+				memcpy(k.addr, &next_key, sizeof(next_key));
+				v.generation = 1;
+				if (bpf_map_update_elem(leases, &k, &v, BPF_ANY) || bpf_map_lookup_elem(leases, &k, &v))
+					die("lease put");
+			}
 			for (int i = 0; i < n; i++)
 				if (write(log, line, sizeof(line)) != (ssize_t)sizeof(line))
 					die("write log");

@@ -18,12 +18,16 @@
 //   --slow DIR, a call whose lease is missing (first connect): the fast path
 //     above, then the socket exchange with a resolver thread over one
 //     connection kept open (4-byte length + a ~150-byte frame out, a ~120-byte
-//     answer back; the server appends two evidence-sized lines, ~920 bytes, to
-//     DIR/notify-floor.jsonl and fdatasyncs before it answers, group commit:
-//     every frame that is pending shares one fdatasync), then the lease put
-//     into the kernel map (gensee must install it; the issue's list omits
-//     it), then SEND CONTINUE. The retried call meets the eBPF hook and its
-//     lease, as under gensee.
+//     answer back; the server appends a lease_intent-sized line (~300 bytes)
+//     to DIR/notify-floor.jsonl and fdatasyncs, then two evidence-sized lines
+//     (~920 bytes) and fdatasyncs again before it answers, group commit:
+//     every frame that is pending shares each fdatasync), then the lease put
+//     into the kernel map and its read-back, then SEND CONTINUE. The retried
+//     call meets the eBPF hook and its lease, as under gensee. Added to the
+//     issue's list because gensee must do them: the lease put and read-back,
+//     and the durable lease_intent before the lease enters the kernel (issue
+//     "crash consistency": no kernel lease without a durable record), which
+//     makes two dependent fdatasyncs per first connect.
 //
 // No policy, no decoding, no MAC, no logs beyond the evidence bytes: what
 // gensee adds on top of this is its own cost.
@@ -73,6 +77,7 @@
 #define BODY 150
 #define ANSWER 120
 #define LINE 462
+#define INTENT_LINE 300
 
 static void die(const char *what)
 {
@@ -87,11 +92,13 @@ static int log_fd = -1;
 static void *server_main(void *arg)
 {
 	int s = (int)(intptr_t)arg;
-	char line[2 * LINE];
+	char line[2 * LINE], iline[INTENT_LINE];
 	uint8_t answer[ANSWER];
 
 	memset(line, 'x', sizeof(line));
 	line[LINE - 1] = line[2 * LINE - 1] = '\n';
+	memset(iline, 'i', sizeof(iline));
+	iline[INTENT_LINE - 1] = '\n';
 	memset(answer, 'r', sizeof(answer));
 	for (;;) {
 		int pending = 0;
@@ -103,13 +110,19 @@ static void *server_main(void *arg)
 			uint32_t len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
 			if (len > sizeof(body) || read_full(s, body, len))
 				die("read frame");
-			if (write(log_fd, line, sizeof(line)) != (ssize_t)sizeof(line))
+			if (write(log_fd, iline, sizeof(iline)) != (ssize_t)sizeof(iline))
 				die("write log");
 			pending++;
 			struct pollfd p = { .fd = s, .events = POLLIN };
 			if (poll(&p, 1, 0) <= 0)
 				break;
 		} while (1);
+		/* the intents durable (gensee puts the leases here), then the two lines of each */
+		if (fdatasync(log_fd))
+			die("fdatasync");
+		for (int i = 0; i < pending; i++)
+			if (write(log_fd, line, sizeof(line)) != (ssize_t)sizeof(line))
+				die("write log");
 		if (fdatasync(log_fd))
 			die("fdatasync");
 		for (int i = 0; i < pending; i++)
@@ -294,6 +307,8 @@ int main(int argc, char **argv)
 		v.generation = 1;
 		if (bpf_map_update_elem(leases, &key, &v, BPF_ANY))
 			die("lease put");
+		if (bpf_map_lookup_elem(leases, &key, &v))
+			die("lease read-back");
 	send:
 		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) && errno != ENOENT)
 			die("SECCOMP_IOCTL_NOTIF_SEND");
