@@ -381,7 +381,9 @@ export class ChainedLog {
     if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`, 1));
     if (this.pending.length) {
       try {
-        this.flush(false);
+        // one call: written (or queued) and, with request, the sync asked for
+        this.flush(request);
+        request = false;
       } catch (e) {
         return Promise.reject(e);
       }

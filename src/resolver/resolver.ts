@@ -95,8 +95,9 @@ export class Resolver extends EventEmitter {
    * server hands the ticket to the addon, which sends the answer right after
    * the covering fdatasync. The 'resolved' event (live output) is emitted
    * as the line is written.
-   * deferSync: the caller asks for that fdatasync itself (log.requestSync()),
-   * once every request that arrived together has its line written.
+   * deferSync: the line (and the request for its fdatasync) waits until
+   * every request that arrived together has its line: before the event
+   * loop's next turn, one write and one sync for all of them.
    */
   async resolveTicket(
     fault: Fault,
@@ -137,9 +138,10 @@ export class Resolver extends EventEmitter {
         ...(delegateTool ? { delegate_tool: delegateTool } : {}),
         ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
       },
-      !opts.deferSync,
-      // with deferSync the caller's requestSync() writes it (with the lines
-      // of every request that arrived together) before asking for the sync
+      true,
+      // with deferSync it is written, and its fdatasync asked for, once
+      // every request that arrived together has its line: before the event
+      // loop's next turn (one write and one sync for the batch)
       opts.deferSync === true,
     );
     // counted and announced as the line is written (a summary taken right

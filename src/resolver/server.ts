@@ -58,29 +58,14 @@ export class SupervisorServer {
 
   /**
    * Send r once evidence line `ticket` is durable (the addon does the
-   * waiting). The fdatasync is asked for once per turn of the event loop,
-   * after every request that arrived together has its line written: one
-   * sync for the batch instead of one started by the first of them.
+   * waiting). Its fdatasync is asked for by the log once per turn of the
+   * event loop, after every request that arrived together has its line
+   * (resolveTicket's deferSync; a refusal asks at once): one sync for the
+   * batch instead of one started by the first of them.
    */
   private answer(id: number, r: Resolution, ticket: number): void {
     const frame = encodeFrame(encodeResolution(r, this.resolver.mac(r)));
     this.native?.answer(id, frame, this.resolver.log.handle, ticket, false);
-    this.syncSoon();
-  }
-
-  private syncScheduled = false;
-
-  private syncSoon(): void {
-    if (this.syncScheduled) return;
-    this.syncScheduled = true;
-    setImmediate(() => {
-      this.syncScheduled = false;
-      try {
-        this.resolver.log.requestSync();
-      } catch {
-        /* closed: its close synced everything */
-      }
-    });
   }
 
   private deny(id: number, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId?: string): void {
