@@ -8,8 +8,9 @@
 //   fast path, per call (issue 15's list, plus the protocol):
 //     RECV → NOTIF_ID_VALID (the kept pidfd names the paused task) → read the
 //     sockaddr from the target's memory (process_vm_readv) → the socket's
-//     protocol (pidfd_getfd + SO_PROTOCOL: the lease key needs it, gensee
-//     must know it, so the floor does it too) → NOTIF_ID_VALID → one lookup
+//     protocol and domain (pidfd_getfd + SO_PROTOCOL + SO_DOMAIN: the lease
+//     key needs the protocol, and other socket types report 6 or 17 too;
+//     gensee must know both, so the floor asks too) → NOTIF_ID_VALID → one lookup
 //     in the operation's pinned lease map → SEND CONTINUE.
 //     SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set on the listener, and the
 //     loop polls before RECV so that the wake-up is synchronous. The pidfd is
@@ -287,6 +288,11 @@ int main(int argc, char **argv)
 		if (sfd < 0)
 			goto send;
 		if (getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &proto, &ol))
+			proto = 0;
+		/* and its domain: other socket types report 6 or 17 too (gensee asks) */
+		int domain = 0;
+		ol = sizeof(domain);
+		if (getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &domain, &ol) || domain != AF_INET)
 			proto = 0;
 		close(sfd);
 		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id))

@@ -162,8 +162,9 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
     process.stdout.write(
       '  ratios: gensee over the floor of the same round, median of rounds; spread: min-max of those per-round ratios;\n' +
         '  fast path: the figure is each round\'s per-call p50 (the mean, beside it, takes every stall of a loaded machine);\n' +
-        '  floors (bench/notify-floor.c): RECV, ID_VALID, process_vm_readv of the sockaddr, pidfd_getfd + SO_PROTOCOL (the\n' +
-        '  lease key needs the protocol; added to the issue\'s list), ID_VALID, one lease-map lookup, SEND CONTINUE, with\n' +
+        '  floors (bench/notify-floor.c): RECV, ID_VALID, process_vm_readv of the sockaddr, pidfd_getfd + SO_PROTOCOL\n' +
+        '  + SO_DOMAIN (the lease key needs the protocol, and other socket types report 6 or 17 too; added to the issue\'s\n' +
+        '  list), ID_VALID, one lease-map lookup, SEND CONTINUE, with\n' +
         '  SYNC_WAKE_UP; the probe in a cgroup with gensee\'s hooks. First connect adds, on the miss, one frame over a kept\n' +
         '  connection to a resolver thread that makes a ~300-byte lease_intent line durable (fdatasync, group commit),\n' +
         '  appends ~920 evidence bytes and fdatasyncs again before it answers, then the lease put into the kernel map and\n' +
