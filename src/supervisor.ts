@@ -19,6 +19,7 @@ import { Envelope, reconcileLeases, removeUnanswered } from './counters/envelope
 import { Resolver } from './resolver/resolver';
 import { SupervisorServer, AnswerLatency } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
+import { warmResolver } from './resolver/warm';
 import { readStartTimeTicks } from './resolver/subject';
 import { LogHub } from './events/hub';
 import { EventLog } from './events/log';
@@ -245,6 +246,7 @@ export class Supervisor {
       reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason) });
       // the resolver's installs are reported to the envelope's ledger (src/counters/installs.ts)
       network.reportTo(envelope.installs);
+      warmResolver(); // before any fault: the first faults' V8 warm-up off the workload's calls (issue 15)
       const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
       await server.listen();
       const token = await ensureToken(dir);
