@@ -5,24 +5,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/types.h>
 #include "proc.h"
 #include "subject.h"
-
-#ifndef PIDFD_GET_INFO
-/* Linux 6.13 uapi (include/uapi/linux/pidfd.h); older headers lack it */
-struct pidfd_info {
-	__u64 mask;
-	__u64 cgroupid;
-	__u32 pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-	__u32 spare0[1];
-};
-#define PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info)
-#define PIDFD_INFO_CGROUPID (1UL << 2)
-#endif
 
 #define SLOTS 256
 
@@ -71,21 +57,11 @@ int gs_cgroup_within(const char *have, const char *want)
 /* cgroup id of the pidfd's process; -1 if it is gone (or no PIDFD_GET_INFO: *unsupported) */
 static int cgroupid_of(int pidfd, uint64_t *id, int *unsupported)
 {
-	struct pidfd_info info;
+	int r = gs_pidfd_info(pidfd, NULL, id);
 
-	memset(&info, 0, sizeof(info));
-	info.mask = PIDFD_INFO_CGROUPID;
-	if (ioctl(pidfd, PIDFD_GET_INFO, &info)) {
-		if (errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP)
-			*unsupported = 1;
-		return -1;
-	}
-	if (!(info.mask & PIDFD_INFO_CGROUPID)) {
+	if (r == -2)
 		*unsupported = 1;
-		return -1;
-	}
-	*id = info.cgroupid;
-	return 0;
+	return r ? -1 : 0;
 }
 
 /* the old way: start time read before and after the cgroup */
