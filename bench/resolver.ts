@@ -11,25 +11,13 @@
 // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawn } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/addon';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, readKey } from '../src/state/operation';
 import type { Fault } from '../src/protocol/types';
-import { benchFault, benchNodeArgs, benchOperation, disposeBenchOperation, encodeFaults, execJson, median, percentile, print, spread, submitTimed, verdict, workloadJoined } from './util';
+import { BenchSupervisor, TICKS_PER_S, benchFault, cpuTicks, benchNodeArgs, benchOperation, disposeBenchOperation, encodeFaults, execJson, median, percentile, print, spread, startBenchSupervisor, submitTimed, verdict, workloadJoined } from './util';
 
-const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const FLOOR = path.join(PACKAGE_ROOT, 'obj', 'gs-floor');
-/** USER_HZ: /proc/PID/stat counts CPU time in these */
-const TICKS_PER_S = 100;
-
-/** utime + stime of a process (all its threads), in clock ticks */
-function cpuTicks(pid: number): number {
-  const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
-
 /** utime + stime per thread name (comm: "node" is the main thread, gs-* the addon's), in clock ticks */
 function threadTicks(pid: number): Map<string, number> {
   const out = new Map<string, number>();
@@ -41,11 +29,11 @@ function threadTicks(pid: number): Map<string, number> {
   }
   for (const tid of tids) {
     try {
-      const st = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const file = `/proc/${pid}/task/${tid}/stat`;
+      const st = fs.readFileSync(file, 'utf8');
       const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
       const name = tid === String(pid) ? 'main' : comm;
-      out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
+      out.set(name, (out.get(name) ?? 0) + cpuTicks(file, st));
     } catch {
       /* the thread ended */
     }
@@ -75,27 +63,12 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
    * `steady` the n after opts.steadyWarm more. */
   const phase = async (clients: number, n: number, label: string): Promise<{ fresh: PhaseResult; steady: PhaseResult }> => {
     const { name: op, cg, st, policy, wl } = benchOperation('gs-bench-rs', '/tmp/gs-bench-', 'policy.json', leaseAll);
-    let sup: ReturnType<typeof spawn> | null = null;
-    let exited: Promise<void> = Promise.resolve();
+    let sup: BenchSupervisor | null = null;
     try {
       await workloadJoined(cg);
-      sup = spawn(
-        process.execPath,
-        [...benchNodeArgs(), GENSEE, 'supervise', '--op', op, '--cgroup', cg, '--policy', policy, '--state-dir', st, '--detach-on-exit'],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      );
-      const s = sup;
+      sup = await startBenchSupervisor({ name: op, cg, st, policy });
+      const s = sup.proc;
       if (benchNodeArgs().length) process.stdout.write(`  resolver bench: supervisor pid ${s.pid} serves ${label}\n`);
-      let tail = '';
-      exited = new Promise<void>((r) => s.once('exit', () => r()));
-      await new Promise<void>((resolve, reject) => {
-        s.stdout!.on('data', (d: Buffer) => {
-          // per-fault lines are not kept: only the end, for the `stopped` line
-          tail = (tail + d.toString()).slice(-16384);
-          if (tail.includes('gensee: supervising')) resolve();
-        });
-        s.once('exit', () => reject(new Error(`supervise exited: ${tail}`)));
-      });
       const rec = await openOperation(st, op);
       const key = await readKey(st, op);
       const sock = path.join(st, 'network-operations', op, 'supervisor.sock');
@@ -109,12 +82,12 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
       const run = async (count: number): Promise<PhaseResult> => {
         // what is timed is the authenticated round trip
         const bodies = encodeFaults(clients, Math.ceil(count / clients), fault);
-        const supCpu0 = cpuTicks(s.pid!);
+        const supCpu0 = cpuTicks(`/proc/${s.pid}/stat`);
         const thr0 = threadTicks(s.pid!);
         const cli0 = process.cpuUsage();
         const { lat, secs, wrong } = await submitTimed(bodies, { socketPath: sock, key, resolver: rec.resolver }, 'retry_after_lease');
         const cli = process.cpuUsage(cli0);
-        const supUs = ((cpuTicks(s.pid!) - supCpu0) * 1e6) / TICKS_PER_S;
+        const supUs = ((cpuTicks(`/proc/${s.pid}/stat`) - supCpu0) * 1e6) / TICKS_PER_S;
         const threads: Record<string, number> = {};
         for (const [name, t] of threadTicks(s.pid!)) {
           const d = t - (thr0.get(name) ?? 0);
@@ -136,17 +109,13 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
       const fresh = await run(n);
       await run(opts.steadyWarm);
       const steady = await run(n);
-      s.kill('SIGTERM');
-      await exited;
+      await sup.stop();
       // "gensee: stopped; N answered on the socket (accept → answer sent: p50 X us, p99 Y us, max Z us); …"
-      const sm = /stopped; (\d+) answered on the socket \(accept → answer sent: p50 (\d+) us, p99 (\d+) us/.exec(tail);
+      const sm = /stopped; (\d+) answered on the socket \(accept → answer sent: p50 (\d+) us, p99 (\d+) us/.exec(sup.tail());
       steady.server = sm ? { count: Number(sm[1]), p50: Number(sm[2]), p99: Number(sm[3]) } : null;
       return { fresh, steady };
     } finally {
-      if (sup && sup.exitCode === null && sup.signalCode === null) {
-        sup.kill('SIGTERM');
-        await exited;
-      }
+      await sup?.stop();
       disposeBenchOperation({ name: op, cg, st, wl });
     }
   };
@@ -189,37 +158,12 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     // the targets' floor: bench/floor.c --intent, the work gensee must do (see the note below)
     const fi = res[c].intent;
     const fl = res[c].floor;
-    rows.push([
-      'C floor --intent (the work gensee must do)',
-      c,
-      fi[0].n,
-      median(fi.map((x) => x.fps)).toFixed(0),
-      '1.00x',
-      `${Math.min(...fi.map((x) => x.fps)).toFixed(0)}-${Math.max(...fi.map((x) => x.fps)).toFixed(0)}/s`,
-      median(fi.map((x) => x.p50)).toFixed(0),
-      median(fi.map((x) => x.p99)).toFixed(0),
-      '-',
-      '-',
-      '-',
-      '',
-      '',
-    ]);
+    /** a floor's row: its figures, and its ratio cells against the --intent floor */
+    const floorRow = (label: string, f: Floor[], ratio: string, spreadCell: string) =>
+      [label, c, f[0].n, median(f.map((x) => x.fps)).toFixed(0), ratio, spreadCell, median(f.map((x) => x.p50)).toFixed(0), median(f.map((x) => x.p99)).toFixed(0), '-', '-', '-', '', ''];
+    rows.push(floorRow('C floor --intent (the work gensee must do)', fi, '1.00x', `${Math.min(...fi.map((x) => x.fps)).toFixed(0)}-${Math.max(...fi.map((x) => x.fps)).toFixed(0)}/s`));
     const pl = fl.map((x, i) => x.fps / fi[i].fps);
-    rows.push([
-      'C floor without the intent (one fdatasync)',
-      c,
-      fl[0].n,
-      median(fl.map((x) => x.fps)).toFixed(0),
-      `${median(pl).toFixed(2)}x`,
-      spread(pl),
-      median(fl.map((x) => x.p50)).toFixed(0),
-      median(fl.map((x) => x.p99)).toFixed(0),
-      '-',
-      '-',
-      '-',
-      '',
-      '',
-    ]);
+    rows.push(floorRow('C floor without the intent (one fdatasync)', fl, `${median(pl).toFixed(2)}x`, spread(pl)));
     for (const kind of ['fresh', 'steady'] as const) {
       const g = res[c][kind];
       const ratios = g.map((x, i) => x.fps / fi[i].fps);

@@ -15,25 +15,20 @@
 // growing (last minute within 1.25x of the second minute).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawn } from 'node:child_process';
-import { PACKAGE_ROOT } from '../src/addon';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, readKey } from '../src/state/operation';
 import { encodeFault } from '../src/protocol/codec';
 import { submitFault } from '../src/resolver/client';
-import { benchFault, benchNodeArgs, benchOperation, disposeBenchOperation, percentile, print, verdict, workloadJoined } from './util';
+import { BenchSupervisor, TICKS_PER_S, benchFault, cpuTicks, benchOperation, disposeBenchOperation, percentile, print, startBenchSupervisor, verdict, workloadJoined } from './util';
 
-const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const CLIENTS = 8;
 const WINDOW_S = 10;
 const POLICY = { schema: 1, grants: [], leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.0/8', ports: '1-65535' }, ttl_s: 10 }], delegate: [] };
 
 function procStat(pid: number): { rss: number; cpuUs: number } {
-  const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
-  return { rss, cpuUs: ((Number(f[11]) + Number(f[12])) * 1e6) / 100 };
+  return { rss, cpuUs: (cpuTicks(`/proc/${pid}/stat`) * 1e6) / TICKS_PER_S };
 }
 
 interface Window {
@@ -55,23 +50,11 @@ let seq = 0;
 async function soak(seconds: number, label: string): Promise<{ windows: Window[]; lat: number[]; wrong: number }> {
   // the workload outlives the run: a fault naming an exited process is denied (invalid_subject)
   const { name: op, cg, st, policy, wl } = benchOperation('gs-bench-soak', '/tmp/gs-bench-soak-', 'policy.json', POLICY, seconds + 300);
-  let sup: ReturnType<typeof spawn> | null = null;
-  let exited: Promise<void> = Promise.resolve();
+  let sup: BenchSupervisor | null = null;
   try {
     await workloadJoined(cg);
-    sup = spawn(process.execPath, [...benchNodeArgs(), GENSEE, 'supervise', '--op', op, '--cgroup', cg, '--policy', policy, '--state-dir', st, '--detach-on-exit'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const s = sup;
-    exited = new Promise<void>((r) => s.once('exit', () => r()));
-    let tail = '';
-    await new Promise<void>((resolve, reject) => {
-      s.stdout!.on('data', (d: Buffer) => {
-        tail = (tail + d.toString()).slice(-16384);
-        if (tail.includes('gensee: supervising')) resolve();
-      });
-      s.once('exit', () => reject(new Error(`supervise exited: ${tail}`)));
-    });
+    sup = await startBenchSupervisor({ name: op, cg, st, policy });
+    const supPid = sup.proc.pid!;
     const rec = await openOperation(st, op);
     const key = await readKey(st, op);
     const sock = path.join(st, 'network-operations', op, 'supervisor.sock');
@@ -85,9 +68,9 @@ async function soak(seconds: number, label: string): Promise<{ windows: Window[]
     const t0 = Date.now();
     const end = t0 + seconds * 1000;
     const windows: Window[] = [];
-    let last = procStat(s.pid!);
+    let last = procStat(supPid);
     const sample = () => {
-      const now = procStat(s.pid!);
+      const now = procStat(supPid);
       let netBytes = 0;
       let generations = 0;
       let leases = 0;
@@ -146,10 +129,7 @@ async function soak(seconds: number, label: string): Promise<{ windows: Window[]
     if (wrong) process.stdout.write(`soak ${label}: ${wrong} faults got an unexpected answer: ${JSON.stringify(Object.fromEntries(unexpected))}\n`);
     return { windows, lat: all, wrong };
   } finally {
-    if (sup && sup.exitCode === null && sup.signalCode === null) {
-      sup.kill('SIGTERM');
-      await exited;
-    }
+    await sup?.stop();
     disposeBenchOperation({ name: op, cg, st, wl });
   }
 }

@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile, spawn, ChildProcess } from 'node:child_process';
+import { PACKAGE_ROOT } from '../src/addon';
 import { findCgroup2Mount, removeCgroup } from '../src/cgroup';
 import { detachHooks } from '../src/dataplane';
 import { encodeFault } from '../src/protocol/codec';
@@ -71,6 +72,54 @@ export async function workloadJoined(cg: string): Promise<void> {
 /** node flags for a supervisor a bench starts (GENSEE_BENCH_NODE_ARGS, e.g. "--cpu-prof") */
 export function benchNodeArgs(): string[] {
   return process.env.GENSEE_BENCH_NODE_ARGS ? process.env.GENSEE_BENCH_NODE_ARGS.split(' ') : [];
+}
+
+/** USER_HZ: /proc/PID/stat counts CPU time in these */
+export const TICKS_PER_S = 100;
+
+/** utime + stime of a /proc/.../stat file (a process's, or one thread's under task/), in clock ticks; text: its content, when read already */
+export function cpuTicks(statFile: string, text = fs.readFileSync(statFile, 'utf8')): number {
+  // fields after the last ')': comm may hold spaces and parentheses
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** A `gensee supervise --detach-on-exit` a bench started, serving (see startBenchSupervisor). */
+export interface BenchSupervisor {
+  proc: ChildProcess;
+  /** the end of its stdout so far (per-fault lines are not kept) */
+  tail(): string;
+  /** SIGTERM if it still runs; resolves once it has exited */
+  stop(): Promise<void>;
+}
+
+/**
+ * Start `gensee supervise --detach-on-exit` for the operation of
+ * benchOperation and resolve once it says it is supervising. node: node
+ * flags (default benchNodeArgs()); env: added to the environment. If it
+ * exits first, rejects with the end of its output.
+ */
+export async function startBenchSupervisor(
+  o: { name: string; cg: string; st: string; policy: string },
+  opts: { node?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<BenchSupervisor> {
+  const gensee = path.join(PACKAGE_ROOT, 'bin', 'gensee');
+  const args = [...(opts.node ?? benchNodeArgs()), gensee, 'supervise', '--op', o.name, '--cgroup', o.cg, '--policy', o.policy, '--state-dir', o.st, '--detach-on-exit'];
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...opts.env } });
+  let tail = '';
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const stop = async (): Promise<void> => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+    await exited;
+  };
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout!.on('data', (d: Buffer) => {
+      tail = (tail + d.toString()).slice(-16384);
+      if (tail.includes('gensee: supervising')) resolve();
+    });
+    proc.once('exit', () => reject(new Error(`supervise exited: ${tail}`)));
+  });
+  return { proc, tail: () => tail, stop };
 }
 
 /** A manual fault of process pid (started at start ticks) to address:port over TCP/IPv4 */

@@ -18,11 +18,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/addon';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, readKey } from '../src/state/operation';
-import { benchFault, benchOperation, disposeBenchOperation, encodeFaults, median, percentile, print, submitTimed, workloadJoined } from './util';
+import { BenchSupervisor, benchFault, benchOperation, disposeBenchOperation, encodeFaults, median, percentile, print, startBenchSupervisor, submitTimed, workloadJoined } from './util';
 
 const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const PROBE = path.join(PACKAGE_ROOT, 'obj', 'gs-probe');
@@ -139,24 +139,10 @@ export async function benchWarmup(opts: { rounds: number; only: string[] }): Pro
   /** `gensee supervise`: 3000 faults over the socket, one client, each a new destination */
   const superviseRun = async (v: Variant): Promise<Buckets> => {
     const { name, cg, st: sst, policy, wl } = benchOperation('gs-bench-w', path.join(tmp, 'sv-'), 'policy.json', leaseAll);
-    let exited: Promise<void> = Promise.resolve();
-    let sup: ReturnType<typeof spawn> | null = null;
+    let sup: BenchSupervisor | null = null;
     try {
       await workloadJoined(cg);
-      sup = spawn(process.execPath, [...genseeArgs(v), 'supervise', '--op', name, '--cgroup', cg, '--policy', policy, '--state-dir', sst, '--detach-on-exit'], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-        env: { ...process.env, ...v.env },
-      });
-      const s = sup;
-      exited = new Promise<void>((r) => s.once('exit', () => r()));
-      let tail = '';
-      await new Promise<void>((resolve, reject) => {
-        s.stdout!.on('data', (d: Buffer) => {
-          tail = (tail + d.toString()).slice(-4096);
-          if (tail.includes('gensee: supervising')) resolve();
-        });
-        s.once('exit', () => reject(new Error(`supervise exited: ${tail}`)));
-      });
+      sup = await startBenchSupervisor({ name, cg, st: sst, policy }, { node: v.node, env: v.env });
       const rec = await openOperation(sst, name);
       const key = await readKey(sst, name);
       const pid = wl.pid!;
@@ -174,8 +160,7 @@ export async function benchWarmup(opts: { rounds: number; only: string[] }): Pro
         return { p50: percentile(xs, 50), p99: percentile(xs, 99) };
       });
     } finally {
-      if (sup && sup.exitCode === null && sup.signalCode === null) sup.kill('SIGTERM');
-      await exited;
+      await sup?.stop();
       disposeBenchOperation({ name, cg, st: sst, wl });
     }
   };
