@@ -370,19 +370,16 @@ export class ChainedLog {
     return ticket;
   }
 
-  /**
-   * Resolves once the line with this ticket is durable. request=false: do
-   * not ask for the sync here (the caller does, with requestSync(), once a
-   * batch that can share it is written).
-   */
-  whenDurable(ticket: number, request = true): Promise<void> {
+  /** Resolves once the line with this ticket is durable (the fdatasync is asked for). */
+  whenDurable(ticket: number): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
     const n = this.native;
     if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`, 1));
+    let request = true;
     if (this.pending.length) {
       try {
-        // one call: written (or queued) and, with request, the sync asked for
-        this.flush(request);
+        // one call: the pending lines written (or queued) and the sync asked for
+        this.flush(true);
         request = false;
       } catch (e) {
         return Promise.reject(e);
@@ -417,12 +414,6 @@ export class ChainedLog {
       this.fail(e);
       throw e;
     }
-  }
-
-  /** Ask for an fdatasync covering everything written so far. */
-  requestSync(): void {
-    if (!this.native || this.failed) return;
-    this.flush(true);
   }
 
   /** Append one record; resolves when it is durable (fdatasync). */
