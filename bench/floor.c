@@ -24,7 +24,11 @@
 // fdatasyncs per retry_after_lease batch.
 //
 //   gs-floor DIR CLIENTS TOTAL [--intent]
+//   gs-floor DIR CLIENTS TOTAL --connect SOCKET
 // prints one JSON line: {"clients","n","fps","p50_ns","p99_ns","syncs"}
+//
+// --connect runs the same clients against another server's SOCKET (the
+// Node floor, bench/floor-node.ts) and serves nothing itself (syncs: -1).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -82,11 +86,21 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
+/* the one JSON line (latencies sorted in place) */
+static void report(int clients, int total, double secs, long syncs)
+{
+	qsort(lat, (size_t)total, sizeof(*lat), cmp_u64);
+	printf("{\"clients\":%d,\"n\":%d,\"fps\":%.0f,\"p50_ns\":%llu,\"p99_ns\":%llu,\"syncs\":%ld}\n", clients, total,
+	       total / secs, (unsigned long long)lat[total / 2], (unsigned long long)lat[(size_t)total * 99 / 100],
+	       syncs);
+}
+
 int main(int argc, char **argv)
 {
 	int intent = argc == 5 && !strcmp(argv[4], "--intent");
-	if (argc != 4 && !intent) {
-		fprintf(stderr, "usage: gs-floor DIR CLIENTS TOTAL [--intent]\n");
+	const char *remote = argc == 6 && !strcmp(argv[4], "--connect") ? argv[5] : NULL;
+	if (argc != 4 && !intent && !remote) {
+		fprintf(stderr, "usage: gs-floor DIR CLIENTS TOTAL [--intent | --connect SOCKET]\n");
 		return 2;
 	}
 	const char *dir = argv[1];
@@ -105,6 +119,24 @@ int main(int argc, char **argv)
 	    snprintf(logpath, sizeof(logpath), "%s/floor.jsonl", dir) >= (int)sizeof(logpath)) {
 		fprintf(stderr, "gs-floor: DIR too long\n");
 		return 2;
+	}
+	if (remote) {
+		if (snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", remote) >= (int)sizeof(addr.sun_path)) {
+			fprintf(stderr, "gs-floor: SOCKET too long\n");
+			return 2;
+		}
+		lat = calloc((size_t)total, sizeof(*lat));
+		pthread_t *th = calloc((size_t)clients, sizeof(*th));
+		if (!lat || !th)
+			die("calloc");
+		uint64_t t0 = now_ns();
+		for (int i = 0; i < clients; i++)
+			if (pthread_create(&th[i], NULL, client_main, (void *)(uintptr_t)i))
+				die("pthread_create");
+		for (int i = 0; i < clients; i++)
+			pthread_join(th[i], NULL);
+		report(clients, total, (double)(now_ns() - t0) / 1e9, -1);
+		return 0;
 	}
 	unlink(addr.sun_path);
 	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -220,11 +252,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < clients; i++)
 		pthread_join(th[i], NULL);
-	double secs = (double)(now_ns() - t0) / 1e9;
-	qsort(lat, (size_t)total, sizeof(*lat), cmp_u64);
-	printf("{\"clients\":%d,\"n\":%d,\"fps\":%.0f,\"p50_ns\":%llu,\"p99_ns\":%llu,\"syncs\":%ld}\n", clients, total,
-	       total / secs, (unsigned long long)lat[total / 2], (unsigned long long)lat[(size_t)total * 99 / 100],
-	       syncs);
+	report(clients, total, (double)(now_ns() - t0) / 1e9, syncs);
 	close(log);
 	close(l);
 	unlink(addr.sun_path);

@@ -33,7 +33,11 @@
 // No policy, no decoding, no MAC, no logs beyond the evidence bytes: what
 // gensee adds on top of this is its own cost.
 //
-//   gs-notify-floor LEASES_PIN [--slow DIR] -- CMD [ARG...]
+//   --connect SOCKET, with --slow: the same exchange over one connection to
+//     another server's Unix socket (the Node floor, bench/floor-node.ts),
+//     which makes the lines durable instead of the resolver thread.
+//
+//   gs-notify-floor LEASES_PIN [--slow DIR [--connect SOCKET]] -- CMD [ARG...]
 // exits with CMD's status; CMD's stdout is its own.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,6 +58,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -177,9 +182,14 @@ int main(int argc, char **argv)
 	if (argc < 4)
 		goto usage;
 	pin = argv[1];
+	const char *remote = NULL;
 	if (!strcmp(argv[i], "--slow") && i + 1 < argc) {
 		dir = argv[i + 1];
 		i += 2;
+		if (i + 1 < argc && !strcmp(argv[i], "--connect")) {
+			remote = argv[i + 1];
+			i += 2;
+		}
 	}
 	if (i >= argc || strcmp(argv[i], "--"))
 		goto usage;
@@ -191,7 +201,16 @@ int main(int argc, char **argv)
 	if (leases < 0)
 		die("bpf_obj_get");
 	int conn[2] = { -1, -1 };
-	if (dir) {
+	if (remote) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", remote) >= (int)sizeof(sa.sun_path)) {
+			fprintf(stderr, "gs-notify-floor: SOCKET too long\n");
+			return 2;
+		}
+		conn[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (conn[0] < 0 || connect(conn[0], (struct sockaddr *)&sa, sizeof(sa)))
+			die("connect");
+	} else if (dir) {
 		char path[4096];
 		if (snprintf(path, sizeof(path), "%s/notify-floor.jsonl", dir) >= (int)sizeof(path)) {
 			fprintf(stderr, "gs-notify-floor: DIR too long\n");
@@ -320,6 +339,6 @@ int main(int argc, char **argv)
 			die("SECCOMP_IOCTL_NOTIF_SEND");
 	}
 usage:
-	fprintf(stderr, "usage: gs-notify-floor LEASES_PIN [--slow DIR] -- CMD [ARG...]\n");
+	fprintf(stderr, "usage: gs-notify-floor LEASES_PIN [--slow DIR [--connect SOCKET]] -- CMD [ARG...]\n");
 	return 2;
 }

@@ -15,7 +15,7 @@ import { PACKAGE_ROOT } from '../src/addon';
 import { readStartTimeTicks } from '../src/resolver/subject';
 import { openOperation, readKey } from '../src/state/operation';
 import type { Fault } from '../src/protocol/types';
-import { BenchSupervisor, TICKS_PER_S, benchFault, cpuTicks, benchNodeArgs, benchOperation, disposeBenchOperation, encodeFaults, execJson, median, percentile, print, spread, startBenchSupervisor, submitTimed, verdict, workloadJoined } from './util';
+import { BenchSupervisor, TICKS_PER_S, benchFault, startNodeFloor, cpuTicks, benchNodeArgs, benchOperation, disposeBenchOperation, encodeFaults, execJson, median, percentile, print, spread, startBenchSupervisor, submitTimed, verdict, workloadJoined } from './util';
 
 const FLOOR = path.join(PACKAGE_ROOT, 'obj', 'gs-floor');
 /** utime + stime per thread name (comm: "node" is the main thread, gs-* the addon's), in clock ticks */
@@ -128,9 +128,25 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
   };
 
   type Floor = Awaited<ReturnType<typeof floor>>;
-  const res: Record<1 | 8, { floor: Floor[]; intent: Floor[]; fresh: PhaseResult[]; steady: PhaseResult[] }> = {
-    1: { floor: [], intent: [], fresh: [], steady: [] },
-    8: { floor: [], intent: [], fresh: [], steady: [] },
+  /** the Node floor: the same clients against bench/floor-node.ts --intent,
+   * each design once; the faster one (an upper bound for a Node resolver) */
+  const nodeFloor = async (clients: number, total: number): Promise<Floor & { design: string }> => {
+    let best: (Floor & { design: string }) | null = null;
+    for (const design of ['pool', 'loop'] as const) {
+      const sockPath = path.join(floorDir, `node-${design}.sock`);
+      const srv = await startNodeFloor(sockPath, path.join(floorDir, `node-${design}.jsonl`), design, true);
+      try {
+        const [r] = await execJson(FLOOR, [floorDir, String(clients), String(total), '--connect', sockPath]);
+        if (!best || r.fps > best.fps) best = { n: r.n, fps: r.fps, p50: r.p50_ns / 1000, p99: r.p99_ns / 1000, design };
+      } finally {
+        await srv.stop();
+      }
+    }
+    return best!;
+  };
+  const res: Record<1 | 8, { floor: Floor[]; intent: Floor[]; node: (Floor & { design: string })[]; fresh: PhaseResult[]; steady: PhaseResult[] }> = {
+    1: { floor: [], intent: [], node: [], fresh: [], steady: [] },
+    8: { floor: [], intent: [], node: [], fresh: [], steady: [] },
   };
   try {
     for (let r = 0; r < opts.rounds; r++) {
@@ -140,6 +156,7 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
         const n = c === 1 ? opts.n1 : opts.n8;
         steps.push(async () => void res[c].floor.push(await floor(c, n)));
         steps.push(async () => void res[c].intent.push(await floor(c, n, true)));
+        steps.push(async () => void res[c].node.push(await nodeFloor(c, n)));
         steps.push(async () => {
           const p = await phase(c, n, `${c} client(s), round ${r + 1}`);
           res[c].fresh.push(p.fresh);
@@ -164,6 +181,9 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     rows.push(floorRow('C floor --intent (the work gensee must do)', fi, '1.00x', `${Math.min(...fi.map((x) => x.fps)).toFixed(0)}-${Math.max(...fi.map((x) => x.fps)).toFixed(0)}/s`));
     const pl = fl.map((x, i) => x.fps / fi[i].fps);
     rows.push(floorRow('C floor without the intent (one fdatasync)', fl, `${median(pl).toFixed(2)}x`, spread(pl)));
+    const nf = res[c].node;
+    const nr = nf.map((x, i) => x.fps / fi[i].fps);
+    rows.push(floorRow('Node floor (the --intent exchange in Node, less work)', nf, `${median(nr).toFixed(2)}x`, spread(nr)));
     for (const kind of ['fresh', 'steady'] as const) {
       const g = res[c][kind];
       const ratios = g.map((x, i) => x.fps / fi[i].fps);
@@ -200,6 +220,12 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
       .join(', ');
     process.stdout.write(`  resolver CPU us/fault by thread, ${c} client(s), steady, median round: ${parts}\n`);
   }
+  for (const c of [1, 8] as const) {
+    // what gensee's own work costs over the fastest Node server doing the exchange, round by round
+    const nr = res[c].steady.map((x, i) => x.fps / res[c].node[i].fps);
+    const designs = res[c].node.map((x) => x.design).join('/');
+    process.stdout.write(`  gensee (steady) over the Node floor, ${c} client(s): ${median(nr).toFixed(2)}x (${spread(nr)}); the Node floor's faster design per round: ${designs}\n`);
+  }
   process.stdout.write(
     '  of floor: faults/s over the --intent floor\'s in the same round, median of rounds; spread: min-max of those\n' +
       '  ratios (floor row: min-max faults/s); p50/p99: the client round trip (submitFault called → authenticated\n' +
@@ -211,6 +237,11 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
       '  lease is put into the map and read back, then the two evidence lines and a second fdatasync before the answer.\n' +
       '  Issue 15 named bench/floor.c without the intent; the intent and the lease put were added to the floor because\n' +
       '  gensee must do them (issue "crash consistency": no kernel lease without a durable record before it): two\n' +
-      '  dependent fdatasyncs per fault. The one-fdatasync floor is shown beside it, its ratio to the --intent floor.\n',
+      '  dependent fdatasyncs per fault. The one-fdatasync floor is shown beside it, its ratio to the --intent floor.\n' +
+      '  The Node floor (bench/floor-node.ts) serves the same C clients and makes the same lines durable in the same\n' +
+      '  order, in Node, with no BPF map, decoding, policy, MAC or hash chain: the most a resolver written for Node\n' +
+      '  can reach on this machine. Two designs run each round, fdatasync on libuv\'s thread pool ("pool") or on the\n' +
+      '  event loop at the end of a turn ("loop"); the faster one is shown. A target above the Node floor\'s ratio\n' +
+      '  cannot be met by a Node resolver, whatever it cuts of its own work.\n',
   );
 }

@@ -18,6 +18,35 @@ export function execJson(cmd: string, args: string[]): Promise<Record<string, nu
   });
 }
 
+/**
+ * The Node floor's server (bench/floor-node.ts) on SOCK, logging to LOG,
+ * once it listens; `design` picks where its fdatasync runs: libuv's thread
+ * pool ("pool") or the event loop itself at the end of a turn ("loop").
+ */
+export async function startNodeFloor(sock: string, log: string, design: 'pool' | 'loop', intent: boolean): Promise<{ stop: () => Promise<void> }> {
+  const proc = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'dist', 'bench', 'floor-node.js'), sock, log, ...(intent ? ['--intent'] : [])], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, FLOOR_NODE_SYNC: design },
+  });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('ready\n')) resolve();
+    });
+    proc.once('exit', (code) => reject(new Error(`node floor exited (${code}) before it listened`)));
+  });
+  return {
+    stop: async () => {
+      proc.kill('SIGTERM');
+      await exited;
+      fs.rmSync(sock, { force: true });
+      fs.rmSync(log, { force: true });
+    },
+  };
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
