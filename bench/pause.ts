@@ -84,7 +84,7 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
       floor: async () => probeLine(await execJson(NOTIFY_FLOOR, [fastFloor.pin, '--', PROBE, '--cgroup', fastFloor.cg, ...connect])),
       gensee: async () => probeLine(await genseeRun(fast, [PROBE, ...connect])),
     };
-    type Slow = 'plain' | 'floor' | 'node' | 'gensee';
+    type Slow = 'plain' | 'floor' | 'node' | 'plumbing' | 'gensee';
     const slowRun: Record<Slow, () => Promise<Record<string, number>>> = {
       plain: async () => probeLine(await execJson(PROBE, ports)),
       floor: async () => {
@@ -96,10 +96,15 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
           f.close();
         }
       },
-      node: async () => {
-        // the same floor, its exchange served by the Node floor (bench/floor-node.ts), each design once: the faster p50
+      node: () => servedBy(['pool', 'loop']),
+      plumbing: () => servedBy(['plumbing']),
+      gensee: async () => probeLine(await genseeRun(slow, [PROBE, ...ports])),
+    };
+    /** the C floor with its exchange served by the Node floor (bench/floor-node.ts) in each
+     * design, or by gensee's plumbing (bench/floor-plumbing.ts): the faster p50 */
+    async function servedBy(designs: readonly ('pool' | 'loop' | 'plumbing')[]): Promise<Record<string, number>> {
         let best: Record<string, number> | null = null;
-        for (const design of ['pool', 'loop'] as const) {
+        for (const design of designs) {
           const f = floorOp(`slow-${op++}`, null);
           const sock = path.join(st, `node-${design}.sock`);
           const srv = await startNodeFloor(sock, path.join(st, `node-${design}.jsonl`), design, true);
@@ -112,17 +117,15 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
           }
         }
         return best!;
-      },
-      gensee: async () => probeLine(await genseeRun(slow, [PROBE, ...ports])),
-    };
+    }
     // per round: the call's p50 (the figure: robust to other load on the machine) and its mean
     const fastR: Record<Fast, number[]> = { bare: [], floor: [], gensee: [] };
     const fastMean: Record<Fast, number[]> = { bare: [], floor: [], gensee: [] };
-    const slowR: Record<Slow, { p50: number; p99: number }[]> = { plain: [], floor: [], node: [], gensee: [] };
+    const slowR: Record<Slow, { p50: number; p99: number }[]> = { plain: [], floor: [], node: [], plumbing: [], gensee: [] };
     await fastRun.bare(); // warm-up: page cache, the listener
     for (let r = 0; r < opts.rounds; r++) {
       const fk: Fast[] = ['bare', 'floor', 'gensee'];
-      const sk: Slow[] = ['plain', 'floor', 'node', 'gensee'];
+      const sk: Slow[] = ['plain', 'floor', 'node', 'plumbing', 'gensee'];
       for (let k = 0; k < 3; k++) {
         const x = await fastRun[fk[(r + k) % 3]]();
         fastR[fk[(r + k) % 3]].push(x.p50_ns);
@@ -162,17 +165,17 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
       [
         ['no gensee (new port, refused)', us(median(p('plain', 'p50'))), us(median(p('plain', 'p99'))), '', '', '', '', '', ''],
         ['C floor: fast path + exchange + intent fdatasync + fdatasync + lease put', us(median(p('floor', 'p50'))), us(median(p('floor', 'p99'))), '1.00x', '', '1.00x', '', '', ''],
-        [
-          'Node floor: the same, its exchange served in Node (less work)',
-          us(median(p('node', 'p50'))),
-          us(median(p('node', 'p99'))),
-          median(paired(p('node', 'p50'), p('floor', 'p50'))).toFixed(2) + 'x',
-          spread(paired(p('node', 'p50'), p('floor', 'p50'))),
-          median(paired(p('node', 'p99'), p('floor', 'p99'))).toFixed(2) + 'x',
-          spread(paired(p('node', 'p99'), p('floor', 'p99'))),
+        ...(['node', 'plumbing'] as const).map((k) => [
+          k === 'node' ? 'Node floor: the same, its exchange served in Node (less work)' : "the same, served by gensee's plumbing (a decision that does nothing)",
+          us(median(p(k, 'p50'))),
+          us(median(p(k, 'p99'))),
+          median(paired(p(k, 'p50'), p('floor', 'p50'))).toFixed(2) + 'x',
+          spread(paired(p(k, 'p50'), p('floor', 'p50'))),
+          median(paired(p(k, 'p99'), p('floor', 'p99'))).toFixed(2) + 'x',
+          spread(paired(p(k, 'p99'), p('floor', 'p99'))),
           '',
           '',
-        ],
+        ]),
         [
           'gensee run (fresh), slow path',
           us(median(p('gensee', 'p50'))),
@@ -201,7 +204,8 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
         '  The Node floor is the C floor with its resolver thread replaced by bench/floor-node.ts over the same kept\n' +
         '  connection (no decoding, policy, MAC or hash chain; the C side still puts the lease): the most a resolver\n' +
         '  written for Node can reach here; the faster of its two designs (fdatasync on the thread pool or on the event\n' +
-        '  loop) by p50, each round.\n',
+        '  loop) by p50, each round. The row below it is the same C floor served by gensee\'s own plumbing\n' +
+        '  (bench/floor-plumbing.ts: the addon\'s socket path and syncer, a JavaScript decision that does nothing).\n',
     );
   } finally {
     fastFloor.close();

@@ -130,9 +130,9 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
   type Floor = Awaited<ReturnType<typeof floor>>;
   /** the Node floor: the same clients against bench/floor-node.ts --intent,
    * each design once; the faster one (an upper bound for a Node resolver) */
-  const nodeFloor = async (clients: number, total: number): Promise<Floor & { design: string }> => {
+  const nodeFloor = async (clients: number, total: number, designs: readonly ('pool' | 'loop' | 'plumbing')[] = ['pool', 'loop']): Promise<Floor & { design: string }> => {
     let best: (Floor & { design: string }) | null = null;
-    for (const design of ['pool', 'loop'] as const) {
+    for (const design of designs) {
       const sockPath = path.join(floorDir, `node-${design}.sock`);
       const srv = await startNodeFloor(sockPath, path.join(floorDir, `node-${design}.jsonl`), design, true);
       try {
@@ -144,9 +144,9 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     }
     return best!;
   };
-  const res: Record<1 | 8, { floor: Floor[]; intent: Floor[]; node: (Floor & { design: string })[]; fresh: PhaseResult[]; steady: PhaseResult[] }> = {
-    1: { floor: [], intent: [], node: [], fresh: [], steady: [] },
-    8: { floor: [], intent: [], node: [], fresh: [], steady: [] },
+  const res: Record<1 | 8, { floor: Floor[]; intent: Floor[]; node: (Floor & { design: string })[]; plumbing: Floor[]; fresh: PhaseResult[]; steady: PhaseResult[] }> = {
+    1: { floor: [], intent: [], node: [], plumbing: [], fresh: [], steady: [] },
+    8: { floor: [], intent: [], node: [], plumbing: [], fresh: [], steady: [] },
   };
   try {
     for (let r = 0; r < opts.rounds; r++) {
@@ -157,6 +157,7 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
         steps.push(async () => void res[c].floor.push(await floor(c, n)));
         steps.push(async () => void res[c].intent.push(await floor(c, n, true)));
         steps.push(async () => void res[c].node.push(await nodeFloor(c, n)));
+        steps.push(async () => void res[c].plumbing.push(await nodeFloor(c, n, ['plumbing'])));
         steps.push(async () => {
           const p = await phase(c, n, `${c} client(s), round ${r + 1}`);
           res[c].fresh.push(p.fresh);
@@ -184,6 +185,9 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     const nf = res[c].node;
     const nr = nf.map((x, i) => x.fps / fi[i].fps);
     rows.push(floorRow('Node floor (the --intent exchange in Node, less work)', nf, `${median(nr).toFixed(2)}x`, spread(nr)));
+    const pf = res[c].plumbing;
+    const pr = pf.map((x, i) => x.fps / fi[i].fps);
+    rows.push(floorRow("gensee's plumbing, a decision that does nothing", pf, `${median(pr).toFixed(2)}x`, spread(pr)));
     for (const kind of ['fresh', 'steady'] as const) {
       const g = res[c][kind];
       const ratios = g.map((x, i) => x.fps / fi[i].fps);
@@ -242,6 +246,9 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
       '  order, in Node, with no BPF map, decoding, policy, MAC or hash chain: the most a resolver written for Node\n' +
       '  can reach on this machine. Two designs run each round, fdatasync on libuv\'s thread pool ("pool") or on the\n' +
       '  event loop at the end of a turn ("loop"); the faster one is shown. A target above the Node floor\'s ratio\n' +
-      '  cannot be met by a Node resolver, whatever it cuts of its own work.\n',
+      '  cannot be met by a Node resolver, whatever it cuts of its own work. "gensee\'s plumbing" (bench/floor-plumbing.ts)\n' +
+      '  is gensee\'s own addon path (the socket\'s I/O thread and peer checks, the syncer that writes, fdatasyncs and\n' +
+      '  answers, the wake-ups of the event loop) serving the same clients with a JavaScript decision that does nothing:\n' +
+      '  what the architecture costs before gensee decodes, decides, checks, signs or chains anything.\n',
   );
 }

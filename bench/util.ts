@@ -22,9 +22,12 @@ export function execJson(cmd: string, args: string[]): Promise<Record<string, nu
  * The Node floor's server (bench/floor-node.ts) on SOCK, logging to LOG,
  * once it listens; `design` picks where its fdatasync runs: libuv's thread
  * pool ("pool") or the event loop itself at the end of a turn ("loop").
+ * Design "plumbing" is bench/floor-plumbing.ts instead: gensee's addon
+ * path with a decision that does nothing (always with the intent).
  */
-export async function startNodeFloor(sock: string, log: string, design: 'pool' | 'loop', intent: boolean): Promise<{ stop: () => Promise<void> }> {
-  const proc = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'dist', 'bench', 'floor-node.js'), sock, log, ...(intent ? ['--intent'] : [])], {
+export async function startNodeFloor(sock: string, log: string, design: 'pool' | 'loop' | 'plumbing', intent: boolean): Promise<{ stop: () => Promise<void> }> {
+  const script = design === 'plumbing' ? 'floor-plumbing.js' : 'floor-node.js';
+  const proc = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'dist', 'bench', script), sock, log, ...(intent && design !== 'plumbing' ? ['--intent'] : [])], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, FLOOR_NODE_SYNC: design },
   });
