@@ -12,6 +12,7 @@ import {
   currentBootId,
   emptyNetworkRecord,
   networkRecordText,
+  networkSnapshotYields,
   readNetwork,
   revokeGeneration,
   setNetworkTotals,
@@ -74,4 +75,29 @@ t.test('the snapshot writes the record readNetwork reads back', async (t) => {
   const text = fs.readFileSync(file, 'utf8');
   t.equal(text, recordText(stamp(rec)), 'stamped, in record order');
   t.same(await readNetwork(state, 'demo'), stamp(rec));
+});
+
+t.test('a large snapshot leaves the event loop to others between its parts, and writes the record as it began', async (t) => {
+  const state = t.testdir({});
+  await createOperation(state, { id: 'big', owner_uid: 0, cgroup: '/sys/fs/cgroup/x', policy_hash: 'h' });
+  const rec = record(5000); // 5,001 generations + 5,000 leases: several parts
+  let turns = 0;
+  let spinning = true;
+  const spin = () => {
+    turns++;
+    if (spinning) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const writing = writeNetworkSnapshot(state, 'big', rec);
+  // the next record is built while the snapshot is written: the file is the first one
+  const next = withLease(rec, lease(999_999, rec.generation));
+  await writing;
+  spinning = false;
+  // 5,001 generations and 5,000 leases: a yield after every 2,000 elements
+  t.equal(networkSnapshotYields(stamp(rec)), 5, 'the serialization yields after every 2,000 elements');
+  t.equal(networkSnapshotYields(stamp(record(10))), 0, 'a small record is one piece');
+  t.ok(turns >= 5, `other work ran while it was written (${turns} turns)`);
+  const text = fs.readFileSync(path.join(opDir(state, 'big'), 'network.json'), 'utf8');
+  t.equal(text, recordText(stamp(rec)), 'byte for byte the record as the snapshot began');
+  t.not(text, recordText(stamp(next)));
 });
