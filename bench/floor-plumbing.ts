@@ -17,10 +17,8 @@
 import * as fs from 'node:fs';
 import { loadAddon } from '../src/addon';
 import { listenPrivateFd } from '../src/resolver/unixsock';
+import { floorBytes } from './floor-lines';
 
-const LINE = 462;
-const INTENT_LINE = 300;
-const ANSWER = 120;
 
 function main(): void {
   const [sockPath, logPath] = process.argv.slice(2);
@@ -30,11 +28,7 @@ function main(): void {
   }
   const addon = loadAddon();
   const fd = fs.openSync(logPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND, 0o600);
-  const lines = Buffer.alloc(2 * LINE, 'x');
-  lines[LINE - 1] = lines[2 * LINE - 1] = 0x0a;
-  const iline = Buffer.alloc(INTENT_LINE, 'i');
-  iline[INTENT_LINE - 1] = 0x0a;
-  const answer = Buffer.alloc(ANSWER, 'r');
+  const { lines, iline, answer } = floorBytes();
 
   // intents waiting to be durable, in ticket order
   let waiting: { ticket: number; id: number }[] = [];

@@ -86,6 +86,19 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
+/* the latency slots and the client threads, started */
+static pthread_t *start_clients(int clients, int total)
+{
+	lat = calloc((size_t)total, sizeof(*lat));
+	pthread_t *th = calloc((size_t)clients, sizeof(*th));
+	if (!lat || !th)
+		die("calloc");
+	for (int i = 0; i < clients; i++)
+		if (pthread_create(&th[i], NULL, client_main, (void *)(uintptr_t)i))
+			die("pthread_create");
+	return th;
+}
+
 /* the one JSON line (latencies sorted in place) */
 static void report(int clients, int total, double secs, long syncs)
 {
@@ -125,14 +138,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gs-floor: SOCKET too long\n");
 			return 2;
 		}
-		lat = calloc((size_t)total, sizeof(*lat));
-		pthread_t *th = calloc((size_t)clients, sizeof(*th));
-		if (!lat || !th)
-			die("calloc");
 		uint64_t t0 = now_ns();
-		for (int i = 0; i < clients; i++)
-			if (pthread_create(&th[i], NULL, client_main, (void *)(uintptr_t)i))
-				die("pthread_create");
+		pthread_t *th = start_clients(clients, total);
 		for (int i = 0; i < clients; i++)
 			pthread_join(th[i], NULL);
 		report(clients, total, (double)(now_ns() - t0) / 1e9, -1);
@@ -156,14 +163,8 @@ int main(int argc, char **argv)
 			die("bpf_map_create");
 	}
 
-	lat = calloc((size_t)total, sizeof(*lat));
-	pthread_t *th = calloc((size_t)clients, sizeof(*th));
-	if (!lat || !th)
-		die("calloc");
 	uint64_t t0 = now_ns();
-	for (int i = 0; i < clients; i++)
-		if (pthread_create(&th[i], NULL, client_main, (void *)(uintptr_t)i))
-			die("pthread_create");
+	pthread_t *th = start_clients(clients, total);
 
 	/* the server: this thread; everything pending is one batch, one fdatasync */
 	char line[2 * LINE], iline[INTENT_LINE];
