@@ -374,12 +374,22 @@ t.test(`supervisor socket survives ${FRAMES} fuzzed frames`, async (t) => {
   fs.writeFileSync(pol, JSON.stringify(POLICY));
   const w = await workload(t, cgroup);
 
-  // the resolver under test: its own process; its stdout (a line per refusal) goes nowhere
-  const devnull = fs.openSync('/dev/null', 'w');
+  // the resolver under test: its own process; its stdout (a line per refusal)
+  // is read and dropped, after its "serving" line: start-up is over (the
+  // event stream's socket and the reject loop's epoll open after
+  // supervisor.sock; the fds counted before fuzzing must include them)
   let stderr = '';
-  const sup: ChildProcess = spawn(GENSEE_BIN, ['supervise', '--json', '--op', op, '--cgroup', cgroup, '--policy', pol, '--state-dir', st], { stdio: ['ignore', devnull, 'pipe'] });
-  fs.closeSync(devnull);
+  const sup: ChildProcess = spawn(GENSEE_BIN, ['supervise', '--json', '--op', op, '--cgroup', cgroup, '--policy', pol, '--state-dir', st], { stdio: ['ignore', 'pipe', 'pipe'] });
   sup.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  let serving = false;
+  let head = '';
+  sup.stdout!.on('data', (d: Buffer) => {
+    if (serving) return;
+    head += d.toString();
+    const lines = head.split('\n');
+    head = lines.pop() ?? ''; // a line not yet complete
+    serving = lines.some((l) => /^\{"event":"serving"/.test(l));
+  });
   let exit: { code: number | null; signal: string | null } | null = null;
   const exited = new Promise<void>((r) => sup.once('exit', (code, signal) => ((exit = { code, signal }), r())));
   t.teardown(async () => {
@@ -399,7 +409,7 @@ t.test(`supervisor socket survives ${FRAMES} fuzzed frames`, async (t) => {
   await waitFor(() => {
     if (exit) throw new Error(`supervise exited: ${JSON.stringify(exit)} ${stderr}`);
     try {
-      return fs.existsSync(sockPath) && JSON.parse(fs.readFileSync(path.join(opDir, 'operation.json'), 'utf8')).resolver?.pid === pid;
+      return serving && fs.existsSync(sockPath) && JSON.parse(fs.readFileSync(path.join(opDir, 'operation.json'), 'utf8')).resolver?.pid === pid;
     } catch {
       return false;
     }
