@@ -83,7 +83,19 @@ function target(o: EventClientOptions, query: string): string {
   return `ws+unix://${o.socketPath}:/${query}`;
 }
 
-function openSocket(o: EventClientOptions, since: Partial<Record<LogName, number>>): Promise<WebSocket> {
+/**
+ * An open subscription and the messages that arrived before its client
+ * took it: the server replays at once, and frames that came with the
+ * upgrade's response are emitted before an awaiting caller runs (they were
+ * lost: a subscriber with since= missed the first ~200 lines under load).
+ */
+interface Opened {
+  ws: WebSocket;
+  early: { data: Buffer; isBinary: boolean }[];
+  collect: (data: Buffer, isBinary: boolean) => void;
+}
+
+function openSocket(o: EventClientOptions, since: Partial<Record<LogName, number>>): Promise<Opened> {
   return new Promise((resolve, reject) => {
     let ws: WebSocket;
     try {
@@ -98,6 +110,9 @@ function openSocket(o: EventClientOptions, since: Partial<Record<LogName, number
       reject(e);
       return;
     }
+    const early: Opened['early'] = [];
+    const collect = (data: Buffer, isBinary: boolean) => void early.push({ data, isBinary });
+    ws.on('message', collect);
     const where = o.url ?? o.socketPath;
     let settled = false;
     const fail = (e: Error) => {
@@ -128,7 +143,7 @@ function openSocket(o: EventClientOptions, since: Partial<Record<LogName, number
       settled = true;
       ws.removeAllListeners('error');
       ws.removeAllListeners('unexpected-response');
-      resolve(ws);
+      resolve({ ws, early, collect });
     });
   });
 }
@@ -150,12 +165,12 @@ export class EventClient implements AsyncIterable<StreamMessage> {
 
   private constructor(
     private readonly opts: EventClientOptions,
-    ws: WebSocket,
+    opened: Opened,
   ) {
     this.last = { ...(opts.since ?? {}) };
     this.highWater = opts.highWater ?? 1024;
-    this.ws = ws;
-    this.attach(ws);
+    this.ws = opened.ws;
+    this.attach(opened);
   }
 
   /** Connect (the upgrade is done when this resolves). Throws EventStreamError when there is no stream or it refuses us. */
@@ -164,8 +179,10 @@ export class EventClient implements AsyncIterable<StreamMessage> {
     return new EventClient(opts, await openSocket(opts, opts.since ?? {}));
   }
 
-  private attach(ws: WebSocket): void {
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
+  /** Take the messages from now on, after those that came before (in order: nothing runs in between). */
+  private attach({ ws, early, collect }: Opened): void {
+    ws.off('message', collect);
+    const onMessage = (data: Buffer, isBinary: boolean) => {
       if (isBinary) return;
       let m: StreamMessage;
       try {
@@ -183,7 +200,9 @@ export class EventClient implements AsyncIterable<StreamMessage> {
         ws.pause();
       }
       this.wake();
-    });
+    };
+    ws.on('message', onMessage);
+    for (const m of early.splice(0)) onMessage(m.data, m.isBinary);
     ws.on('error', () => undefined); // 'close' follows
     ws.on('close', (code: number, reason: Buffer) => void this.onClose(ws, code, reason.toString('utf8')));
   }
@@ -209,16 +228,16 @@ export class EventClient implements AsyncIterable<StreamMessage> {
         try {
           const next = await openSocket(this.opts, this.last);
           if (this.closedByUs) {
-            next.terminate();
+            next.ws.terminate();
             break;
           }
-          this.ws = next;
+          this.ws = next.ws;
           this.paused = false;
           this.reconnects++;
           this.attach(next);
-          if (this.queue.length - this.qHead >= this.highWater) {
+          if (this.queue.length - this.qHead >= this.highWater && !this.paused) {
             this.paused = true;
-            next.pause();
+            next.ws.pause();
           }
           return;
         } catch (e) {
