@@ -50,32 +50,22 @@ export function parseCount(s: string, what: string): number {
 let live: string[] = [];
 let liveScheduled = false;
 
-/** how long a line of live output may wait for company */
-const LIVE_FLUSH_MS = 20;
-let liveTimer: NodeJS.Timeout | null = null;
-
 /**
- * One line of live output (a line per fault): collected for up to
- * LIVE_FLUSH_MS and written with one write. stdout on a pipe is a synchronous
- * write on Linux, and it wakes the reader; one per fault (or per turn of the
- * event loop, which with one client is the same) cost the resolver ~28 us of
- * its event loop each. A person reading the lines cannot see 20 ms. out() and
- * process exit flush what is collected first, so order holds.
+ * One line of live output (a line per fault): collected for the current turn
+ * of the event loop and written with one write. stdout on a pipe is a
+ * synchronous write on Linux; one per fault cost the resolver ~25 us each.
+ * out() and process exit flush what is collected first, so order holds.
  */
 export function liveOut(line: string): void {
   live.push(line);
   if (!liveScheduled) {
     liveScheduled = true;
-    liveTimer = setTimeout(flushLive, LIVE_FLUSH_MS);
+    setImmediate(flushLive);
   }
 }
 
 export function flushLive(): void {
   liveScheduled = false;
-  if (liveTimer) {
-    clearTimeout(liveTimer);
-    liveTimer = null;
-  }
   if (live.length === 0) return;
   const text = live.join('\n') + '\n';
   live = [];
