@@ -19,7 +19,6 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { floorBytes } from './floor-lines';
 
-
 function main(): void {
   const [sockPath, logPath, flag] = process.argv.slice(2);
   if (!sockPath || !logPath || (flag !== undefined && flag !== '--intent')) {

@@ -19,7 +19,6 @@ import { loadAddon } from '../src/addon';
 import { listenPrivateFd } from '../src/resolver/unixsock';
 import { floorBytes } from './floor-lines';
 
-
 function main(): void {
   const [sockPath, logPath] = process.argv.slice(2);
   if (!sockPath || !logPath) {
