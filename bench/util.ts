@@ -27,19 +27,8 @@ export function execJson(cmd: string, args: string[]): Promise<Record<string, nu
  */
 export async function startNodeFloor(sock: string, log: string, design: 'pool' | 'loop' | 'plumbing', intent: boolean): Promise<{ stop: () => Promise<void> }> {
   const script = design === 'plumbing' ? 'floor-plumbing.js' : 'floor-node.js';
-  const proc = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'dist', 'bench', script), sock, log, ...(intent && design !== 'plumbing' ? ['--intent'] : [])], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, FLOOR_NODE_SYNC: design },
-  });
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('ready\n')) resolve();
-    });
-    proc.once('exit', (code) => reject(new Error(`node floor exited (${code}) before it listened`)));
-  });
+  const args = [path.join(PACKAGE_ROOT, 'dist', 'bench', script), sock, log, ...(intent && design !== 'plumbing' ? ['--intent'] : [])];
+  const { proc, exited } = await spawnReady(args, { FLOOR_NODE_SYNC: design }, 'ready\n', 'node floor');
   return {
     stop: async () => {
       proc.kill('SIGTERM');
@@ -48,6 +37,23 @@ export async function startNodeFloor(sock: string, log: string, design: 'pool' |
       fs.rmSync(log, { force: true });
     },
   };
+}
+
+/**
+ * node ARGS (env added to ours), once its stdout has said `ready`; its
+ * stdout's tail stays readable. Rejects with that tail if it exits first.
+ */
+function spawnReady(args: string[], env: NodeJS.ProcessEnv, ready: string, what: string): Promise<{ proc: ChildProcess; tail: () => string; exited: Promise<void> }> {
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  let tail = '';
+  return new Promise((resolve, reject) => {
+    proc.stdout!.on('data', (d: Buffer) => {
+      tail = (tail + d.toString()).slice(-16384);
+      if (tail.includes(ready)) resolve({ proc, tail: () => tail, exited });
+    });
+    proc.once('exit', (code) => reject(new Error(`${what} exited (${code}) before it was ready: ${tail}`)));
+  });
 }
 
 export function median(xs: number[]): number {
@@ -137,21 +143,12 @@ export async function startBenchSupervisor(
 ): Promise<BenchSupervisor> {
   const gensee = path.join(PACKAGE_ROOT, 'bin', 'gensee');
   const args = [...(opts.node ?? benchNodeArgs()), gensee, 'supervise', '--op', o.name, '--cgroup', o.cg, '--policy', o.policy, '--state-dir', o.st, '--detach-on-exit'];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...opts.env } });
-  let tail = '';
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const { proc, tail, exited } = await spawnReady(args, opts.env ?? {}, 'gensee: supervising', 'supervise');
   const stop = async (): Promise<void> => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
     await exited;
   };
-  await new Promise<void>((resolve, reject) => {
-    proc.stdout!.on('data', (d: Buffer) => {
-      tail = (tail + d.toString()).slice(-16384);
-      if (tail.includes('gensee: supervising')) resolve();
-    });
-    proc.once('exit', () => reject(new Error(`supervise exited: ${tail}`)));
-  });
-  return { proc, tail: () => tail, stop };
+  return { proc, tail, stop };
 }
 
 /** A manual fault of process pid (started at start ticks) to address:port over TCP/IPv4 */
