@@ -42,9 +42,15 @@ $(SETUP_STAMP): scripts/setup.sh package.json
 
 setup: $(SETUP_STAMP)
 
-obj/gensee.bpf.o: $(BPF_SRC) $(BPF_HDR) $(SETUP_STAMP)
+# the kernel's own types, for the LSM hooks (CO-RE relocates them on load)
+obj/vmlinux.h: $(SETUP_STAMP)
+	@mkdir -p obj
+	@echo "  BTF     $@"
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+obj/gensee.bpf.o: $(BPF_SRC) $(BPF_HDR) obj/vmlinux.h $(SETUP_STAMP)
 	@echo "  BPF     $@"
-	$(Q)$(CLANG) -O2 -g $(CWARN) -target bpf -mcpu=v3 -I$(ARCH_INC) -Ibpf -c $(BPF_SRC) -o $@
+	$(Q)$(CLANG) -O2 -g $(CWARN) -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Iobj -Ibpf -c $(BPF_SRC) -o $@
 
 obj/gensee.skel.h: obj/gensee.bpf.o
 	@echo "  SKEL    $@"

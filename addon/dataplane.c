@@ -15,6 +15,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <libgen.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -23,14 +26,43 @@
 
 /* Pinned links, one per program, in gs_dp_attach's order of programs. */
 static const char *const gs_link_names[GS_LINKS] = {
-	"link_connect4", "link_connect6", "link_sendmsg4", "link_sendmsg6", "link_udp_egress",
+	"link_connect4",   "link_connect6",     "link_sendmsg4",     "link_sendmsg6",
+	"link_udp_egress", "link_sock_create",  "link_setsockopt",   "link_bind4",
+	"link_bind6",      "link_connect_unix", "link_sendmsg_unix",
 };
-static const char *const gs_map_names[4] = {
-	GS_MAP_LEASES,
-	GS_MAP_COUNTERS,
-	GS_MAP_EVENTS,
-	GS_MAP_STATS,
+#define GS_MAPS 6
+static const char *const gs_map_names[GS_MAPS] = {
+	GS_MAP_LEASES, GS_MAP_COUNTERS, GS_MAP_EVENTS, GS_MAP_STATS, GS_MAP_LISTEN, GS_MAP_UNIX,
 };
+
+/* The guard's pinned links (a subset of the programs, in guard mode) and its
+ * one pinned map, under GS_GUARD_PREFIX<parent cgroup id> beside the
+ * operations' pin dirs (an operation id never starts with '_'). */
+#define GS_GUARD_PREFIX "_guard-"
+#define GS_GUARD_LINKS 7
+static const char *const gs_guard_link_names[GS_GUARD_LINKS] = {
+	"link_connect4",   "link_connect6",     "link_sendmsg4",     "link_sendmsg6",
+	"link_udp_egress", "link_connect_unix", "link_sendmsg_unix",
+};
+
+/* the guard's pins: its links, then its two maps */
+#define GS_GUARD_PINS (GS_GUARD_LINKS + 2)
+static const char *gs_guard_pin_name(int i)
+{
+	return i < GS_GUARD_LINKS ? gs_guard_link_names[i] : i == GS_GUARD_LINKS ? GS_MAP_LIVE : GS_MAP_SK_OP;
+}
+
+/* attach types libbpf 1.1's headers do not name yet (Linux 6.7) */
+#define GS_ATTACH_UNIX_CONNECT 49 /* BPF_CGROUP_UNIX_CONNECT */
+#define GS_ATTACH_UNIX_SENDMSG 50 /* BPF_CGROUP_UNIX_SENDMSG */
+
+static void gs_set_unix_attach(struct gensee_bpf *skel)
+{
+	bpf_program__set_expected_attach_type(skel->progs.gs_connect_unix,
+					      (enum bpf_attach_type)GS_ATTACH_UNIX_CONNECT);
+	bpf_program__set_expected_attach_type(skel->progs.gs_sendmsg_unix,
+					      (enum bpf_attach_type)GS_ATTACH_UNIX_SENDMSG);
+}
 
 static void gs_path(char *out, size_t n, const char *dir, const char *name)
 {
@@ -61,7 +93,7 @@ static int gs_unpin_all(const char *pin_dir, int detach_links, struct gs_err *er
 		if (unlink(p) && errno != ENOENT)
 			return gs_errf(err, errno, "unlink", "%s", p);
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < GS_MAPS; i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
 		if (unlink(p) && errno != ENOENT)
 			return gs_errf(err, errno, "unlink", "%s", p);
@@ -71,9 +103,201 @@ static int gs_unpin_all(const char *pin_dir, int detach_links, struct gs_err *er
 	return 0;
 }
 
+/* The cgroup an operation's pinned links are attached to (0 if none is). */
+static __u64 gs_pinned_cgroup_id(const char *pin_dir)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	char p[4352];
+	int fd;
+
+	gs_path(p, sizeof(p), pin_dir, gs_link_names[0]);
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_LINK_TYPE_CGROUP)
+		info.cgroup.cgroup_id = 0;
+	close(fd);
+	return info.cgroup.cgroup_id;
+}
+
+/* Add (live = 1) or remove an operation's cgroup in one guard's live map. */
+static int gs_guard_mark(const char *guard_dir, __u64 cgid, int live, struct gs_err *err)
+{
+	char p[4352];
+	__u8 one = 1;
+	int fd, rc = 0;
+
+	gs_path(p, sizeof(p), guard_dir, GS_MAP_LIVE);
+	fd = bpf_obj_get(p);
+	if (fd < 0) {
+		if (!live && errno == ENOENT)
+			return 0;
+		return gs_errf(err, errno, "bpf_obj_get", "guard map %s", p);
+	}
+	if (live ? bpf_map_update_elem(fd, &cgid, &one, BPF_ANY) : bpf_map_delete_elem(fd, &cgid) && errno != ENOENT)
+		rc = gs_errf(err, errno, live ? "bpf_map_update_elem" : "bpf_map_delete_elem", "guard map %s", p);
+	close(fd);
+	return rc;
+}
+
+/* Take the operation's cgroup out of every guard beside pin_dir: from now
+ * on a socket born in it sends nothing. */
+static int gs_guard_forget(const char *pin_dir, __u64 cgid, struct gs_err *err)
+{
+	char parent[4096], p[4352];
+	struct dirent *d;
+	DIR *dir;
+	int rc = 0;
+
+	if (!cgid)
+		return 0;
+	snprintf(parent, sizeof(parent), "%s", pin_dir);
+	dir = opendir(dirname(parent));
+	if (!dir)
+		return 0;
+	while (!rc && (d = readdir(dir))) {
+		if (strncmp(d->d_name, GS_GUARD_PREFIX, strlen(GS_GUARD_PREFIX)))
+			continue;
+		gs_path(p, sizeof(p), parent, d->d_name);
+		rc = gs_guard_mark(p, cgid, 0, err);
+	}
+	closedir(dir);
+	return rc;
+}
+
 int gs_dp_detach(const char *pin_dir, struct gs_err *err)
 {
-	return gs_unpin_all(pin_dir, 1, err);
+	__u64 cgid = gs_pinned_cgroup_id(pin_dir);
+
+	if (gs_unpin_all(pin_dir, 1, err))
+		return -1;
+	return gs_guard_forget(pin_dir, cgid, err);
+}
+
+/*
+ * The guard of every operation below parent_cgroup: the egress and AF_UNIX
+ * programs in guard mode, attached to the parent once and pinned in
+ * guard_dir, with the live map each operation's attach writes to. Idempotent
+ * and safe against a concurrent attach (flock on a lock file in /run); a
+ * half-made guard (a killed attach) is removed and made again.
+ */
+static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u32 op_level, struct gs_err *err)
+{
+	struct gensee_bpf *skel = NULL;
+	struct bpf_program *progs[GS_GUARD_LINKS];
+	struct bpf_link *link = NULL;
+	char p[4352];
+	int lock = -1, cg_fd = -1, i, present = 1, rc = -1, fd;
+
+	if (mkdir("/run/gensee", 0700) && errno != EEXIST)
+		return gs_errf(err, errno, "mkdir", "/run/gensee");
+	lock = open("/run/gensee/guard.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock < 0)
+		return gs_errf(err, errno, "open", "/run/gensee/guard.lock");
+	if (flock(lock, LOCK_EX)) {
+		gs_errf(err, errno, "flock", "/run/gensee/guard.lock");
+		goto out;
+	}
+	for (i = 0; i < GS_GUARD_PINS && present; i++) {
+		gs_path(p, sizeof(p), guard_dir, gs_guard_pin_name(i));
+		fd = bpf_obj_get(p);
+		present = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (present) {
+		rc = 0;
+		goto out;
+	}
+	/* half made (or never): start clean; the live map starts empty, and
+	 * every operation attached later marks itself */
+	for (i = 0; i < GS_GUARD_PINS; i++) {
+		gs_path(p, sizeof(p), guard_dir, gs_guard_pin_name(i));
+		fd = i < GS_GUARD_LINKS ? bpf_obj_get(p) : -1;
+		if (fd >= 0) {
+			bpf_link_detach(fd);
+			close(fd);
+		}
+		if (unlink(p) && errno != ENOENT) {
+			gs_errf(err, errno, "unlink", "%s", p);
+			goto out;
+		}
+	}
+	if (mkdir(guard_dir, 0700) && errno != EEXIST) {
+		gs_errf(err, errno, "mkdir", "%s", guard_dir);
+		goto out;
+	}
+	cg_fd = open(parent_cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg_fd < 0) {
+		gs_errf(err, errno, "open", "cgroup %s", parent_cgroup);
+		goto out;
+	}
+	skel = gensee_bpf__open();
+	if (!skel) {
+		gs_errf(err, errno, "bpf_object__open", "gensee.bpf.o (guard)");
+		goto out;
+	}
+	skel->rodata->gs_guard = 1;
+	skel->rodata->gs_op_level = op_level;
+	skel->rodata->gs_emit_events = 0;
+	gs_set_unix_attach(skel);
+	if (gensee_bpf__load(skel)) {
+		gs_errf(err, errno, "bpf_object__load", "gensee guard programs (verifier log above on stderr)");
+		goto out;
+	}
+	gs_path(p, sizeof(p), guard_dir, GS_MAP_LIVE);
+	if (bpf_map__pin(skel->maps.gs_live_v1, p)) {
+		gs_errf(err, errno, "bpf_obj_pin", "map %s", p);
+		goto out;
+	}
+	gs_path(p, sizeof(p), guard_dir, GS_MAP_SK_OP);
+	if (bpf_map__pin(skel->maps.gs_sk_op_v1, p)) {
+		gs_errf(err, errno, "bpf_obj_pin", "map %s", p);
+		goto out;
+	}
+	progs[0] = skel->progs.gs_connect4;
+	progs[1] = skel->progs.gs_connect6;
+	progs[2] = skel->progs.gs_sendmsg4;
+	progs[3] = skel->progs.gs_sendmsg6;
+	progs[4] = skel->progs.gs_udp_egress;
+	progs[5] = skel->progs.gs_connect_unix;
+	progs[6] = skel->progs.gs_sendmsg_unix;
+	for (i = 0; i < GS_GUARD_LINKS; i++) {
+		link = bpf_program__attach_cgroup(progs[i], cg_fd);
+		if (!link) {
+			gs_errf(err, errno, "bpf_link_create", "guard program %s on cgroup %s",
+				bpf_program__name(progs[i]), parent_cgroup);
+			goto out;
+		}
+		gs_path(p, sizeof(p), guard_dir, gs_guard_link_names[i]);
+		if (bpf_link__pin(link, p)) {
+			gs_errf(err, errno, "bpf_obj_pin", "link %s", p);
+			bpf_link__destroy(link);
+			goto out;
+		}
+		bpf_link__destroy(link); /* the pin holds it */
+	}
+	rc = 0;
+out:
+	if (rc && skel) {
+		/* leave nothing half made: a guard is whole or absent */
+		for (i = 0; i < GS_GUARD_PINS; i++) {
+			gs_path(p, sizeof(p), guard_dir, gs_guard_pin_name(i));
+			fd = i < GS_GUARD_LINKS ? bpf_obj_get(p) : -1;
+			if (fd >= 0) {
+				bpf_link_detach(fd);
+				close(fd);
+			}
+			unlink(p);
+		}
+	}
+	gensee_bpf__destroy(skel);
+	if (cg_fd >= 0)
+		close(cg_fd);
+	close(lock); /* releases the flock */
+	return rc;
 }
 
 int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_attach_opts *opts, struct gs_err *err)
@@ -81,7 +305,7 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 	struct gensee_bpf *skel = NULL;
 	struct bpf_program *progs[GS_LINKS];
 	struct bpf_link *links[GS_LINKS] = {};
-	struct bpf_map *maps[4];
+	struct bpf_map *maps[GS_MAPS];
 	char p[4352];
 	int cg_fd = -1, i, rc = -1;
 	struct gs_err ignored;
@@ -104,6 +328,37 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 	}
 	skel->rodata->gs_emit_events = opts->emit_events ? 1 : 0;
 	skel->rodata->gs_count_allows = opts->count_allows ? 1 : 0;
+	gs_set_unix_attach(skel);
+	{
+		struct stat cst;
+
+		if (fstat(cg_fd, &cst)) {
+			gs_errf(err, errno, "fstat", "cgroup %s", cgroup_path);
+			goto out;
+		}
+		skel->rodata->gs_op_cgid = (__u64)cst.st_ino; /* a cgroup2 directory's inode is its id */
+		skel->rodata->gs_op_level = opts->op_level;
+		if (opts->guard_dir && opts->guard_dir[0]) {
+			int sk_fd;
+
+			if (gs_guard_ensure(opts->guard_dir, opts->guard_cgroup, opts->op_level, err) ||
+			    gs_guard_mark(opts->guard_dir, (__u64)cst.st_ino, 1, err))
+				goto out;
+			/* tag sockets in the guard's own storage (gs_guard_sock) */
+			gs_path(p, sizeof(p), opts->guard_dir, GS_MAP_SK_OP);
+			sk_fd = bpf_obj_get(p);
+			if (sk_fd < 0) {
+				gs_errf(err, errno, "bpf_obj_get", "guard map %s", p);
+				goto out;
+			}
+			if (bpf_map__reuse_fd(skel->maps.gs_sk_op_v1, sk_fd)) {
+				gs_errf(err, errno, "bpf_map__reuse_fd", "guard map %s", p);
+				close(sk_fd);
+				goto out;
+			}
+			close(sk_fd);
+		}
+	}
 	if (gensee_bpf__load(skel)) {
 		gs_errf(err, errno, "bpf_object__load", "gensee programs (verifier log above on stderr)");
 		goto out;
@@ -138,7 +393,9 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 	maps[1] = skel->maps.gs_counters_v1;
 	maps[2] = skel->maps.gs_events_v1;
 	maps[3] = skel->maps.gs_stats_v1;
-	for (i = 0; i < 4; i++) {
+	maps[4] = skel->maps.gs_listen_v1;
+	maps[5] = skel->maps.gs_unix_v1;
+	for (i = 0; i < GS_MAPS; i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
 		if (bpf_map__pin(maps[i], p)) {
 			gs_errf(err, errno, "bpf_obj_pin", "map %s at %s", gs_map_names[i], p);
@@ -151,6 +408,12 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 	progs[2] = skel->progs.gs_sendmsg4;
 	progs[3] = skel->progs.gs_sendmsg6;
 	progs[4] = skel->progs.gs_udp_egress;
+	progs[5] = skel->progs.gs_sock_create;
+	progs[6] = skel->progs.gs_setsockopt;
+	progs[7] = skel->progs.gs_bind4;
+	progs[8] = skel->progs.gs_bind6;
+	progs[9] = skel->progs.gs_connect_unix;
+	progs[10] = skel->progs.gs_sendmsg_unix;
 	for (i = 0; i < GS_LINKS; i++) {
 		links[i] = bpf_program__attach_cgroup(progs[i], cg_fd);
 		if (!links[i]) {
@@ -200,10 +463,11 @@ const char *gs_dp_link_name(int i)
 
 void gs_dp_close(struct gs_dp *dp)
 {
-	int *fds[4] = { &dp->leases_fd, &dp->counters_fd, &dp->events_fd, &dp->stats_fd };
+	int *fds[GS_MAPS] = { &dp->leases_fd, &dp->counters_fd, &dp->events_fd,
+			      &dp->stats_fd,  &dp->listen_fd,   &dp->unix_fd };
 	int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < GS_MAPS; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
@@ -212,18 +476,19 @@ void gs_dp_close(struct gs_dp *dp)
 
 int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err)
 {
-	int *fds[4] = { &dp->leases_fd, &dp->counters_fd, &dp->events_fd, &dp->stats_fd };
+	int *fds[GS_MAPS] = { &dp->leases_fd, &dp->counters_fd, &dp->events_fd,
+			      &dp->stats_fd,  &dp->listen_fd,   &dp->unix_fd };
 	char p[4352];
 	int i, ncpus;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < GS_MAPS; i++)
 		*fds[i] = -1;
 	snprintf(dp->pin_dir, sizeof(dp->pin_dir), "%s", pin_dir);
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0)
 		return gs_errf(err, ncpus, "libbpf_num_possible_cpus", "/sys/devices/system/cpu/possible");
 	dp->ncpus = ncpus;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < GS_MAPS; i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_map_names[i]);
 		*fds[i] = bpf_obj_get(p);
 		if (*fds[i] < 0) {
@@ -240,6 +505,35 @@ int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs
 {
 	if (bpf_map_update_elem(dp->leases_fd, k, v, only_new ? BPF_NOEXIST : BPF_ANY))
 		return gs_errf(err, errno, "bpf_map_update_elem", "map %s", GS_MAP_LEASES);
+	return 0;
+}
+
+int gs_rule_set(struct gs_dp *dp, int kind, const void *key, int present, struct gs_err *err)
+{
+	int fd = kind == GS_RULE_LISTEN ? dp->listen_fd : dp->unix_fd;
+	const char *name = kind == GS_RULE_LISTEN ? GS_MAP_LISTEN : GS_MAP_UNIX;
+	__u8 one = 1;
+
+	if (present ? bpf_map_update_elem(fd, key, &one, BPF_ANY) == 0 : bpf_map_delete_elem(fd, key) == 0)
+		return 0;
+	if (!present && errno == ENOENT)
+		return 0;
+	return gs_errf(err, errno, present ? "bpf_map_update_elem" : "bpf_map_delete_elem", "map %s", name);
+}
+
+int gs_rule_clear(struct gs_dp *dp, int kind, struct gs_err *err)
+{
+	int fd = kind == GS_RULE_LISTEN ? dp->listen_fd : dp->unix_fd;
+	const char *name = kind == GS_RULE_LISTEN ? GS_MAP_LISTEN : GS_MAP_UNIX;
+	struct gs_unix_key k; /* the larger of the two keys */
+
+	/* always delete the first key: deleting while walking restarts anyway */
+	while (bpf_map_get_next_key(fd, NULL, &k) == 0) {
+		if (bpf_map_delete_elem(fd, &k) && errno != ENOENT)
+			return gs_errf(err, errno, "bpf_map_delete_elem", "map %s", name);
+	}
+	if (errno != ENOENT)
+		return gs_errf(err, errno, "bpf_map_get_next_key", "map %s", name);
 	return 0;
 }
 

@@ -15,6 +15,12 @@ extern "C" {
 struct gs_attach_opts {
 	int emit_events;
 	int count_allows;
+	/* the cgroup's level below the cgroup2 root (its parent's + 1) */
+	unsigned op_level;
+	/* when set: the guard's pin dir and the parent cgroup it is attached
+	 * to (made on first use); the operation's cgroup is marked live in it */
+	const char *guard_dir;
+	const char *guard_cgroup;
 };
 
 /* An operation's data plane, opened from its pins. */
@@ -23,13 +29,16 @@ struct gs_dp {
 	int counters_fd;
 	int events_fd;
 	int stats_fd;
+	int listen_fd;
+	int unix_fd;
 	int ncpus;
 	char pin_dir[4096];
 };
 
 /* Programs attached to an operation's cgroup, each held by a pinned link:
- * cgroup/connect4|6, cgroup/sendmsg4|6 and cgroup_skb/egress (UDP). */
-#define GS_LINKS 5
+ * cgroup/connect4|6, cgroup/sendmsg4|6, cgroup_skb/egress, cgroup/sock_create,
+ * cgroup/setsockopt, cgroup/bind4|6, cgroup/connect_unix, cgroup/sendmsg_unix. */
+#define GS_LINKS 11
 
 /* Load the programs, pin maps and links under pin_dir, attach to cgroup. */
 int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_attach_opts *opts, struct gs_err *err);
@@ -46,6 +55,13 @@ const char *gs_dp_link_name(int i);
 
 int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, int only_new,
 		 struct gs_err *err);
+/* listen and unix rules (gs_listen_key / gs_unix_key): add or remove one */
+#define GS_RULE_LISTEN 0
+#define GS_RULE_UNIX 1
+int gs_rule_set(struct gs_dp *dp, int kind, const void *key, int present, struct gs_err *err);
+/* remove every rule of a kind */
+int gs_rule_clear(struct gs_dp *dp, int kind, struct gs_err *err);
+
 /* 1 found, 0 absent, -1 error */
 int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_lease_value *v, struct gs_err *err);
 /* 1 removed, 0 absent, -1 error */

@@ -39,7 +39,8 @@ bool BufferArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const ch
 NAN_METHOD(Attach) {
   std::string pin, cg;
   if (!StringArg(info, 0, "pinDir", &pin) || !StringArg(info, 1, "cgroupPath", &cg)) return;
-  gs_attach_opts opts = {1, 1};
+  gs_attach_opts opts = {1, 1, 0, nullptr, nullptr};
+  std::string guard_dir, guard_cg;
   if (info.Length() > 2 && info[2]->IsObject()) {
     v8::Local<v8::Object> o = info[2].As<v8::Object>();
     v8::Local<v8::Value> v;
@@ -47,7 +48,16 @@ NAN_METHOD(Attach) {
       opts.emit_events = Nan::To<bool>(v).FromJust();
     if (Nan::Get(o, Nan::New("countAllows").ToLocalChecked()).ToLocal(&v) && v->IsBoolean())
       opts.count_allows = Nan::To<bool>(v).FromJust();
+    if (Nan::Get(o, Nan::New("opLevel").ToLocalChecked()).ToLocal(&v) && v->IsUint32())
+      opts.op_level = Nan::To<uint32_t>(v).FromJust();
+    if (Nan::Get(o, Nan::New("guardDir").ToLocalChecked()).ToLocal(&v) && v->IsString())
+      guard_dir = *Nan::Utf8String(v);
+    if (Nan::Get(o, Nan::New("guardCgroup").ToLocalChecked()).ToLocal(&v) && v->IsString())
+      guard_cg = *Nan::Utf8String(v);
   }
+  if (!guard_dir.empty() && guard_cg.empty()) return Nan::ThrowTypeError("guardDir needs guardCgroup");
+  opts.guard_dir = guard_dir.empty() ? nullptr : guard_dir.c_str();
+  opts.guard_cgroup = guard_cg.empty() ? nullptr : guard_cg.c_str();
   gs_err err = {};
   if (gs_dp_attach(pin.c_str(), cg.c_str(), &opts, &err)) return ThrowErr(err);
 }
@@ -90,6 +100,8 @@ class DataPlane : public Nan::ObjectWrap {
                         {{"leasePut", LeasePut},
                          {"leaseGet", LeaseGet},
                          {"leaseDel", LeaseDel},
+                         {"ruleSet", RuleSet},
+                         {"ruleClear", RuleClear},
                          {"leaseList", LeaseList},
                          {"countersRead", CountersRead},
                          {"statsRead", StatsRead},
@@ -180,6 +192,32 @@ class DataPlane : public Nan::ObjectWrap {
     info.GetReturnValue().Set(Nan::New<v8::Boolean>(r == 1));
   }
 
+  // ruleSet(kind 0 listen | 1 unix, key Buffer, present) adds or removes one rule
+  static NAN_METHOD(RuleSet) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (info.Length() < 3 || !info[0]->IsUint32()) return Nan::ThrowTypeError("kind must be 0 (listen) or 1 (unix)");
+    uint32_t kind = Nan::To<uint32_t>(info[0]).FromJust();
+    if (kind != GS_RULE_LISTEN && kind != GS_RULE_UNIX)
+      return Nan::ThrowRangeError("kind must be 0 (listen) or 1 (unix)");
+    const char *k;
+    if (!BufferArg(info, 1, "key", kind == GS_RULE_LISTEN ? sizeof(gs_listen_key) : sizeof(gs_unix_key), &k)) return;
+    gs_err err = {};
+    if (gs_rule_set(&self->dp_, static_cast<int>(kind), k, Nan::To<bool>(info[2]).FromJust(), &err))
+      return ThrowErr(err);
+  }
+
+  static NAN_METHOD(RuleClear) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (info.Length() < 1 || !info[0]->IsUint32()) return Nan::ThrowTypeError("kind must be 0 (listen) or 1 (unix)");
+    uint32_t kind = Nan::To<uint32_t>(info[0]).FromJust();
+    if (kind != GS_RULE_LISTEN && kind != GS_RULE_UNIX)
+      return Nan::ThrowRangeError("kind must be 0 (listen) or 1 (unix)");
+    gs_err err = {};
+    if (gs_rule_clear(&self->dp_, static_cast<int>(kind), &err)) return ThrowErr(err);
+  }
+
   // {count: n, keys, [name]: values} from list(dp, &keys, &values, &n, &err), as packed Buffers
   template <class K, class V>
   static void Table(const Nan::FunctionCallbackInfo<v8::Value> &info,
@@ -230,6 +268,10 @@ class DataPlane : public Nan::ObjectWrap {
              v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_LOST_EVENTS]));
     Nan::Set(o, Nan::New("counterFull").ToLocalChecked(),
              v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_COUNTER_FULL]));
+    Nan::Set(o, Nan::New("socketRefused").ToLocalChecked(),
+             v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_SOCKET_REFUSED]));
+    Nan::Set(o, Nan::New("unixRefused").ToLocalChecked(),
+             v8::BigInt::NewFromUnsigned(info.GetIsolate(), st[GS_STAT_UNIX_REFUSED]));
     info.GetReturnValue().Set(o);
   }
 

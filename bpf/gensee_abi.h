@@ -25,6 +25,9 @@
 
 #define GS_FAMILY_IPV4 4
 #define GS_FAMILY_IPV6 6
+/* fault events only: an AF_UNIX name (protocol 0, port = the name's length
+ * in bytes, addr = its first 16 bytes) */
+#define GS_FAMILY_UNIX 1
 
 /* verdict/reason codes, also the counter key's `verdict` */
 enum gs_verdict {
@@ -32,7 +35,10 @@ enum gs_verdict {
 	GS_DENY_NO_LEASE = 1,
 	GS_DENY_EXPIRED = 2,
 	GS_DENY_EXHAUSTED = 3,
-	GS_VERDICT_MAX = 4,
+	GS_DENY_PROTOCOL = 4, /* a socket family or IP protocol no rule kind names */
+	GS_DENY_OPTION = 5,   /* an option that reroutes packets (source routing) */
+	GS_DENY_NO_RULE = 6,  /* a bind or an AF_UNIX name that no rule names */
+	GS_VERDICT_MAX = 7,
 };
 
 /* which hook saw the operation */
@@ -41,13 +47,22 @@ enum gs_hook {
 	GS_HOOK_CONNECT6 = 2,
 	GS_HOOK_SENDMSG4 = 3,
 	GS_HOOK_SENDMSG6 = 4,
+	GS_HOOK_SOCKET = 5, /* cgroup/sock_create, lsm socket_post_create */
+	GS_HOOK_SETSOCKOPT = 6,
+	GS_HOOK_BIND4 = 7,
+	GS_HOOK_BIND6 = 8,
+	GS_HOOK_UNIX_CONNECT = 9,  /* cgroup/connect_unix */
+	GS_HOOK_UNIX_SENDMSG = 10, /* cgroup/sendmsg_unix */
 };
 
 /* gs_stats_v1 (per-CPU array) indexes */
 enum gs_stat {
-	GS_STAT_LOST_EVENTS = 0,  /* ring buffer reserve failed */
-	GS_STAT_COUNTER_FULL = 1, /* counter map full: a count could not be keyed */
-	GS_STAT_MAX = 2,
+	GS_STAT_LOST_EVENTS = 0,    /* ring buffer reserve failed */
+	GS_STAT_COUNTER_FULL = 1,   /* counter map full: a count could not be keyed */
+	GS_STAT_SOCKET_REFUSED = 2, /* socket()/setsockopt() refused (no destination to count by) */
+	GS_STAT_UNIX_REFUSED = 3,   /* AF_UNIX connects/datagrams refused */
+	GS_STAT_GUARD_DROPS = 4,    /* the guard's: packets/datagrams of ended operations */
+	GS_STAT_MAX = 5,
 };
 
 /* lease flags */
@@ -115,6 +130,20 @@ struct gs_fault_rl_key {
 	GS_FAULT_WHERE_FIELDS;
 };
 
+/* key of gs_listen_v1: a port an operation may bind and listen on */
+struct gs_listen_key {
+	__u8 protocol; /* IPPROTO_TCP / IPPROTO_UDP */
+	__u8 _pad;
+	__u16 port; /* host byte order; 0 = a port the kernel picks */
+};
+
+/* key of gs_unix_v1: an AF_UNIX name as connect()/sendto() give it,
+ * zero-padded (a path up to its first NUL; an abstract name starts with a
+ * NUL byte and is its whole length) */
+struct gs_unix_key {
+	char path[108];
+};
+
 #ifdef __cplusplus
 #define _Static_assert static_assert
 #endif
@@ -124,6 +153,8 @@ struct gs_fault_rl_key {
 #define GS_ABI_COUNTER_KEY_SIZE 32
 #define GS_ABI_FAULT_EVENT_SIZE 48
 #define GS_ABI_FAULT_RL_KEY_SIZE 32
+#define GS_ABI_LISTEN_KEY_SIZE 4
+#define GS_ABI_UNIX_KEY_SIZE 108
 
 _Static_assert(sizeof(struct gs_lease_key) == GS_ABI_LEASE_KEY_SIZE, "gs_lease_key layout");
 /*
@@ -147,6 +178,8 @@ _Static_assert(sizeof(struct gs_lease_value) == GS_ABI_LEASE_VALUE_SIZE, "gs_lea
 _Static_assert(sizeof(struct gs_counter_key) == GS_ABI_COUNTER_KEY_SIZE, "gs_counter_key layout");
 _Static_assert(sizeof(struct gs_fault_event) == GS_ABI_FAULT_EVENT_SIZE, "gs_fault_event layout");
 _Static_assert(sizeof(struct gs_fault_rl_key) == GS_ABI_FAULT_RL_KEY_SIZE, "gs_fault_rl_key layout");
+_Static_assert(sizeof(struct gs_listen_key) == GS_ABI_LISTEN_KEY_SIZE, "gs_listen_key layout");
+_Static_assert(sizeof(struct gs_unix_key) == GS_ABI_UNIX_KEY_SIZE, "gs_unix_key layout");
 
 /* map and program names (pins use the same names) */
 #define GS_MAP_LEASES "gs_leases_v1"
@@ -154,6 +187,14 @@ _Static_assert(sizeof(struct gs_fault_rl_key) == GS_ABI_FAULT_RL_KEY_SIZE, "gs_f
 #define GS_MAP_EVENTS "gs_events_v1"
 #define GS_MAP_STATS "gs_stats_v1"
 #define GS_MAP_FAULT_RL "gs_fault_rl_v1" /* not pinned: it lives as long as the programs */
+#define GS_MAP_LISTEN "gs_listen_v1"
+#define GS_MAP_UNIX "gs_unix_v1"
+#define GS_MAP_LIVE "gs_live_v1"   /* pinned in the guard's directory only */
+#define GS_MAP_SK_OP "gs_sk_op_v1" /* the guard's; every guarded operation reuses it */
+
+#define GS_LISTEN_MAX 1024
+#define GS_UNIX_MAX 1024
+#define GS_LIVE_MAX 16384
 
 #define GS_LEASES_MAX 65536
 #define GS_COUNTERS_MAX 65536

@@ -15,9 +15,15 @@ export const FAULT_RL_WINDOW_NS = 1_000_000_000;
 export const EVENTS_BYTES = 1024 * 1024;
 export const LEASE_LIMITED = 1;
 
-export const VERDICTS = ['allow', 'no_lease', 'expired', 'exhausted'] as const;
+export const VERDICTS = ['allow', 'no_lease', 'expired', 'exhausted', 'protocol', 'option', 'no_rule'] as const;
 export type Verdict = (typeof VERDICTS)[number];
-export const HOOKS = ['', 'connect4', 'connect6', 'sendmsg4', 'sendmsg6'] as const;
+export const HOOKS = [
+  '', 'connect4', 'connect6', 'sendmsg4', 'sendmsg6', 'socket', 'setsockopt', 'bind4', 'bind6', 'connect_unix', 'sendmsg_unix',
+] as const;
+/** the hooks whose refusals a lease can answer (the others name no destination a lease could) */
+export const LEASE_HOOKS: ReadonlySet<string> = new Set(['connect4', 'connect6', 'sendmsg4', 'sendmsg6']);
+export const LISTEN_KEY_SIZE = 4;
+export const UNIX_KEY_SIZE = 108;
 
 const FAMILY_CODE: Record<Family, number> = { ipv4: 4, ipv6: 6 };
 
@@ -124,17 +130,73 @@ export interface FaultEvent {
   tuple: Tuple;
   reason: Verdict;
   hook: string;
+  /** family 0 events (hook socket, setsockopt): tuple is a placeholder */
+  socket?: SocketAttempt;
+  /** family 1 events (hook unix): tuple is a placeholder */
+  unix?: UnixAttempt;
 }
 
+/** A refused socket() or setsockopt() (fault event family 0): what was asked for. */
+export interface SocketAttempt {
+  /** AF_* number */
+  af: number;
+  /** SOCK_* number (0 for an option) */
+  type: number;
+  protocol: number;
+  /** setsockopt: level and option name */
+  option?: { level: number; name: number };
+}
+
+/** A refused AF_UNIX connect or datagram (fault event family 1): the name it was sent to. */
+export interface UnixAttempt {
+  /** the first 16 bytes of the name ("@" + name for an abstract one), "" when there was none */
+  name: string;
+  /** the name's full length in bytes */
+  length: number;
+}
+
+const FAMILY_SOCKET = 0;
+const FAMILY_UNIX = 1;
+const NO_TUPLE: Tuple = Object.freeze({ family: 'ipv4', protocol: 'tcp', address: '0.0.0.0', port: 0 }) as Tuple;
+
 export function decodeFaultEvent(b: Buffer, off = 0): FaultEvent {
-  const tuple = decodeTuple(b, off + 24, off + 32);
-  return {
+  const family = b.readUInt8(off + 24);
+  const base = {
     cgroupId: b.readBigUInt64LE(off),
     bootNs: b.readBigUInt64LE(off + 8),
     tgid: b.readUInt32LE(off + 16),
     pid: b.readUInt32LE(off + 20),
-    tuple,
     reason: VERDICTS[b.readUInt8(off + 28)] ?? 'no_lease',
     hook: HOOKS[b.readUInt8(off + 29)] ?? 'unknown',
   };
+  const a = off + 32;
+  if (family === FAMILY_SOCKET) {
+    const opt = b.readUInt32LE(a + 6);
+    const socket: SocketAttempt = { af: b.readUInt16LE(off + 26), type: b.readUInt16LE(a), protocol: b.readUInt32LE(a + 2) };
+    if (base.hook === 'setsockopt') socket.option = { level: opt >>> 16, name: opt & 0xffff };
+    return { ...base, tuple: NO_TUPLE, socket };
+  }
+  if (family === FAMILY_UNIX) {
+    const length = b.readUInt16LE(off + 26);
+    const raw = b.subarray(a, a + Math.min(16, length));
+    const name = raw.length && raw[0] === 0 ? `@${raw.subarray(1).toString('latin1')}` : raw.toString('latin1').replace(/\0+$/, '');
+    return { ...base, tuple: NO_TUPLE, unix: { name, length } };
+  }
+  return { ...base, tuple: decodeTuple(b, off + 24, a) };
+}
+
+/** gs_listen_key: a (protocol, port) an operation may bind and listen on */
+export function encodeListenKey(protocol: Protocol, port: number): Buffer {
+  const b = Buffer.alloc(LISTEN_KEY_SIZE);
+  b.writeUInt8(IPPROTO[protocol], 0);
+  b.writeUInt16LE(port, 2);
+  return b;
+}
+
+/** gs_unix_key: the name an AF_UNIX peer is bound to, zero-padded ("\0" first for an abstract name) */
+export function encodeUnixKey(name: Buffer): Buffer {
+  if (name.length < 1 || name.length > UNIX_KEY_SIZE - 1) throw new RangeError(`a unix socket name is 1..${UNIX_KEY_SIZE - 1} bytes, not ${name.length}`);
+  const b = Buffer.alloc(UNIX_KEY_SIZE);
+  name.copy(b);
+  return b;
 }

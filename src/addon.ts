@@ -27,7 +27,11 @@ export interface NativeDataPlane {
   leaseDel(key: Buffer): boolean;
   leaseList(): { count: number; keys: Buffer; values: Buffer };
   countersRead(): { count: number; keys: Buffer; sums: Buffer };
-  statsRead(): { lostEvents: bigint; counterFull: bigint };
+  statsRead(): { lostEvents: bigint; counterFull: bigint; socketRefused: bigint; unixRefused: bigint };
+  /** add (present) or remove one listen (kind 0, gs_listen_key) or unix (kind 1, gs_unix_key) rule */
+  ruleSet(kind: 0 | 1, key: Buffer, present: boolean): void;
+  /** remove every rule of a kind */
+  ruleClear(kind: 0 | 1): void;
   /** delete counters (N packed gs_counter_key); returns how many existed */
   countersDelete(keys: Buffer): number;
   /** cb(err, buf) with buf = N packed gs_fault_event records; ref keeps the loop alive */
@@ -211,7 +215,11 @@ export interface NativeSyncLog {
 
 export interface Addon {
   abi: AddonAbi;
-  attach(pinDir: string, cgroupPath: string, opts?: { emitEvents?: boolean; countAllows?: boolean }): void;
+  attach(
+    pinDir: string,
+    cgroupPath: string,
+    opts?: { emitEvents?: boolean; countAllows?: boolean; opLevel?: number; guardDir?: string; guardCgroup?: string },
+  ): void;
   detach(pinDir: string): void;
   linksPresent(pinDir: string): boolean;
   /** pin names of the links an attached operation holds under its pin dir (addon/dataplane.c) */

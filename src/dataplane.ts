@@ -1,7 +1,9 @@
 // Typed data-plane API over the addon: attach/detach the pinned hooks of an
 // operation, exact leases, counters and ring-buffer fault events.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { loadAddon, NativeDataPlane } from './addon';
+import { findCgroup2Mount } from './cgroup';
 import { Tuple, formatTuple } from './addr';
 import {
   COUNTER_KEY_SIZE,
@@ -17,8 +19,11 @@ import {
   decodeLeaseValue,
   encodeLeaseKey,
   encodeLeaseValue,
+  encodeListenKey,
+  encodeUnixKey,
 } from './abi';
-import { ensureBpffs, pinDirFor } from './bpffs';
+import type { ListenRule, UnixRule } from './protocol/types';
+import { ensureBpffs, pinDirFor, pinRoot } from './bpffs';
 import { GenseeError, isErrno } from './errors';
 
 export interface Lease extends LeaseValue {
@@ -62,14 +67,41 @@ export function bootNs(): bigint {
 export interface AttachOptions {
   emitEvents?: boolean;
   countAllows?: boolean;
+  /**
+   * The parent cgroup every operation's cgroup sits in directly (`gensee
+   * run`'s `<cgroup2>/gensee`): its guard (made on first use) keeps a socket
+   * born in an operation from sending anything once that operation ends.
+   */
+  guardParent?: string;
+}
+
+/** The level of a cgroup below the cgroup2 root (the root is 0). */
+export function cgroupLevel(cgroupPath: string): number {
+  const rel = path.relative(findCgroup2Mount(), path.resolve(cgroupPath));
+  if (rel.startsWith('..') || path.isAbsolute(rel)) throw new GenseeError('E_USAGE', `cgroup ${cgroupPath} is not below the cgroup2 mount ${findCgroup2Mount()}`);
+  return rel === '' ? 0 : rel.split(path.sep).length;
+}
+
+/** The guard's pin dir for a parent cgroup: one per parent, beside the operations' pin dirs. */
+export function guardDirFor(parentCgroup: string): string {
+  return path.join(pinRoot(), `_guard-${fs.statSync(parentCgroup).ino}`);
 }
 
 /** Load the programs and attach them to cgroupPath, pinned under the op's pin dir. */
 export function attachHooks(op: string, cgroupPath: string, opts: AttachOptions = {}): string {
   ensureBpffs();
   const pin = pinDirFor(op);
+  const { guardParent, ...flags } = opts;
+  const native: Parameters<ReturnType<typeof loadAddon>['attach']>[2] = { ...flags, opLevel: cgroupLevel(cgroupPath) };
+  if (guardParent) {
+    if (path.resolve(path.dirname(cgroupPath)) !== path.resolve(guardParent)) {
+      throw new GenseeError('E_USAGE', `cgroup ${cgroupPath} is not directly below the guarded parent ${guardParent}`);
+    }
+    native.guardDir = guardDirFor(guardParent);
+    native.guardCgroup = guardParent;
+  }
   try {
-    loadAddon().attach(pin, cgroupPath, opts);
+    loadAddon().attach(pin, cgroupPath, native);
   } catch (e) {
     if (isErrno(e) && e.code === 'EEXIST') {
       throw new GenseeError('E_OP_EXISTS', `hooks for operation "${op}" are already attached (${pin}); detach first`);
@@ -179,8 +211,22 @@ export class DataPlane {
     return out;
   }
 
-  stats(): { lostEvents: bigint; counterFull: bigint } {
+  stats(): { lostEvents: bigint; counterFull: bigint; socketRefused: bigint; unixRefused: bigint } {
     return this.native.statsRead();
+  }
+
+  /**
+   * Make the kernel's listen and unix rules exactly the policy's. The old
+   * rules go first: for that instant a bind, listen or unix connect the new
+   * policy also allows is refused, never one it does not.
+   */
+  setRules(listen: readonly ListenRule[], unix: readonly UnixRule[]): void {
+    const lk = listen.map((r) => encodeListenKey(r.protocol, r.port));
+    const uk = unix.map((r) => encodeUnixKey(r.path !== undefined ? Buffer.from(r.path) : Buffer.concat([Buffer.alloc(1), Buffer.from(r.abstract ?? '')])));
+    this.native.ruleClear(0);
+    this.native.ruleClear(1);
+    for (const k of lk) this.native.ruleSet(0, k, true);
+    for (const k of uk) this.native.ruleSet(1, k, true);
   }
 
   /** Deliver ring-buffer fault events as they arrive (uv_poll on the ring's epoll fd). */

@@ -88,6 +88,8 @@ export interface SupervisorOptions {
    * listen on listen, or on an address of the operation's own (127.53.X.Y:53)
    */
   dns?: { upstream: Upstream; listen?: { host: string; port: number } };
+  /** the parent cgroup whose guard covers this operation (`gensee run`: <cgroup2>/gensee); see AttachOptions */
+  guardParent?: string;
 }
 
 export class Supervisor {
@@ -175,7 +177,7 @@ export class Supervisor {
     if (pinned && !hooksAttached(o.op)) {
       throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`, 1);
     }
-    if (!pinned) attachHooks(o.op, cgroup);
+    if (!pinned) attachHooks(o.op, cgroup, { guardParent: o.guardParent });
     let envelope: Envelope | null = null;
     let events: EventLog | null = null;
     let stream: EventStream | null = null;
@@ -189,6 +191,8 @@ export class Supervisor {
       );
       const key = await readKey(o.stateDir, o.op);
       const dp = DataPlane.open(o.op);
+      // bind/listen and AF_UNIX rules: the kernel holds exactly the policy's
+      dp.setRules(o.policy.policy.listen, o.policy.policy.unix);
       // leases recorded in another boot expire on a clock that has started again: left out
       const otherBoot: LeaseRecord[] = [];
       let net = await readNetwork(o.stateDir, o.op, { dropped: otherBoot });

@@ -486,6 +486,7 @@ export class Envelope {
       (G, _now, at) => {
         this.installs.policyGeneration = G;
         net.setPolicy(policy);
+        dp.setRules(policy.listen, policy.unix);
         const ended: Ended[] = [];
         const remove = new Set<string>();
         for (const a of plan) {

@@ -25,7 +25,49 @@ const VERDICT_WORDS: Record<string, string> = {
   no_lease: 'without a lease',
   expired: 'with an expired lease',
   exhausted: 'with a used-up lease',
+  protocol: 'of a kind no rule can name',
+  option: 'that reroutes packets',
+  no_rule: 'that no rule names',
 };
+
+const AF_NAMES: Record<number, string> = {
+  1: 'AF_UNIX', 2: 'AF_INET', 3: 'AF_AX25', 4: 'AF_IPX', 5: 'AF_APPLETALK', 9: 'AF_X25', 10: 'AF_INET6', 16: 'AF_NETLINK',
+  17: 'AF_PACKET', 21: 'AF_RDS', 26: 'AF_LLC', 27: 'AF_IB', 28: 'AF_MPLS', 29: 'AF_CAN', 30: 'AF_TIPC', 31: 'AF_BLUETOOTH',
+  36: 'AF_IEEE802154', 38: 'AF_ALG', 40: 'AF_VSOCK', 41: 'AF_KCM', 42: 'AF_QIPCRTR', 43: 'AF_SMC', 44: 'AF_XDP', 45: 'AF_MCTP',
+};
+const SOCK_NAMES: Record<number, string> = { 1: 'SOCK_STREAM', 2: 'SOCK_DGRAM', 3: 'SOCK_RAW', 4: 'SOCK_RDM', 5: 'SOCK_SEQPACKET', 6: 'SOCK_DCCP', 10: 'SOCK_PACKET' };
+const PROTO_NAMES: Record<number, string> = { 0: '0', 1: 'IPPROTO_ICMP', 6: 'IPPROTO_TCP', 17: 'IPPROTO_UDP', 33: 'IPPROTO_DCCP', 58: 'IPPROTO_ICMPV6', 132: 'IPPROTO_SCTP', 136: 'IPPROTO_UDPLITE', 255: 'IPPROTO_RAW', 262: 'IPPROTO_MPTCP' };
+const OPT_NAMES: Record<string, string> = { '0/4': 'IP_OPTIONS', '41/57': 'IPV6_RTHDR', '41/5': 'IPV6_2292RTHDR' };
+
+/**
+ * What a hook refusal says (detail, without who) and names (target), for
+ * every hook: the lease hooks name a destination; socket() and setsockopt()
+ * name what was asked for; bind and listen a local endpoint; AF_UNIX the
+ * name its peer is bound to.
+ */
+export function describeHookEvent(ev: FaultEvent): { what: string; target?: string } {
+  const t = ev.tuple;
+  if (ev.socket) {
+    const s = ev.socket;
+    const af = AF_NAMES[s.af] ?? `family ${s.af}`;
+    if (s.option) {
+      const o = OPT_NAMES[`${s.option.level}/${s.option.name}`] ?? `level ${s.option.level} option ${s.option.name}`;
+      return { what: `setsockopt ${o} on an ${af} socket refused: it routes packets through a hop no lease names` };
+    }
+    return {
+      what: `socket(${af}, ${SOCK_NAMES[s.type & 0xf] ?? s.type}, ${PROTO_NAMES[s.protocol] ?? s.protocol}) refused: an operation makes TCP and UDP sockets (IPv4, IPv6) and AF_UNIX sockets only`,
+    };
+  }
+  if (ev.unix) {
+    const u = ev.unix;
+    const name = u.length === 0 ? '(no name)' : `${u.name}${u.length > 16 ? '…' : ''}`;
+    return { what: `unix ${ev.hook === 'sendmsg_unix' ? 'send' : 'connect'} to ${name} refused: no unix rule names it`, target: u.length ? name : undefined };
+  }
+  if (ev.hook === 'bind4' || ev.hook === 'bind6') {
+    return { what: `${t.protocol} bind to ${formatEndpoint(t)} refused: no listen rule names port ${t.port}`, target: formatEndpoint(t) };
+  }
+  return { what: `${t.protocol} ${verb(ev.hook, t.protocol)} to ${formatEndpoint(t)}`, target: formatEndpoint(t) };
+}
 
 function verb(hook: string, protocol: string): string {
   return hook.startsWith('sendmsg') || protocol === 'udp' ? 'send' : 'connect';
@@ -151,12 +193,13 @@ export class ToolCgroups {
 /** An eBPF hook returned EPERM and put this fault on the ring. */
 export function reportHookDenial(events: EventLog, ev: FaultEvent, faultId: string, tools?: ToolCgroups): void {
   const tool = tools?.get(ev.cgroupId);
-  const t = ev.tuple;
+  const d = describeHookEvent(ev);
+  const lease = !ev.socket && !ev.unix && !ev.hook.startsWith('bind');
   events.boundary({
     kind: 'egress_denied',
     control: `ebpf/${ev.hook || 'unknown'}`,
-    detail: `${t.protocol} ${verb(ev.hook, t.protocol)} to ${formatEndpoint(t)} by pid ${ev.tgid}${tool ? ` (tool ${tool.tool_id}, call ${tool.call_id})` : ''} ${VERDICT_WORDS[ev.reason] ?? ev.reason}`,
-    target: formatEndpoint(t),
+    detail: `${d.what} by pid ${ev.tgid}${tool ? ` (tool ${tool.tool_id}, call ${tool.call_id})` : ''}${lease ? ` ${VERDICT_WORDS[ev.reason] ?? ev.reason}` : ''}`,
+    ...(d.target !== undefined ? { target: d.target } : {}),
     fault_id: faultId,
     tool_id: tool?.tool_id,
     // when the hook decided: its CLOCK_BOOTTIME stamp, on the wall clock

@@ -1460,7 +1460,10 @@ return errors === 0;
 }
 
 exports.validatePolicy = validate31;
-const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
+const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"listen":{"$comment":"ports the workload may bind() and listen() on; every other bind to a port and every other listen is refused (EPERM)","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/listen_rule"}},"unix":{"$comment":"AF_UNIX sockets outside the operation the workload may connect or send to, by the name they are bound to; every other is refused (EPERM). The operation's own sockets need no rule.","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/unix_rule"}},"io_uring":{"$comment":"let the workload use io_uring (default false: io_uring_setup fails with ENOSYS). io_uring's IORING_OP_SOCKET makes sockets without socket(), past the filter that refuses socket families other than AF_UNIX/AF_INET/AF_INET6; TCP, UDP and AF_UNIX still meet the hooks","type":"boolean","default":false},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"listen_rule":{"$comment":"port 0: a port the kernel picks (listen() on a socket never bound)","type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":0,"maximum":65535}}},"unix_rule":{"$comment":"exactly one of path (absolute, as the socket was bound) or abstract (the name after the leading NUL); at most 107 bytes","type":"object","additionalProperties":false,"properties":{"path":{"type":"string","minLength":2,"maxLength":107,"pattern":"^/[^\\u0000]*$"},"abstract":{"type":"string","minLength":1,"maxLength":106,"pattern":"^[^\\u0000]*$"}},"oneOf":[{"required":["path"]},{"required":["abstract"]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
+const schema52 = {"$comment":"port 0: a port the kernel picks (listen() on a socket never bound)","type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":0,"maximum":65535}}};
+const schema53 = {"$comment":"exactly one of path (absolute, as the socket was bound) or abstract (the name after the leading NUL); at most 107 bytes","type":"object","additionalProperties":false,"properties":{"path":{"type":"string","minLength":2,"maxLength":107,"pattern":"^/[^\\u0000]*$"},"abstract":{"type":"string","minLength":1,"maxLength":106,"pattern":"^[^\\u0000]*$"}},"oneOf":[{"required":["path"]},{"required":["abstract"]}]};
+const func40 = Object.prototype.hasOwnProperty;
 const schema46 = {"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}};
 const schema47 = {"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]};
 const pattern9 = new RegExp("^[0-9A-Fa-f.:]+/[0-9]{1,3}$", "u");
@@ -2771,6 +2774,8 @@ validate36.errors = vErrors;
 return errors === 0;
 }
 
+const pattern22 = new RegExp("^/[^\\u0000]*$", "u");
+const pattern23 = new RegExp("^[^\\u0000]*$", "u");
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://gensee.dev/schema/policy.schema.json" */;
@@ -2786,7 +2791,7 @@ return false;
 else {
 const _errs2 = errors;
 for(const key0 in data){
-if(!((((((key0 === "schema") || (key0 === "grants")) || (key0 === "leases")) || (key0 === "delegate")) || (key0 === "fault_deadline_ms")) || (key0 === "dns_budget"))){
+if(!(func40.call(schema45.properties, key0))){
 validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2913,25 +2918,97 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.fault_deadline_ms !== undefined){
-let data7 = data.fault_deadline_ms;
+if(data.listen !== undefined){
+let data7 = data.listen;
 const _errs13 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate31.errors = [{instancePath:instancePath+"/fault_deadline_ms",schemaPath:"#/properties/fault_deadline_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
 if(errors === _errs13){
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 60000 || isNaN(data7)){
-validate31.errors = [{instancePath:instancePath+"/fault_deadline_ms",schemaPath:"#/properties/fault_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+if(Array.isArray(data7)){
+if(data7.length > 1024){
+validate31.errors = [{instancePath:instancePath+"/listen",schemaPath:"#/properties/listen/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
 return false;
 }
 else {
-if(data7 < 100 || isNaN(data7)){
-validate31.errors = [{instancePath:instancePath+"/fault_deadline_ms",schemaPath:"#/properties/fault_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+var valid4 = true;
+const len3 = data7.length;
+for(let i3=0; i3<len3; i3++){
+let data8 = data7[i3];
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs17){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+let missing1;
+if(((data8.protocol === undefined) && (missing1 = "protocol")) || ((data8.port === undefined) && (missing1 = "port"))){
+validate31.errors = [{instancePath:instancePath+"/listen/" + i3,schemaPath:"#/definitions/listen_rule/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs20 = errors;
+for(const key1 in data8){
+if(!((key1 === "protocol") || (key1 === "port"))){
+validate31.errors = [{instancePath:instancePath+"/listen/" + i3,schemaPath:"#/definitions/listen_rule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs20 === errors){
+if(data8.protocol !== undefined){
+let data9 = data8.protocol;
+const _errs21 = errors;
+if(!((data9 === "tcp") || (data9 === "udp"))){
+validate31.errors = [{instancePath:instancePath+"/listen/" + i3+"/protocol",schemaPath:"#/definitions/listen_rule/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema52.properties.protocol.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid6 = _errs21 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data8.port !== undefined){
+let data10 = data8.port;
+const _errs22 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+validate31.errors = [{instancePath:instancePath+"/listen/" + i3+"/port",schemaPath:"#/definitions/listen_rule/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs22){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 65535 || isNaN(data10)){
+validate31.errors = [{instancePath:instancePath+"/listen/" + i3+"/port",schemaPath:"#/definitions/listen_rule/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data10 < 0 || isNaN(data10)){
+validate31.errors = [{instancePath:instancePath+"/listen/" + i3+"/port",schemaPath:"#/definitions/listen_rule/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
+}
+}
+var valid6 = _errs22 === errors;
+}
+else {
+var valid6 = true;
+}
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/listen/" + i3,schemaPath:"#/definitions/listen_rule/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid4 = _errs16 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/listen",schemaPath:"#/properties/listen/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 var valid0 = _errs13 === errors;
@@ -2940,31 +3017,261 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.unix !== undefined){
+let data11 = data.unix;
+const _errs24 = errors;
+if(errors === _errs24){
+if(Array.isArray(data11)){
+if(data11.length > 1024){
+validate31.errors = [{instancePath:instancePath+"/unix",schemaPath:"#/properties/unix/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
+return false;
+}
+else {
+var valid7 = true;
+const len4 = data11.length;
+for(let i4=0; i4<len4; i4++){
+let data12 = data11[i4];
+const _errs27 = errors;
+const _errs28 = errors;
+const _errs31 = errors;
+let valid9 = false;
+let passing0 = null;
+const _errs32 = errors;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+let missing2;
+if((data12.path === undefined) && (missing2 = "path")){
+const err0 = {instancePath:instancePath+"/unix/" + i4,schemaPath:"#/definitions/unix_rule/oneOf/0/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var _valid0 = _errs32 === errors;
+if(_valid0){
+valid9 = true;
+passing0 = 0;
+}
+const _errs33 = errors;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+let missing3;
+if((data12.abstract === undefined) && (missing3 = "abstract")){
+const err1 = {instancePath:instancePath+"/unix/" + i4,schemaPath:"#/definitions/unix_rule/oneOf/1/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+var _valid0 = _errs33 === errors;
+if(_valid0 && valid9){
+valid9 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid9 = true;
+passing0 = 1;
+}
+}
+if(!valid9){
+const err2 = {instancePath:instancePath+"/unix/" + i4,schemaPath:"#/definitions/unix_rule/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+validate31.errors = vErrors;
+return false;
+}
+else {
+errors = _errs31;
+if(vErrors !== null){
+if(_errs31){
+vErrors.length = _errs31;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs28){
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+const _errs34 = errors;
+for(const key2 in data12){
+if(!((key2 === "path") || (key2 === "abstract"))){
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4,schemaPath:"#/definitions/unix_rule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs34 === errors){
+if(data12.path !== undefined){
+let data13 = data12.path;
+const _errs35 = errors;
+if(errors === _errs35){
+if(typeof data13 === "string"){
+if(func2(data13) > 107){
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4+"/path",schemaPath:"#/definitions/unix_rule/properties/path/maxLength",keyword:"maxLength",params:{limit: 107},message:"must NOT have more than 107 characters"}];
+return false;
+}
+else {
+if(func2(data13) < 2){
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4+"/path",schemaPath:"#/definitions/unix_rule/properties/path/minLength",keyword:"minLength",params:{limit: 2},message:"must NOT have fewer than 2 characters"}];
+return false;
+}
+else {
+if(!pattern22.test(data13)){
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4+"/path",schemaPath:"#/definitions/unix_rule/properties/path/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4+"/path",schemaPath:"#/definitions/unix_rule/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid10 = _errs35 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data12.abstract !== undefined){
+let data14 = data12.abstract;
+const _errs37 = errors;
+if(errors === _errs37){
+if(typeof data14 === "string"){
+if(func2(data14) > 106){
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4+"/abstract",schemaPath:"#/definitions/unix_rule/properties/abstract/maxLength",keyword:"maxLength",params:{limit: 106},message:"must NOT have more than 106 characters"}];
+return false;
+}
+else {
+if(func2(data14) < 1){
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4+"/abstract",schemaPath:"#/definitions/unix_rule/properties/abstract/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern23.test(data14)){
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4+"/abstract",schemaPath:"#/definitions/unix_rule/properties/abstract/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4+"/abstract",schemaPath:"#/definitions/unix_rule/properties/abstract/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid10 = _errs37 === errors;
+}
+else {
+var valid10 = true;
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/unix/" + i4,schemaPath:"#/definitions/unix_rule/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid7 = _errs27 === errors;
+if(!valid7){
+break;
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/unix",schemaPath:"#/properties/unix/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.io_uring !== undefined){
+const _errs39 = errors;
+if(typeof data.io_uring !== "boolean"){
+validate31.errors = [{instancePath:instancePath+"/io_uring",schemaPath:"#/properties/io_uring/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs39 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.fault_deadline_ms !== undefined){
+let data16 = data.fault_deadline_ms;
+const _errs42 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+validate31.errors = [{instancePath:instancePath+"/fault_deadline_ms",schemaPath:"#/properties/fault_deadline_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs42){
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 60000 || isNaN(data16)){
+validate31.errors = [{instancePath:instancePath+"/fault_deadline_ms",schemaPath:"#/properties/fault_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+return false;
+}
+else {
+if(data16 < 100 || isNaN(data16)){
+validate31.errors = [{instancePath:instancePath+"/fault_deadline_ms",schemaPath:"#/properties/fault_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs42 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.dns_budget !== undefined){
-let data8 = data.dns_budget;
-const _errs15 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+let data17 = data.dns_budget;
+const _errs44 = errors;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
 validate31.errors = [{instancePath:instancePath+"/dns_budget",schemaPath:"#/properties/dns_budget/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs15){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 100000 || isNaN(data8)){
+if(errors === _errs44){
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 100000 || isNaN(data17)){
 validate31.errors = [{instancePath:instancePath+"/dns_budget",schemaPath:"#/properties/dns_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data8 < 1 || isNaN(data8)){
+if(data17 < 1 || isNaN(data17)){
 validate31.errors = [{instancePath:instancePath+"/dns_budget",schemaPath:"#/properties/dns_budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs15 === errors;
+var valid0 = _errs44 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -2984,10 +3291,10 @@ return errors === 0;
 }
 
 exports.validateBoundaryEvent = validate38;
-const schema52 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/boundary-event.schema.json","title":"gensee boundary event","$comment":"Reporting only: an event records that a control refused something; it grants nothing. detail is redacted and at most 300 characters.","type":"object","additionalProperties":false,"required":["kind","control","detail","at"],"properties":{"kind":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"control":{"type":"string","pattern":"^[a-z][a-z0-9_./-]{0,63}$"},"detail":{"type":"string","maxLength":300},"target":{"type":"string","minLength":1,"maxLength":300},"at":{"$comment":"RFC 3339 UTC timestamp, e.g. new Date().toISOString()","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"}}};
-const pattern22 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const pattern23 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
-const pattern24 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
+const schema54 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/boundary-event.schema.json","title":"gensee boundary event","$comment":"Reporting only: an event records that a control refused something; it grants nothing. detail is redacted and at most 300 characters.","type":"object","additionalProperties":false,"required":["kind","control","detail","at"],"properties":{"kind":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"control":{"type":"string","pattern":"^[a-z][a-z0-9_./-]{0,63}$"},"detail":{"type":"string","maxLength":300},"target":{"type":"string","minLength":1,"maxLength":300},"at":{"$comment":"RFC 3339 UTC timestamp, e.g. new Date().toISOString()","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"}}};
+const pattern24 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern25 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
+const pattern26 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://gensee.dev/schema/boundary-event.schema.json" */;
@@ -3015,7 +3322,7 @@ let data0 = data.kind;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern22.test(data0)){
+if(!pattern24.test(data0)){
 validate38.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
@@ -3036,7 +3343,7 @@ let data1 = data.control;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern23.test(data1)){
+if(!pattern25.test(data1)){
 validate38.errors = [{instancePath:instancePath+"/control",schemaPath:"#/properties/control/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_./-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_./-]{0,63}$"+"\""}];
 return false;
 }
@@ -3105,7 +3412,7 @@ let data4 = data.at;
 const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data4 === "string"){
-if(!pattern24.test(data4)){
+if(!pattern26.test(data4)){
 validate38.errors = [{instancePath:instancePath+"/at",schemaPath:"#/properties/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
@@ -3137,11 +3444,11 @@ return errors === 0;
 }
 
 exports.validateAgentEvent = validate39;
-const schema53 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/agent-event.schema.json","title":"gensee watch: one line of a workload's own event stream","$comment":"Read by `gensee watch --agent-events FILE|-` (one JSON object per line). `at` is the workload's own claim and is never used for timing: the watchdog times everything on gensee's receive clock.","definitions":{"at":{"$comment":"RFC 3339 timestamp, e.g. new Date().toISOString() or 2026-12-01T10:00:00+01:00","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},"target":{"$comment":"host:port, [v6]:port or a path, as a boundary event names it","type":"string","minLength":1,"maxLength":300},"tool_result":{"type":"object","additionalProperties":false,"required":["type","tool_id","errored","at"],"properties":{"type":{"const":"tool_result"},"tool_id":{"type":"string","minLength":1,"maxLength":200},"errored":{"type":"boolean"},"denial":{"$comment":"the tool's error was a refusal: what class of thing was refused and the hint the refusal gave","type":"object","additionalProperties":false,"required":["class","hint"],"properties":{"class":{"type":"string","minLength":1,"maxLength":100},"hint":{"type":"string","maxLength":1000},"target":{"$ref":"#/definitions/target"}}},"target":{"$ref":"#/definitions/target"},"at":{"$ref":"#/definitions/at"}}},"message":{"type":"object","additionalProperties":false,"required":["type","from","at"],"properties":{"type":{"const":"message"},"from":{"enum":["person","agent"]},"at":{"$ref":"#/definitions/at"}}},"question":{"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"question"},"at":{"$ref":"#/definitions/at"}}},"turn_end":{"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"turn_end"},"at":{"$ref":"#/definitions/at"}}},"progress":{"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"progress"},"at":{"$ref":"#/definitions/at"}}}},"type":"object","required":["type"],"properties":{"type":{"enum":["tool_result","message","question","turn_end","progress"]}},"oneOf":[{"$ref":"#/definitions/tool_result"},{"$ref":"#/definitions/message"},{"$ref":"#/definitions/question"},{"$ref":"#/definitions/turn_end"},{"$ref":"#/definitions/progress"}]};
-const schema54 = {"type":"object","additionalProperties":false,"required":["type","tool_id","errored","at"],"properties":{"type":{"const":"tool_result"},"tool_id":{"type":"string","minLength":1,"maxLength":200},"errored":{"type":"boolean"},"denial":{"$comment":"the tool's error was a refusal: what class of thing was refused and the hint the refusal gave","type":"object","additionalProperties":false,"required":["class","hint"],"properties":{"class":{"type":"string","minLength":1,"maxLength":100},"hint":{"type":"string","maxLength":1000},"target":{"$ref":"#/definitions/target"}}},"target":{"$ref":"#/definitions/target"},"at":{"$ref":"#/definitions/at"}}};
-const schema55 = {"$comment":"host:port, [v6]:port or a path, as a boundary event names it","type":"string","minLength":1,"maxLength":300};
-const schema57 = {"$comment":"RFC 3339 timestamp, e.g. new Date().toISOString() or 2026-12-01T10:00:00+01:00","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"};
-const pattern25 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$", "u");
+const schema55 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/agent-event.schema.json","title":"gensee watch: one line of a workload's own event stream","$comment":"Read by `gensee watch --agent-events FILE|-` (one JSON object per line). `at` is the workload's own claim and is never used for timing: the watchdog times everything on gensee's receive clock.","definitions":{"at":{"$comment":"RFC 3339 timestamp, e.g. new Date().toISOString() or 2026-12-01T10:00:00+01:00","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},"target":{"$comment":"host:port, [v6]:port or a path, as a boundary event names it","type":"string","minLength":1,"maxLength":300},"tool_result":{"type":"object","additionalProperties":false,"required":["type","tool_id","errored","at"],"properties":{"type":{"const":"tool_result"},"tool_id":{"type":"string","minLength":1,"maxLength":200},"errored":{"type":"boolean"},"denial":{"$comment":"the tool's error was a refusal: what class of thing was refused and the hint the refusal gave","type":"object","additionalProperties":false,"required":["class","hint"],"properties":{"class":{"type":"string","minLength":1,"maxLength":100},"hint":{"type":"string","maxLength":1000},"target":{"$ref":"#/definitions/target"}}},"target":{"$ref":"#/definitions/target"},"at":{"$ref":"#/definitions/at"}}},"message":{"type":"object","additionalProperties":false,"required":["type","from","at"],"properties":{"type":{"const":"message"},"from":{"enum":["person","agent"]},"at":{"$ref":"#/definitions/at"}}},"question":{"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"question"},"at":{"$ref":"#/definitions/at"}}},"turn_end":{"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"turn_end"},"at":{"$ref":"#/definitions/at"}}},"progress":{"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"progress"},"at":{"$ref":"#/definitions/at"}}}},"type":"object","required":["type"],"properties":{"type":{"enum":["tool_result","message","question","turn_end","progress"]}},"oneOf":[{"$ref":"#/definitions/tool_result"},{"$ref":"#/definitions/message"},{"$ref":"#/definitions/question"},{"$ref":"#/definitions/turn_end"},{"$ref":"#/definitions/progress"}]};
+const schema56 = {"type":"object","additionalProperties":false,"required":["type","tool_id","errored","at"],"properties":{"type":{"const":"tool_result"},"tool_id":{"type":"string","minLength":1,"maxLength":200},"errored":{"type":"boolean"},"denial":{"$comment":"the tool's error was a refusal: what class of thing was refused and the hint the refusal gave","type":"object","additionalProperties":false,"required":["class","hint"],"properties":{"class":{"type":"string","minLength":1,"maxLength":100},"hint":{"type":"string","maxLength":1000},"target":{"$ref":"#/definitions/target"}}},"target":{"$ref":"#/definitions/target"},"at":{"$ref":"#/definitions/at"}}};
+const schema57 = {"$comment":"host:port, [v6]:port or a path, as a boundary event names it","type":"string","minLength":1,"maxLength":300};
+const schema59 = {"$comment":"RFC 3339 timestamp, e.g. new Date().toISOString() or 2026-12-01T10:00:00+01:00","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"};
+const pattern27 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$", "u");
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3359,7 +3666,7 @@ const _errs23 = errors;
 const _errs24 = errors;
 if(errors === _errs24){
 if(typeof data8 === "string"){
-if(!pattern25.test(data8)){
+if(!pattern27.test(data8)){
 validate40.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3391,7 +3698,7 @@ validate40.errors = vErrors;
 return errors === 0;
 }
 
-const schema58 = {"type":"object","additionalProperties":false,"required":["type","from","at"],"properties":{"type":{"const":"message"},"from":{"enum":["person","agent"]},"at":{"$ref":"#/definitions/at"}}};
+const schema60 = {"type":"object","additionalProperties":false,"required":["type","from","at"],"properties":{"type":{"const":"message"},"from":{"enum":["person","agent"]},"at":{"$ref":"#/definitions/at"}}};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3429,7 +3736,7 @@ if(data.from !== undefined){
 let data1 = data.from;
 const _errs3 = errors;
 if(!((data1 === "person") || (data1 === "agent"))){
-validate42.errors = [{instancePath:instancePath+"/from",schemaPath:"#/properties/from/enum",keyword:"enum",params:{allowedValues: schema58.properties.from.enum},message:"must be equal to one of the allowed values"}];
+validate42.errors = [{instancePath:instancePath+"/from",schemaPath:"#/properties/from/enum",keyword:"enum",params:{allowedValues: schema60.properties.from.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -3444,7 +3751,7 @@ const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
-if(!pattern25.test(data2)){
+if(!pattern27.test(data2)){
 validate42.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3473,7 +3780,7 @@ validate42.errors = vErrors;
 return errors === 0;
 }
 
-const schema60 = {"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"question"},"at":{"$ref":"#/definitions/at"}}};
+const schema62 = {"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"question"},"at":{"$ref":"#/definitions/at"}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3513,7 +3820,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern25.test(data1)){
+if(!pattern27.test(data1)){
 validate44.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3541,7 +3848,7 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-const schema62 = {"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"turn_end"},"at":{"$ref":"#/definitions/at"}}};
+const schema64 = {"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"turn_end"},"at":{"$ref":"#/definitions/at"}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3581,7 +3888,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern25.test(data1)){
+if(!pattern27.test(data1)){
 validate46.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3609,7 +3916,7 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-const schema64 = {"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"progress"},"at":{"$ref":"#/definitions/at"}}};
+const schema66 = {"type":"object","additionalProperties":false,"required":["type","at"],"properties":{"type":{"const":"progress"},"at":{"$ref":"#/definitions/at"}}};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3649,7 +3956,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern25.test(data1)){
+if(!pattern27.test(data1)){
 validate48.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3793,7 +4100,7 @@ else {
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((data0 === "tool_result") || (data0 === "message")) || (data0 === "question")) || (data0 === "turn_end")) || (data0 === "progress"))){
-validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema53.properties.type.enum},message:"must be equal to one of the allowed values"}];
+validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema55.properties.type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }

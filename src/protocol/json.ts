@@ -242,6 +242,9 @@ interface PolicyJson {
   grants?: { network: NetworkMatchJson }[];
   leases?: { network: NetworkMatchJson; ttl_s: number; max_uses?: number }[];
   delegate?: { network: NetworkMatchJson; to: string; tool?: string }[];
+  listen?: { protocol: 'tcp' | 'udp'; port: number }[];
+  unix?: { path?: string; abstract?: string }[];
+  io_uring?: boolean;
   fault_deadline_ms?: number;
   dns_budget?: number;
 }
@@ -331,6 +334,14 @@ export function parsePolicy(value: unknown): Policy {
       max_uses: l.max_uses ?? 0,
     })),
     delegate: (v.delegate ?? []).map((d, i) => ({ network: match(d.network, `/delegate/${i}/network`), to: d.to, ...(d.tool ? { tool: d.tool } : {}) })),
+    listen: (v.listen ?? []).map((l) => ({ protocol: l.protocol, port: l.port })),
+    unix: (v.unix ?? []).map((u, i) => {
+      const name = u.path ?? u.abstract ?? '';
+      // the kernel's limit is in bytes (sun_path), the schema's in characters
+      if (Buffer.byteLength(name) > (u.path !== undefined ? 107 : 106)) throw bad({ pointer: `/unix/${i}`, message: `${u.path !== undefined ? 'path' : 'abstract name'} is ${Buffer.byteLength(name)} bytes; sun_path holds ${u.path !== undefined ? 107 : 106}` });
+      return u.path !== undefined ? { path: u.path } : { abstract: name };
+    }),
+    io_uring: v.io_uring ?? false,
     fault_deadline_ms: v.fault_deadline_ms ?? DEFAULT_FAULT_DEADLINE_MS,
     dns_budget: v.dns_budget ?? DEFAULT_DNS_BUDGET,
   };

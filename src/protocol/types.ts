@@ -215,11 +215,29 @@ export const DEFAULT_FAULT_DEADLINE_MS = 5000;
 export const DEFAULT_DNS_BUDGET = 1000;
 export const MAX_DNS_BUDGET = 100000;
 
+/** A port the workload may bind and listen on (port 0: one the kernel picks). */
+export interface ListenRule {
+  protocol: Protocol;
+  port: number;
+}
+
+/** An AF_UNIX socket the workload may reach: a path, or an abstract name (without its leading NUL). */
+export interface UnixRule {
+  path?: string;
+  abstract?: string;
+}
+
 export interface Policy {
   schema: 1;
   grants: GrantRule[];
   leases: LeaseRule[];
   delegate: DelegateRule[];
+  /** bind/listen: refused unless a rule names the port */
+  listen: ListenRule[];
+  /** AF_UNIX connects and datagrams to a name: refused unless a rule names it */
+  unix: UnixRule[];
+  /** the workload may use io_uring (default false: refused with ENOSYS) */
+  io_uring: boolean;
   /** default 5000 */
   fault_deadline_ms: number;
   /** distinct names the operation may query before every query is refused; 1..100000, default 1000 */

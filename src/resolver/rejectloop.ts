@@ -14,7 +14,8 @@ import type { Fault } from '../protocol/types';
 import type { Resolver } from './resolver';
 import { readStartTimeTicks } from './subject';
 import type { EventLog } from '../events/log';
-import { reportHookDenial, reportRecordsLost, ToolCgroups } from '../events/reporter';
+import { describeHookEvent, reportHookDenial, reportRecordsLost, ToolCgroups } from '../events/reporter';
+import { LEASE_HOOKS } from '../abi';
 
 export interface RejectLoop {
   stop(): void;
@@ -31,6 +32,13 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
     const start = readStartTimeTicks(ev.tgid);
     const id = `hk-${ev.bootNs}-${ev.tgid}-${++seq}`;
     if (events) reportHookDenial(events, ev, id, tools);
+    if (!LEASE_HOOKS.has(ev.hook) || ev.socket || ev.unix) {
+      // nothing a lease can answer: a socket kind, an option, a bind or
+      // listen, an AF_UNIX peer. Recorded; the kernel has already refused it.
+      const d = describeHookEvent(ev);
+      track(resolver.refuse('policy_denied', `${d.what} (pid ${ev.tgid}, cgroup ${ev.cgroupId}, ebpf/${ev.hook})`, { via: 'cgroup_hook' }, id));
+      return;
+    }
     if (ev.tuple.protocol !== 'tcp' && ev.tuple.protocol !== 'udp') {
       const p = resolver.refuse('malformed_fault', `hook event for protocol ${ev.tuple.protocol} has no lease form`, { via: 'cgroup_hook' }, id);
       track(p);
