@@ -5,7 +5,8 @@
  * gensee's own objects.
  *
  *   gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root]
- *               [--notify-fd N] [--handle-fd N] [--ro PATH]... [--hide PATH]...
+ *               [--notify-fd N] [--handle-fd N] [--allow-io-uring] [--allow-listen]
+ *               [--ro PATH]... [--hide PATH]...
  *               -- CMD ARGS...
  *
  * Identity (one of; the default is --map-root 65534:65534):
@@ -54,9 +55,12 @@
  *   7. drop the capability bounding set, lock the securebits, clear ambient;
  *      for --user, switch uid (setgroups, setgid, setuid); clear
  *      inheritable/permitted/effective; PR_SET_NO_NEW_PRIVS;
- *   8. with --notify-fd: install a seccomp filter that returns USER_NOTIF for
- *      connect, sendto (unless the destination argument is NULL), sendmsg and
- *      sendmmsg and allows everything else; pass the listener fd over the
+ *   8. install a seccomp filter that refuses socket families and syscalls no
+ *      hook can see (see add_refusals: other families, io_uring unless
+ *      --allow-io-uring, listen() unless --allow-listen); with --notify-fd
+ *      it also returns USER_NOTIF for connect, sendto (unless the
+ *      destination argument is NULL), sendmsg and sendmmsg and allows
+ *      everything else; pass the listener fd over the
  *      unix socket N with SCM_RIGHTS (and, as JSON, the host uid/gid the
  *      workload runs as) and wait for a 1-byte ack (0x01);
  *   9. fork CMD, which closes every fd but 0, 1, 2 (an inherited socket made
@@ -159,6 +163,8 @@ struct opts {
 	gid_t map_gid;
 	int notify_fd;
 	int handle_fd;
+	int allow_io_uring;
+	int allow_listen;
 	const char *resolv_conf;
 	const char *ro[MAX_RO];
 	int nro;
@@ -187,7 +193,8 @@ static void usage(const char *msg)
 {
 	fprintf(stderr,
 		"gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root] "
-		"[--notify-fd N] [--handle-fd N] [--resolv-conf FILE] [--ro PATH]... [--hide PATH]... -- CMD ARGS...\n",
+		"[--notify-fd N] [--handle-fd N] [--allow-io-uring] [--allow-listen] [--resolv-conf FILE] [--ro PATH]... "
+		"[--hide PATH]... -- CMD ARGS...\n",
 		msg);
 	exit(EXIT_FAILED);
 }
@@ -246,6 +253,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		if (!strcmp(a, "--host-root")) {
 			o->mode = ID_HOST_ROOT;
 			o->nmodes++;
+			continue;
+		}
+		if (!strcmp(a, "--allow-io-uring") || !strcmp(a, "--allow-listen")) {
+			*(a[8] == 'i' ? &o->allow_io_uring : &o->allow_listen) = 1;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -768,24 +779,72 @@ static int high_fd(int fd)
 	return hi;
 }
 
-static void add_rule(scmp_filter_ctx ctx, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
+static void add_rule_act(scmp_filter_ctx ctx, uint32_t act, const char *name, unsigned n,
+			 const struct scmp_arg_cmp *cmp)
 {
 	int nr = seccomp_syscall_resolve_name(name);
 	int r;
 
 	if (nr == __NR_SCMP_ERROR)
 		fail(ENOSYS, "seccomp: resolve %s", name);
-	r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, n, cmp);
+	r = seccomp_rule_add_array(ctx, act, nr, n, cmp);
 	if (r)
 		fail(-r, "seccomp: rule %s", name);
+}
+
+static void add_rule(scmp_filter_ctx ctx, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
+{
+	add_rule_act(ctx, SCMP_ACT_NOTIFY, name, n, cmp);
+}
+
+/*
+ * Refuse, in every mode, what the eBPF hooks cannot see:
+ * - socket() of any family but AF_UNIX, AF_INET and AF_INET6 (AF_VSOCK to a
+ *   VM's host, AF_NETLINK, AF_PACKET, AF_TIPC, AF_RDS, AF_ALG, ... have no
+ *   cgroup hook), and socketpair() of any family but AF_UNIX: EAFNOSUPPORT.
+ *   The family is a register, so no thread can change it after the check;
+ *   the upper half of the register does not hide one (anything above
+ *   AF_INET6 as 64 bits is refused);
+ * - io_uring (unless --allow-io-uring): its IORING_OP_SOCKET makes sockets
+ *   without a socket() call, and io_uring is where sandboxes lose their
+ *   syscall filters (Docker's default profile refuses it too): ENOSYS, so
+ *   libraries fall back to plain syscalls;
+ * - listen() (unless --allow-listen, given when the policy has listen
+ *   rules): a socket listening on a port the kernel picked never meets
+ *   cgroup/bind4|6. EPERM.
+ */
+static void add_refusals(scmp_filter_ctx ctx, const struct opts *o)
+{
+	static const scmp_datum_t other_low[] = { 0, 3, 4, 5, 6, 7, 8, 9 }; /* AF_UNSPEC .. AF_ROSE, not 1, 2, 10 */
+	struct scmp_arg_cmp cmp;
+	size_t i;
+
+	cmp = SCMP_A0(SCMP_CMP_GT, 10); /* AF_INET6 */
+	add_rule_act(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &cmp);
+	for (i = 0; i < sizeof(other_low) / sizeof(other_low[0]); i++) {
+		cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, other_low[i]);
+		add_rule_act(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &cmp);
+	}
+	cmp = SCMP_A0(SCMP_CMP_GT, 1); /* AF_UNIX */
+	add_rule_act(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", 1, &cmp);
+	cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0);
+	add_rule_act(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", 1, &cmp);
+	if (!o->allow_io_uring) {
+		add_rule_act(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_setup", 0, NULL);
+		add_rule_act(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_enter", 0, NULL);
+		add_rule_act(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_register", 0, NULL);
+	}
+	if (!o->allow_listen)
+		add_rule_act(ctx, SCMP_ACT_ERRNO(EPERM), "listen", 0, NULL);
 }
 
 /* Build with libseccomp, load with seccomp(2) ourselves: libseccomp 2.5 has
  * no knob for SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV. With it, once the
  * supervisor has received a notification, only a fatal signal interrupts the
  * paused call; otherwise every signal (Go's SIGURG preemption, SIGALRM...)
- * would restart it as a new fault. */
-static int install_filter(int notify_fd, int *killable)
+ * would restart it as a new fault. Without a notify socket (reject mode) the
+ * filter carries the refusals only and has no listener (returns -1). */
+static int install_filter(int notify_fd, int *killable, const struct opts *o)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	struct scmp_arg_cmp to_addr = SCMP_A4(SCMP_CMP_NE, 0);
@@ -800,10 +859,13 @@ static int install_filter(int notify_fd, int *killable)
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (r)
 		fail(-r, "seccomp: SCMP_FLTATR_ACT_BADARCH");
-	add_rule(ctx, "connect", 0, NULL);
-	add_rule(ctx, "sendto", 1, &to_addr);   /* NULL destination: a connected send */
-	add_rule(ctx, "sendmsg", 1, &not_ours); /* all but the hand-over below */
-	add_rule(ctx, "sendmmsg", 0, NULL);
+	add_refusals(ctx, o);
+	if (notify_fd >= 0) {
+		add_rule(ctx, "connect", 0, NULL);
+		add_rule(ctx, "sendto", 1, &to_addr);   /* NULL destination: a connected send */
+		add_rule(ctx, "sendmsg", 1, &not_ours); /* all but the hand-over below */
+		add_rule(ctx, "sendmmsg", 0, NULL);
+	}
 
 	mfd = memfd_create("gensee-filter", MFD_CLOEXEC);
 	if (mfd < 0)
@@ -824,6 +886,13 @@ static int install_filter(int notify_fd, int *killable)
 	prog.filter = buf;
 
 	*killable = 1;
+	if (notify_fd < 0) {
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+			fail(errno, "seccomp: SECCOMP_SET_MODE_FILTER");
+		munmap(buf, (size_t)st.st_size);
+		close(mfd);
+		return -1;
+	}
 	listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
 	if (listener < 0 && errno == EINVAL) { /* before 5.19 */
@@ -1155,8 +1224,8 @@ static void __attribute__((noreturn)) run_init(const struct opts *o, const struc
 	if (o->mode == ID_USER)
 		switch_user(id);
 	drop_caps(last);
+	listener = install_filter(sock, &killable, o);
 	if (sock >= 0) {
-		listener = install_filter(sock, &killable);
 		hand_over(o, sock, listener, killable, outer);
 		close(listener);
 		close(sock);

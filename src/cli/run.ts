@@ -82,8 +82,11 @@ export async function run(argv: string[]): Promise<number> {
   const stateDir = resolveStateDir(values['state-dir']);
   const say = (line: string) => liveOut(line);
 
-  // the operation's cgroup: <cgroup2>/gensee/<op>
-  const parent = path.join(findCgroup2Mount(), 'gensee');
+  // the operation's cgroup: <cgroup2>/gensee/<op> (GENSEE_CGROUP_PARENT names
+  // another parent, one path component: tests use it to keep their guard apart)
+  const parentName = process.env.GENSEE_CGROUP_PARENT ?? 'gensee';
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(parentName)) throw new GenseeError('E_USAGE', `GENSEE_CGROUP_PARENT ${JSON.stringify(parentName)} is not one plain path component`);
+  const parent = path.join(findCgroup2Mount(), parentName);
   fs.mkdirSync(parent, { recursive: true });
   const cgroup = path.join(parent, op);
   try {
@@ -105,7 +108,7 @@ export async function run(argv: string[]): Promise<number> {
       (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
     );
   try {
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
     sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
     const key = await readKey(stateDir, op);
@@ -132,6 +135,8 @@ export async function run(argv: string[]): Promise<number> {
       // gensee's own code is not the workload's to change, whatever uid it runs as
       readOnly: ['dist', 'bin', 'obj', 'build', 'node_modules'].map((d) => path.join(PACKAGE_ROOT, d)).filter((d) => fs.existsSync(d)),
       resolvConf,
+      allowIoUring: policy.policy.io_uring,
+      allowListen: policy.policy.listen.length > 0,
     });
     if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as', 1);
     await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });

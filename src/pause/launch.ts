@@ -69,6 +69,10 @@ export interface LaunchOptions {
   handleFd?: HandleFdOption;
   /** a file bound read-only over CMD's /etc/resolv.conf (gensee's DNS stub) */
   resolvConf?: string;
+  /** let CMD use io_uring (refused by default: its IORING_OP_SOCKET makes sockets of any family without socket()) */
+  allowIoUring?: boolean;
+  /** let CMD call listen() (refused by default; the policy's listen rules say on which ports, at bind) */
+  allowListen?: boolean;
 }
 
 export interface Launched {
@@ -158,6 +162,8 @@ export function launcherArgs(o: LaunchOptions, notifyFd: number | null): string[
   if (notifyFd !== null) args.push('--notify-fd', String(notifyFd));
   if (o.handleFd !== undefined) args.push('--handle-fd', String(handleChildFd(notifyFd !== null)));
   if (o.resolvConf !== undefined) args.push('--resolv-conf', o.resolvConf);
+  if (o.allowIoUring) args.push('--allow-io-uring');
+  if (o.allowListen) args.push('--allow-listen');
   for (const p of o.readOnly ?? []) args.push('--ro', p);
   for (const p of o.hide ?? []) args.push('--hide', p);
   return [...args, '--', ...o.argv];
