@@ -103,6 +103,8 @@ export async function attackEnv(t: T, prefix: string): Promise<Env> {
       grants: [{ network: { protocol: 'udp', address: '127.0.0.1', port: allowedUdp.port } }],
       leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(allowed.port) }, ttl_s: 60, max_uses: 0 }],
       delegate: [],
+      // the attacks here drive io_uring at the hooks; without this it is refused outright (boundary.test.ts)
+      io_uring: true,
     }),
   );
   t.teardown(() => cleanupOp(st, op));

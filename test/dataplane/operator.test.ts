@@ -31,7 +31,12 @@ t.test('operator: attach, lease, connect, counters, detach', async (t) => {
 
   const a = await gensee(['hooks', 'attach', '--op', op, '--cgroup', cg]);
   t.equal(a.code, 0, `attach: ${a.stderr}`);
-  t.same((await bpftoolCgroup(cg)).sort(), ['gs_connect4', 'gs_connect6', 'gs_sendmsg4', 'gs_sendmsg6', 'gs_udp_egress'], 'four sock_addr hooks and the UDP egress check on the cgroup');
+  // bpftool 7.1 (Debian 12) does not list the unix attach types (Linux 6.7); their links are pinned
+  t.same(
+    (await bpftoolCgroup(cg)).sort(),
+    ['gs_bind4', 'gs_bind6', 'gs_connect4', 'gs_connect6', 'gs_sendmsg4', 'gs_sendmsg6', 'gs_setsockopt', 'gs_sock_create', 'gs_udp_egress'],
+    'the sock_addr, bind, socket, setsockopt and egress programs on the cgroup',
+  );
 
   // The loader exited: the pinned boundary keeps denying.
   const before = await probe(['--cgroup', cg, 'connect', 'tcp', '127.0.0.1', String(ok.port)]);
@@ -110,5 +115,5 @@ t.test('bad input: clear one-line error, exit 2, nothing changed', async (t) => 
   }
   const ls = await gensee(['lease', 'ls', '--op', op, '--json']);
   t.same(JSON.parse(ls.stdout), [], 'no lease was installed by any bad command');
-  t.same((await bpftoolCgroup(cg)).length, hookLinkNames().length, 'hooks still attached once');
+  t.same((await bpftoolCgroup(cg)).length, hookLinkNames().filter((n) => !n.endsWith('_unix')).length, 'hooks still attached once');
 });

@@ -22,6 +22,8 @@ export interface T {
 
 export const PROBE = path.join(PACKAGE_ROOT, 'obj', 'gs-probe');
 export const GENSEE_BIN = path.join(PACKAGE_ROOT, 'bin', 'gensee');
+/** the parent cgroup `gensee run` makes operations in (GENSEE_CGROUP_PARENT, as src/cli/run.ts reads it) */
+export const CGROUP_PARENT = process.env.GENSEE_CGROUP_PARENT ?? 'gensee';
 
 /** Why the kernel tests cannot run here, or null when they can. */
 export function kernelUnavailable(): string | null {

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { spawn, ChildProcess } from 'node:child_process';
-import { requireKernel, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, procState, blockedInSyscall, pidsByComm, SYSCALL_NR } from '../helpers/kernel';
+import { requireKernel, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, procState, blockedInSyscall, pidsByComm, SYSCALL_NR, CGROUP_PARENT } from '../helpers/kernel';
 import { shortStateDir, faultLines } from '../helpers/supervisor';
 import { findCgroup2Mount, removeCgroup, cgroupPopulated } from '../../src/cgroup';
 import { detachHooks } from '../../src/dataplane';
@@ -161,9 +161,9 @@ t.test('supervisor killed while a connect is paused: the workload dies with it, 
     } catch {
       /* gone */
     }
-    removeCgroup(path.join(findCgroup2Mount(), 'gensee', op));
+    removeCgroup(path.join(findCgroup2Mount(), CGROUP_PARENT, op));
     try {
-      fs.rmdirSync(path.join(findCgroup2Mount(), 'gensee')); // the killed run could not
+      fs.rmdirSync(path.join(findCgroup2Mount(), CGROUP_PARENT)); // the killed run could not
     } catch {
       /* another run still uses it */
     }
@@ -175,7 +175,7 @@ t.test('supervisor killed while a connect is paused: the workload dies with it, 
     sup = c;
     c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   });
-  const cg = path.join(findCgroup2Mount(), 'gensee', op);
+  const cg = path.join(findCgroup2Mount(), CGROUP_PARENT, op);
   // the first connect went through, then the supervisor is frozen (state T)
   await waitFor(() => out.includes('"result":"ok"'), 15_000);
   const pid = sup!.pid!;
@@ -209,7 +209,9 @@ t.test('io_uring connect under gensee run is refused by the hook and recorded', 
   const st = shortStateDir(t);
   const srv = await tcpServer(t);
   const op = uniqueName('gs-uring');
-  const r = await gensee(['run', '--state-dir', st, '--op', op, '--json', '--', PROBE, 'uring-connect', 'tcp', '127.0.0.1', String(srv.port)]);
+  // io_uring is refused unless the policy allows it: allowed here, so the hook is what refuses
+  const pol = policyFile(st, { io_uring: true });
+  const r = await gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, 'uring-connect', 'tcp', '127.0.0.1', String(srv.port)]);
   t.same(r.probe.filter((l) => 'result' in l).map((l) => l.result), ['EPERM'], 'io_uring connect: EPERM from the hook (seccomp never saw it)');
   t.equal(summaryOf(r).paused, 0, 'nothing was paused');
   await waitFor(() => faultLines(st, op).some((l) => l.kind === 'resolution'), 3000).catch(() => undefined);

@@ -21,7 +21,7 @@
 import t, { Test } from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { requireKernel, uniqueName, sleep, waitFor, PROBE, GENSEE_BIN } from '../helpers/kernel';
+import { requireKernel, uniqueName, sleep, waitFor, PROBE, GENSEE_BIN, CGROUP_PARENT } from '../helpers/kernel';
 import { gensee, Proc } from '../helpers/gensee';
 import { supervise, Listener, pool, randInt, readLog, Tally, LogLine } from '../helpers/trials';
 import { findCgroup2Mount, killCgroupAndWait, removeCgroup, cgroupPids, cgroupPopulated } from '../../src/cgroup';
@@ -357,7 +357,7 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
 
 t.test(`kill -9 of gensee run under load: ${RUN_TRIALS} trials`, async (t) => {
   if (!requireKernel(t)) return;
-  const parent = path.join(findCgroup2Mount(), 'gensee');
+  const parent = path.join(findCgroup2Mount(), CGROUP_PARENT);
   const t0 = Date.now();
   const stopHelp = await gensee(['stop', '--help']);
   const haveStop = stopHelp.code === 0 && /gensee stop --op/.test(stopHelp.stdout);
