@@ -1460,7 +1460,7 @@ return errors === 0;
 }
 
 exports.validatePolicy = validate31;
-const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
+const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000},"limits":{"$comment":"the operation cgroup's resources (docs/design.md \"Resource limits\"). pids_max: tasks (processes and threads), default 4096. memory_max_bytes: memory and swap together, default min(4 GiB, half the host's RAM). A limit named here that the host cannot apply fails the run; a default that cannot be applied is a warning. Both are recorded in operation.json.","type":"object","additionalProperties":false,"properties":{"pids_max":{"type":"integer","minimum":16,"maximum":4194304},"memory_max_bytes":{"type":"integer","minimum":16777216,"maximum":4503599627370496}}}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
 const schema46 = {"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}};
 const schema47 = {"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]};
 const pattern9 = new RegExp("^[0-9A-Fa-f.:]+/[0-9]{1,3}$", "u");
@@ -2786,7 +2786,7 @@ return false;
 else {
 const _errs2 = errors;
 for(const key0 in data){
-if(!((((((key0 === "schema") || (key0 === "grants")) || (key0 === "leases")) || (key0 === "delegate")) || (key0 === "fault_deadline_ms")) || (key0 === "dns_budget"))){
+if(!(((((((key0 === "schema") || (key0 === "grants")) || (key0 === "leases")) || (key0 === "delegate")) || (key0 === "fault_deadline_ms")) || (key0 === "dns_budget")) || (key0 === "limits"))){
 validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2965,6 +2965,88 @@ var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.limits !== undefined){
+let data9 = data.limits;
+const _errs18 = errors;
+if(errors === _errs18){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs21 = errors;
+for(const key1 in data9){
+if(!((key1 === "pids_max") || (key1 === "memory_max_bytes"))){
+validate31.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs21 === errors){
+if(data9.pids_max !== undefined){
+let data10 = data9.pids_max;
+const _errs22 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+validate31.errors = [{instancePath:instancePath+"/limits/pids_max",schemaPath:"#/properties/limits/properties/pids_max/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs22){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 4194304 || isNaN(data10)){
+validate31.errors = [{instancePath:instancePath+"/limits/pids_max",schemaPath:"#/properties/limits/properties/pids_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4194304},message:"must be <= 4194304"}];
+return false;
+}
+else {
+if(data10 < 16 || isNaN(data10)){
+validate31.errors = [{instancePath:instancePath+"/limits/pids_max",schemaPath:"#/properties/limits/properties/pids_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs22 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data9.memory_max_bytes !== undefined){
+let data11 = data9.memory_max_bytes;
+const _errs24 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+validate31.errors = [{instancePath:instancePath+"/limits/memory_max_bytes",schemaPath:"#/properties/limits/properties/memory_max_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs24){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 4503599627370496 || isNaN(data11)){
+validate31.errors = [{instancePath:instancePath+"/limits/memory_max_bytes",schemaPath:"#/properties/limits/properties/memory_max_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4503599627370496},message:"must be <= 4503599627370496"}];
+return false;
+}
+else {
+if(data11 < 16777216 || isNaN(data11)){
+validate31.errors = [{instancePath:instancePath+"/limits/memory_max_bytes",schemaPath:"#/properties/limits/properties/memory_max_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16777216},message:"must be >= 16777216"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs24 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
