@@ -13,7 +13,8 @@
 //   <v1 mount>/gensee/<OP>, with pids.max or memory.limit_in_bytes (and
 //   memory.memsw.limit_in_bytes), which gensee-exec joins right after the
 //   cgroup2 one (--join-cgroup), before CMD's first instruction; they are
-//   removed when the operation ends, after its cgroup2 cgroup is empty.
+//   removed when the operation ends, after its cgroup2 cgroup is empty, or
+//   by the next run when a killed one left them.
 // Every value is read back from the kernel and recorded in operation.json
 // (`resources`), with the reason when a limit could not be applied.
 import * as fs from 'node:fs';
@@ -148,6 +149,29 @@ function writeOne(name: LimitName, dir: string, v2: boolean, req: Requested): Li
   return { ...base, ...writeMemory(dir, v2, req.value) };
 }
 
+/**
+ * Empty v1 limit cgroups of runs that were killed before they could remove
+ * them (no cgroup2 cgroup of that name any more under v2Parent). A run's
+ * cgroup2 cgroup is made before its v1 ones and removed after them, so a
+ * live run's are never taken; a populated one is never removed (EBUSY).
+ */
+function sweepV1Leftovers(mount: string, v2Parent: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.join(mount, 'gensee'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (fs.existsSync(path.join(v2Parent, n))) continue;
+    try {
+      fs.rmdirSync(path.join(mount, 'gensee', n));
+    } catch {
+      /* populated, or gone meanwhile */
+    }
+  }
+}
+
 /** <v1 mount>/gensee/<op>, fresh; a leftover of a killed run is removed when empty, else reused (its tasks count against the limit) */
 function makeV1Cgroup(mount: string, op: string): string {
   const parent = path.join(mount, 'gensee');
@@ -198,6 +222,7 @@ export function applyOperationLimits(o: { op: string; cgroup: string; limits: Po
       }
       const mount = layout.v1.get(name);
       if (!mount) return notApplied(req, `no ${name} controller: not in ${path.join(layout.cgroup2, 'cgroup.controllers')} and no cgroup v1 ${name} hierarchy is mounted`);
+      sweepV1Leftovers(mount, path.dirname(o.cgroup));
       const dir = makeV1Cgroup(mount, o.op);
       try {
         return writeOne(name, dir, false, req);

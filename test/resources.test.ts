@@ -85,6 +85,10 @@ t.test('hybrid: the operation gets its own v1 cgroups and joins them', async (t)
   fs.writeFileSync(path.join(d, 'mountinfo'), [mi(path.join(d, 'v1pids'), 'cgroup', 'rw,pids'), mi(path.join(d, 'v1mem'), 'cgroup', 'rw,memory'), mi(path.join(d, 'unified'), 'cgroup2', 'rw')].join('\n'));
   // a leftover of a killed run with the same name, empty: replaced
   fs.mkdirSync(path.join(d, 'v1mem', 'gensee', 'op2'), { recursive: true });
+  // leftovers of killed runs with no cgroup2 cgroup any more: swept; a live run's stays
+  fs.mkdirSync(path.join(d, 'v1pids', 'gensee', 'killed'), { recursive: true });
+  fs.mkdirSync(path.join(d, 'v1pids', 'gensee', 'live'), { recursive: true });
+  fs.mkdirSync(path.join(d, 'unified', 'gensee', 'live'), { recursive: true });
   const r = applyOperationLimits({ op: 'op2', cgroup: path.join(d, 'unified', 'gensee', 'op2'), limits: {}, mountinfo: path.join(d, 'mountinfo') });
   const pidsDir = path.join(d, 'v1pids', 'gensee', 'op2');
   const memDir = path.join(d, 'v1mem', 'gensee', 'op2');
@@ -93,6 +97,7 @@ t.test('hybrid: the operation gets its own v1 cgroups and joins them', async (t)
   t.match(r.record.memory, { applied: true, controller: 'cgroup1', cgroup: memDir, source: 'default' });
   t.equal(read(path.join(memDir, 'memory.limit_in_bytes')), String(r.record.memory.requested));
   t.equal(r.record.memory.swap, null, 'no memsw file (swap accounting off): none recorded');
+  t.same(fs.readdirSync(path.join(d, 'v1pids', 'gensee')).sort(), ['live', 'op2'], "a killed run's leftover swept, a live run's kept");
   t.same(r.join, [pidsDir, memDir], 'gensee-exec joins both (--join-cgroup)');
   t.same(limitCgroupsToJoin(r.record), [pidsDir, memDir]);
   t.same(limitCgroupsOf(r.record), [pidsDir, memDir], 'removed with the operation');
