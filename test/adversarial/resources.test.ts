@@ -10,9 +10,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../../src/addon';
-import { cgroupPids, findCgroup2Mount, removeCgroup } from '../../src/cgroup';
-import { cgroupLayout, type ResourcesRecord } from '../../src/resources';
-import { GENSEE_BIN, requireKernel, sleep, uniqueName } from '../helpers/kernel';
+import { cgroupPids, cgroupPopulated, findCgroup2Mount, removeCgroup } from '../../src/cgroup';
+import { cgroupLayout, limitCgroupsOf, type ResourcesRecord } from '../../src/resources';
+import { GENSEE_BIN, requireKernel, sleep, uniqueName, waitFor } from '../helpers/kernel';
+import { gensee } from '../helpers/gensee';
 import { shortStateDir } from '../helpers/supervisor';
 import { IDENTITIES, cleanupOp } from './lib';
 
@@ -31,6 +32,8 @@ interface Bombed {
   held: { procs: number; pidsCurrent: number | null; hostForks: boolean } | null;
   resources: ResourcesRecord | null;
   cgroup: string;
+  st: string;
+  op: string;
 }
 
 function readResources(st: string, op: string): ResourcesRecord | null {
@@ -86,7 +89,7 @@ function cleanupLimits(st: string, op: string): void {
 }
 
 /** `gensee run --json [identity] -- bomb MODE CAP TAG` under a policy with limits */
-async function runBomb(t: Test, mode: 'fork' | 'mem', identity: string[], limits: object, cap: number): Promise<Bombed> {
+async function runBomb(t: Test, mode: 'fork' | 'mem', identity: string[], limits: object, cap: number, o: { killRun?: boolean } = {}): Promise<Bombed> {
   const st = shortStateDir(t);
   const op = uniqueName(`adv-res-${mode}`);
   const policy = path.join(st, 'policy.json');
@@ -132,23 +135,24 @@ async function runBomb(t: Test, mode: 'fork' | 'mem', identity: string[], limits
         const p = resources?.pids;
         const current = p?.applied && p.cgroup ? Number(fs.readFileSync(path.join(p.cgroup, 'pids.current'), 'utf8')) : null;
         held = { procs: procsTree(cgroup), pidsCurrent: current, hostForks: spawnSync('/bin/true').status === 0 };
-        c.stdin.write('\n');
+        if (o.killRun) c.kill('SIGKILL');
+        else c.stdin.write('\n');
       }
     }
   });
   const code = await new Promise<number | null>((res) => c.on('close', (x) => res(x)));
   clearTimeout(timer);
-  return { code, bomb, stderr: err, held, resources, cgroup };
+  return { code, bomb, stderr: err, held, resources, cgroup, st, op };
 }
 
 /** the operation's cgroups are gone once gensee run returns */
-async function assertCleaned(t: Test, r: Bombed, tag: string): Promise<void> {
+async function assertCleaned(t: Test, r: Bombed): Promise<void> {
   t.notOk(fs.existsSync(r.cgroup), 'the cgroup2 cgroup is gone');
   for (const l of r.resources ? [r.resources.pids, r.resources.memory] : []) {
     if (l.controller === 'cgroup1' && l.cgroup) t.notOk(fs.existsSync(l.cgroup), `the v1 limit cgroup ${l.cgroup} is gone`);
   }
   await sleep(50);
-  t.same(bombPids(tag), [], 'no bomb process outlives gensee run');
+  t.same(bombPids(r.op), [], 'no bomb process outlives gensee run');
 }
 
 for (const id of IDENTITIES) {
@@ -165,7 +169,7 @@ for (const id of IDENTITIES) {
     t.ok(r.held && r.held.procs <= PIDS_MAX, `${r.held?.procs} processes in the operation's cgroup at the peak, ≤ ${PIDS_MAX}`);
     t.ok(r.held?.pidsCurrent !== null && r.held!.pidsCurrent <= PIDS_MAX, `pids.current ${r.held?.pidsCurrent} ≤ ${PIDS_MAX}`);
     t.ok(r.held?.hostForks, 'the host could still fork during the bomb');
-    await assertCleaned(t, r, r.cgroup.split('/').pop()!);
+    await assertCleaned(t, r);
   });
 
   t.test(`memory bomb, ${id.name}: OOM-killed within memory_max_bytes ${MEMORY_MAX / MIB} MiB`, async (t) => {
@@ -182,7 +186,7 @@ for (const id of IDENTITIES) {
     t.equal(r.bomb?.signal, 9, 'the bomb was killed (SIGKILL: the OOM killer)', { bomb: r.bomb });
     const touched = Number(r.bomb?.touched_mib);
     t.ok(touched < MEMORY_MAX / MIB, `the bomb touched ${touched} MiB before it died, less than ${MEMORY_MAX / MIB} (it would stop at ${(CAP * MEMORY_MAX) / MIB})`, { bomb: r.bomb });
-    await assertCleaned(t, r, r.cgroup.split('/').pop()!);
+    await assertCleaned(t, r);
   });
 }
 
@@ -193,6 +197,28 @@ t.test('the default limits apply when the policy names none, and are recorded', 
   t.match(r.resources, { pids: { applied: true, source: 'default', requested: 4096, value: '4096' }, memory: { applied: true, source: 'default' } }, 'defaults applied', { resources: r.resources });
   t.equal(r.bomb?.signal, 0, 'a 1 MiB workload runs to the end');
   t.notMatch(r.stderr, /not applied/, 'no warning');
+});
+
+t.test('a killed run leaves its v1 limit cgroups: gensee stop removes them, or the next run when its cgroup is gone', async (t) => {
+  if (!requireKernel(t)) return;
+  const v1 = (r: Bombed) => limitCgroupsOf(r.resources);
+  // 1. killed, then stopped by the operator: the record names them
+  const a = await runBomb(t, 'fork', [], { pids_max: PIDS_MAX }, 8, { killRun: true });
+  t.equal(a.code, null, 'gensee run was killed');
+  t.ok(v1(a).length > 0 && v1(a).every((d) => fs.existsSync(d)), 'its v1 limit cgroups are left', { resources: a.resources });
+  const stop = await gensee(['stop', '--op', a.op, '--state-dir', a.st]);
+  t.equal(stop.code, 0, 'gensee stop', { stderr: stop.stderr });
+  t.same(v1(a).filter((d) => fs.existsSync(d)), [], 'gensee stop removed them');
+  t.notOk(fs.existsSync(a.cgroup), 'and the cgroup2 cgroup');
+  // 2. killed, its cgroup2 cgroup removed by hand: the next run sweeps them
+  const b = await runBomb(t, 'fork', [], { pids_max: PIDS_MAX }, 8, { killRun: true });
+  await waitFor(() => !cgroupPopulated(b.cgroup), 10_000);
+  removeCgroup(b.cgroup);
+  t.ok(v1(b).length > 0 && v1(b).every((d) => fs.existsSync(d)), 'left again');
+  const c = await runBomb(t, 'mem', [], {}, 1);
+  t.equal(c.code, 0, 'the next run', { stderr: c.stderr.slice(-2000) });
+  t.same(v1(b).filter((d) => fs.existsSync(d)), [], 'it swept the killed run\'s empty v1 cgroups');
+  await assertCleaned(t, c);
 });
 
 t.test('bad limits in a policy: a clear error, exit 2, nothing created', async (t) => {
