@@ -140,7 +140,12 @@ function writeMemory(dir: string, v2: boolean, bytes: number): { value: string; 
   // memory and swap together stay within the limit: no swap on v2, memsw = memory on v1
   const [swapFile, swapValue] = v2 ? ['memory.swap.max', '0'] : ['memory.memsw.limit_in_bytes', String(bytes)];
   if (!fs.existsSync(path.join(dir, swapFile))) return { value, swap: null };
-  return { value, swap: `${swapFile} ${writeLimit(path.join(dir, swapFile), swapValue)}` };
+  try {
+    return { value, swap: `${swapFile} ${writeLimit(path.join(dir, swapFile), swapValue)}` };
+  } catch (e) {
+    // the memory limit holds; say that swap may add to it
+    return { value, swap: `${swapFile} not set: ${errText(e)}` };
+  }
 }
 
 function writeOne(name: LimitName, dir: string, v2: boolean, req: Requested): LimitRecord {
