@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../../src/addon';
 import { cgroupPids, cgroupPopulated, findCgroup2Mount, removeCgroup } from '../../src/cgroup';
 import { cgroupLayout, limitCgroupsOf, type ResourcesRecord } from '../../src/resources';
-import { GENSEE_BIN, requireKernel, sleep, uniqueName, waitFor } from '../helpers/kernel';
+import { GENSEE_BIN, requireKernel, sleep, testCgroup, uniqueName, waitFor } from '../helpers/kernel';
 import { gensee } from '../helpers/gensee';
 import { shortStateDir } from '../helpers/supervisor';
 import { IDENTITIES, cleanupOp } from './lib';
@@ -219,6 +219,18 @@ t.test('a killed run leaves its v1 limit cgroups: gensee stop removes them, or t
   t.equal(c.code, 0, 'the next run', { stderr: c.stderr.slice(-2000) });
   t.same(v1(b).filter((d) => fs.existsSync(d)), [], 'it swept the killed run\'s empty v1 cgroups');
   await assertCleaned(t, c);
+});
+
+t.test('gensee-exec --join-cgroup takes only a cgroup v1 directory, and refuses before CMD runs', async (t) => {
+  if (!requireKernel(t)) return;
+  const cg = testCgroup(t, 'adv-res-join');
+  const exe = path.join(PACKAGE_ROOT, 'obj', 'gensee-exec');
+  for (const dir of ['/tmp', cg]) {
+    const r = spawnSync(exe, ['--cgroup', cg, '--join-cgroup', dir, '--', '/bin/echo', 'ran'], { encoding: 'utf8', timeout: 30_000 });
+    t.equal(r.status, 126, `${dir}: exit 126`);
+    t.match(r.stderr, `gensee-exec: --join-cgroup ${dir}: not a cgroup v1 directory`, `${dir}: says why`);
+    t.notMatch(r.stdout, /ran/, `${dir}: CMD never ran`);
+  }
 });
 
 t.test('bad limits in a policy: a clear error, exit 2, nothing created', async (t) => {
