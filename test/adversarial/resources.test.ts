@@ -14,7 +14,8 @@ import { cgroupPids, cgroupPopulated, findCgroup2Mount, removeCgroup } from '../
 import { cgroupLayout, limitCgroupsOf, type ResourcesRecord } from '../../src/resources';
 import { GENSEE_BIN, requireKernel, sleep, testCgroup, uniqueName, waitFor } from '../helpers/kernel';
 import { gensee } from '../helpers/gensee';
-import { shortStateDir } from '../helpers/supervisor';
+import { shortStateDir, superviseProcess, supervisedOp } from '../helpers/supervisor';
+import { pinDirFor } from '../../src/bpffs';
 import { IDENTITIES, cleanupOp } from './lib';
 
 const BOMB = path.join(PACKAGE_ROOT, 'obj', 'adv', 'bomb');
@@ -230,6 +231,31 @@ t.test('gensee-exec --join-cgroup takes only a cgroup v1 directory, and refuses 
     t.equal(r.status, 126, `${dir}: exit 126`);
     t.match(r.stderr, `gensee-exec: --join-cgroup ${dir}: not a cgroup v1 directory`, `${dir}: says why`);
     t.notMatch(r.stdout, /ran/, `${dir}: CMD never ran`);
+  }
+});
+
+t.test("supervise: limits on the owner's cgroup where it enabled the controller, recorded either way", async (t) => {
+  if (!requireKernel(t)) return;
+  // the defaults: applied where cgroup2 has the controller in this cgroup, else recorded with the reason
+  const a = supervisedOp(t, 'adv-res-sup', { schema: 1 });
+  const sup = await superviseProcess(t, a.args);
+  const rec = readResources(a.stateDir, a.op);
+  for (const [name, file] of [['pids', 'pids.max'], ['memory', 'memory.max']] as const) {
+    if (fs.existsSync(path.join(a.cgroup, file))) t.match(rec?.[name], { applied: true, controller: 'cgroup2', cgroup: a.cgroup, source: 'default' }, `${name}: written`);
+    else {
+      t.match(rec?.[name], { applied: false, source: 'default', reason: new RegExp(`${file} is missing`) }, `${name}: not applied, and why`);
+      t.match(sup.stderr, new RegExp(`warning: operation ${a.op}: ${name} limit \\(default [0-9]+\\) not applied`), `${name}: a warning on stderr`);
+    }
+  }
+  await sup.end();
+  // a limit the policy names that cannot be applied: an error before anything is attached
+  if (!fs.existsSync(path.join(a.cgroup, 'pids.max'))) {
+    const b = supervisedOp(t, 'adv-res-sup', { schema: 1, limits: { pids_max: 100 } });
+    const r = await gensee(['supervise', ...b.args]);
+    t.equal(r.code, 1, 'gensee supervise refuses', { stderr: r.stderr });
+    t.match(r.stderr, /the policy's limits cannot be applied to .*: pids: .*pids\.max is missing/, 'and says why');
+    t.notOk(fs.existsSync(path.join(b.stateDir, 'network-operations', b.op)), 'no operation was created');
+    t.notOk(fs.existsSync(pinDirFor(b.op)), 'no hooks were attached');
   }
 });
 
