@@ -1,7 +1,8 @@
 // gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] -- CMD ARGS…
-// The main job: create an operation (cgroup, hooks, resolver, seccomp pause),
-// run CMD inside it from its first instruction, print faults and resolutions
-// as they happen, leave the evidence. Exit code is CMD's.
+// The main job: create an operation (cgroup with its pids and memory limits,
+// hooks, resolver, seccomp pause), run CMD inside it from its first
+// instruction, print faults and resolutions as they happen, leave the
+// evidence. Exit code is CMD's.
 import { parseListen } from '../events/stream';
 import { hostUpstream, type Upstream } from '../dns/stub';
 import { parseUpstream, resolvConfText } from '../dns/service';
