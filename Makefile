@@ -160,9 +160,20 @@ $(ADV_FLOOD_BIN): $(ADV_FLOOD_SRC) $(PROBE_HDR)
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_FLOOD_SRC) -luring
 build: obj/adv/flood
 
+# test/adversarial/resources.test.ts's workload: a fork bomb and a memory
+# bomb, each stopped by its own cap
+ADV_BOMB_BIN := obj/adv/bomb
+ADV_BOMB_SRC := test/adversarial/bomb.c
+$(ADV_BOMB_BIN): $(ADV_BOMB_SRC)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_BOMB_SRC)
+build: $(ADV_BOMB_BIN)
+
 # the adversarial suite's attack programs (test/adversarial/*.c), run as the
-# workload by test/adversarial/*.test.ts; flood.c is built by its own rule
-ADV_SRC  := $(filter-out test/adversarial/flood.c,$(wildcard test/adversarial/*.c))
+# workload by test/adversarial/*.test.ts; flood.c and bomb.c are built by
+# their own rules
+ADV_SRC  := $(filter-out test/adversarial/flood.c test/adversarial/bomb.c,$(wildcard test/adversarial/*.c))
 ADV_BINS := $(patsubst test/adversarial/%.c,obj/adv/%,$(ADV_SRC))
 obj/adv/%: test/adversarial/%.c $(BPF_HDR)
 	@mkdir -p obj/adv

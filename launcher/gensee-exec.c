@@ -4,7 +4,8 @@
  * instruction, and leaves it nothing it could use to step out, or to reach
  * gensee's own objects.
  *
- *   gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root]
+ *   gensee-exec --cgroup DIR [--join-cgroup DIR1]...
+ *               [--map-root UID:GID | --user USER | --host-root]
  *               [--notify-fd N] [--handle-fd N] [--allow-io-uring] [--allow-listen]
  *               [--ro PATH]... [--hide PATH]...
  *               -- CMD ARGS...
@@ -24,6 +25,11 @@
  * In this order (each step needs the privilege the next one gives up):
  *   1. join DIR (write our pid to DIR/cgroup.procs), so every socket CMD
  *      ever creates is made inside the cgroup the eBPF hooks are attached to;
+ *      then every --join-cgroup DIR1, a cgroup v1 directory (the operation's
+ *      own cgroup in the v1 pids or memory hierarchy, on a hybrid layout
+ *      where those controllers are not on cgroup2): CMD's pids.max and
+ *      memory limit hold from its first instruction, and step 2's cgroup
+ *      namespace roots each v1 hierarchy there too;
  *   2. unshare the mount, cgroup and pid namespaces: the cgroup namespace is
  *      rooted at DIR, so no cgroup outside the operation has a name CMD can
  *      resolve, and the kernel refuses migrations outside it
@@ -142,6 +148,7 @@
 #define EXIT_FAILED 126
 #define EXIT_NOTFOUND 127
 #define MAX_RO 64
+#define MAX_JOIN 8
 #define ACK_GO 0x01
 /* lowest fd number the notify socket is moved to before the filter names it */
 #define NOTIFY_FD_FLOOR 1000
@@ -156,6 +163,8 @@ enum ident_mode {
 
 struct opts {
 	const char *cgroup;
+	const char *join[MAX_JOIN];
+	int njoin;
 	enum ident_mode mode;
 	int nmodes;
 	const char *user;
@@ -192,7 +201,8 @@ static void usage(const char *msg) __attribute__((noreturn));
 static void usage(const char *msg)
 {
 	fprintf(stderr,
-		"gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--map-root UID:GID | --user USER | --host-root] "
+		"gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--join-cgroup DIR]... "
+		"[--map-root UID:GID | --user USER | --host-root] "
 		"[--notify-fd N] [--handle-fd N] [--allow-io-uring] [--allow-listen] [--resolv-conf FILE] [--ro PATH]... "
 		"[--hide PATH]... -- CMD ARGS...\n",
 		msg);
@@ -263,6 +273,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			usage("missing value or CMD");
 		if (!strcmp(a, "--cgroup")) {
 			o->cgroup = argv[++i];
+		} else if (!strcmp(a, "--join-cgroup")) {
+			if (o->njoin == MAX_JOIN)
+				usage("too many --join-cgroup directories");
+			o->join[o->njoin++] = argv[++i];
 		} else if (!strcmp(a, "--user")) {
 			o->user = argv[++i];
 			o->mode = ID_USER;
@@ -345,28 +359,40 @@ static int pid_listed(const char *procs, pid_t pid)
 	return found;
 }
 
-static void join_cgroup(const char *dir)
+/* Write our pid to DIR/cgroup.procs, DIR on a filesystem of type magic
+ * (what names it in messages), and read it back. */
+static void join_one(const char *dir, unsigned long magic, const char *what)
 {
 	char path[4096], buf[32];
 	struct statfs sf;
 	int fd, n;
 
 	if (statfs(dir, &sf))
-		fail(errno, "cgroup %s", dir);
-	if ((unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC)
-		fail(ENOTDIR, "cgroup %s: not a cgroup2 directory", dir);
+		fail(errno, "%s %s", what, dir);
+	if ((unsigned long)sf.f_type != magic)
+		fail(ENOTDIR, "%s %s: not a %s directory", what, dir,
+		     magic == CGROUP2_SUPER_MAGIC ? "cgroup2" : "cgroup v1");
 	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
-		fail(ENAMETOOLONG, "cgroup %s", dir);
+		fail(ENAMETOOLONG, "%s %s", what, dir);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		fail(errno, "cgroup: open %s", path);
+		fail(errno, "%s: open %s", what, path);
 	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
 	if (write(fd, buf, (size_t)n) != n)
-		fail(errno, "cgroup: write %s", path);
+		fail(errno, "%s: write %s", what, path);
 	close(fd);
 	/* read it back: a hierarchy mix-up must not leave us outside silently */
 	if (pid_listed(path, getpid()) != 1)
-		fail(errno ? errno : ESRCH, "cgroup: pid %d not in %s after joining", (int)getpid(), path);
+		fail(errno ? errno : ESRCH, "%s: pid %d not in %s after joining", what, (int)getpid(), path);
+}
+
+static void join_cgroup(const struct opts *o)
+{
+	int i;
+
+	join_one(o->cgroup, CGROUP2_SUPER_MAGIC, "cgroup");
+	for (i = 0; i < o->njoin; i++)
+		join_one(o->join[i], CGROUP_SUPER_MAGIC, "--join-cgroup");
 }
 
 /* ---- 2-3. namespaces and mounts ----------------------------------------- */
@@ -1269,7 +1295,7 @@ int main(int argc, char **argv)
 	if (getppid() != parent)
 		fail(ESRCH, "parent exited before we started");
 
-	join_cgroup(o.cgroup);
+	join_cgroup(&o);
 	if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWPID))
 		fail(errno, "unshare mount, cgroup and pid namespaces");
 	private_mounts(&o);

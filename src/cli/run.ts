@@ -1,7 +1,8 @@
 // gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] -- CMD ARGS…
-// The main job: create an operation (cgroup, hooks, resolver, seccomp pause),
-// run CMD inside it from its first instruction, print faults and resolutions
-// as they happen, leave the evidence. Exit code is CMD's.
+// The main job: create an operation (cgroup with its pids and memory limits,
+// hooks, resolver, seccomp pause), run CMD inside it from its first
+// instruction, print faults and resolutions as they happen, leave the
+// evidence. Exit code is CMD's.
 import { parseListen } from '../events/stream';
 import { hostUpstream, type Upstream } from '../dns/stub';
 import { parseUpstream, resolvConfText } from '../dns/service';
@@ -23,6 +24,7 @@ import { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
+import { applyOperationLimits, limitCgroupsOf, missingPolicyLimits, removeLimitCgroups, unappliedLimits, type AppliedLimits } from '../resources';
 
 export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream ADDR[:PORT] | --no-dns] -- CMD ARGS…';
 
@@ -97,6 +99,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   let sup: Supervisor | null = null;
+  let limits: AppliedLimits | null = null;
   let adapter: PauseAdapter | null = null;
   const outcomes: PauseOutcome[] = [];
   let code = 1;
@@ -108,9 +111,15 @@ export async function run(argv: string[]): Promise<number> {
       (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
     );
   try {
+    // pids and memory limits, before anything can run in the cgroup
+    limits = applyOperationLimits({ op, cgroup, limits: policy.policy.limits });
+    const missing = missingPolicyLimits(limits.record);
+    if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`, 1);
+    for (const w of unappliedLimits(limits.record)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
     sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
     sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
+    await updateOperation(stateDir, op, { resources: limits.record });
     const key = await readKey(stateDir, op);
     if (!json) say(`gensee: operation ${op}: cgroup ${cgroup}, evidence ${sup.dir}`);
     else say(JSON.stringify({ event: 'start', op, cgroup, evidence: sup.dir, argv: cmd }));
@@ -126,6 +135,7 @@ export async function run(argv: string[]): Promise<number> {
     if (hostRoot) process.stderr.write(`gensee: warning: --host-root: ${op}'s workload runs as host uid 0; it cannot gain capabilities, but every root-owned file it can reach is its own (recorded in operation.json)\n`);
     const launched = await launchUnderBoundary({
       cgroupPath: cgroup,
+      joinCgroups: limits.join,
       pinDir: pinDirFor(op),
       argv: cmd,
       identity,
@@ -186,6 +196,8 @@ export async function run(argv: string[]): Promise<number> {
     // a launch that failed half-way, or an exception: the cgroup is killed
     // before anything is removed, whatever the path here
     if (!cgroupKilled) cgroupKilled = await killAll();
+    // the v1 limit cgroups empty with the cgroup2 one: every process in them is in it too
+    if (cgroupKilled && limits) await removeLimitCgroups(limitCgroupsOf(limits.record)).catch((e: Error) => process.stderr.write(`gensee: cleanup: ${e.message}\n`));
     if (sup) await sup.stop({ close: true }).catch((e: Error) => process.stderr.write(`gensee: stop: ${e.message}\n`));
     if (!values.flags.has('keep-hooks') && cgroupKilled) {
       try {

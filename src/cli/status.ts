@@ -7,6 +7,7 @@ import { readNetwork } from '../state/network';
 import { hooksAttached, DataPlane, bootNs } from '../dataplane';
 import { leaseJson, leaseRow } from './lease';
 import { identityAlive } from '../resolver/subject';
+import { describeLimits } from '../resources';
 
 export const usage = 'usage: gensee status --op ID [--json]';
 
@@ -72,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
   out(`operation ${rec.id}: ${condition}${condition !== rec.state ? ` (recorded ${rec.state})` : ''}, owner uid ${rec.owner_uid}, cgroup ${rec.cgroup}`);
   out(`policy ${rec.policy_hash.slice(0, 16)}…, generation ${net.generation}, hooks ${attached ? 'attached' : 'NOT attached'}, resolver ${rec.resolver ? `pid ${rec.resolver.pid} ${alive ? 'running' : 'gone'}` : 'none'}`);
   if (rec.workload) out(`workload: ${rec.workload.identity}, host uid ${rec.workload.uid} gid ${rec.workload.gid}`);
+  if (rec.resources) out(`limits (${rec.resources.layout} layout): ${describeLimits(rec.resources)}`);
   if (rec.stopped) out(`stopped at ${rec.stopped.at} by ${rec.stopped.by} (found ${rec.stopped.found})`);
   out(`totals: allow ${rec.totals.allow}, deny ${JSON.stringify(rec.totals.deny)}, lost events ${rec.totals.lost_events}`);
   out(table([['LEASE', 'GEN', 'EXPIRES IN', 'USES LEFT'], ...leases.map((l) => leaseRow(l, now))]));

@@ -9,7 +9,8 @@
 //      SIGKILL
 //   4. close every fault the resolver left open (deny/abandoned, through the
 //      chain: src/evidence/abandon.ts), so verify passes and says how many
-//   5. remove the cgroup directory: from here nothing can join it
+//   5. remove the cgroup directory: from here nothing can join it; then its
+//      cgroup v1 limit cgroups, if any (src/resources.ts)
 //   6. detach and unpin the hooks and maps; remove the nftables table
 //   7. record the stop in operation.json: state "stopped", stopped {at, by, found}
 // A step that fails leaves the later ones undone (hooks attached, failing
@@ -19,6 +20,7 @@ import * as path from 'node:path';
 import { parse, requireOp, out } from './args';
 import { GenseeError } from '../errors';
 import { killCgroupAndWait, removeEmptyCgroup } from '../cgroup';
+import { limitCgroupsOf, removeLimitCgroups } from '../resources';
 import { detachHooks } from '../dataplane';
 import { pinDirFor } from '../bpffs';
 import { nftTableName, nftTableExists, nftRemoveTable } from '../backends/nft';
@@ -119,6 +121,8 @@ export async function run(argv: string[]): Promise<number> {
     await killCgroupAndWait(rec.cgroup);
     removeEmptyCgroup(rec.cgroup);
   }
+  // and its cgroup v1 limit cgroups, which held only processes of the cgroup above
+  await removeLimitCgroups(limitCgroupsOf(rec.resources));
 
   // 6. hooks, pins, nftables
   const hadPins = fs.existsSync(pinDirFor(op));

@@ -1,5 +1,10 @@
 // gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit]
 // Attach to an existing (container) cgroup and serve until SIGTERM/SIGINT.
+// The cgroup is its owner's: the policy's pids/memory limits (or the
+// defaults) are written where the owner enabled the controller on cgroup2,
+// never loosening a lower limit it set (src/resources.ts); its v1 cgroups
+// are left to the runtime. A limit the policy names that cannot be applied
+// is an error before anything is attached.
 // On exit the hooks stay pinned, failing closed; with --detach-on-exit every
 // process in the cgroup is killed first (kill, then detach: nothing in it
 // ever runs without hooks).
@@ -9,7 +14,9 @@ import { parseDnsListen, parseUpstream } from '../dns/service';
 import { parse, requireOp, out, liveOut } from './args';
 import { GenseeError } from '../errors';
 import { Supervisor, loadPolicyFile } from '../supervisor';
-import { resolveStateDir } from '../state/operation';
+import { resolveStateDir, updateOperation } from '../state/operation';
+import { resolveCgroupPath } from '../cgroup';
+import { applyExistingCgroupLimits, missingPolicyLimits, unappliedLimits } from '../resources';
 import { formatResolved, formatRefused } from './live';
 
 export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream ADDR[:PORT]]]';
@@ -39,6 +46,11 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isInteger(owner) || owner < 0) throw new GenseeError('E_USAGE', `bad --owner "${values.owner}"`);
   const policy = await loadPolicyFile(values.policy);
   const json = values.flags.has('json');
+  const cgroup = resolveCgroupPath(values.cgroup);
+  const resources = applyExistingCgroupLimits({ cgroup, limits: policy.policy.limits });
+  const missing = missingPolicyLimits(resources);
+  if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied to ${cgroup}: ${missing.join('; ')}`, 1);
+  for (const w of unappliedLimits(resources)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
   const sup = await Supervisor.start({
     stateDir: resolveStateDir(values['state-dir']),
     op,
@@ -54,6 +66,7 @@ export async function run(argv: string[]): Promise<number> {
       ? { listen: parseDnsListen(values['dns-listen']), upstream: values['dns-upstream'] !== undefined ? parseUpstream(values['dns-upstream']) : hostUpstream() }
       : undefined,
   });
+  await updateOperation(sup.stateDir, op, { resources });
   sup.resolver.on('resolved', (e) => liveOut(formatResolved(e, json)));
   sup.resolver.on('refused', (e) => liveOut(formatRefused(e, json)));
   const rc = sup.reconciled;

@@ -20,6 +20,7 @@ import { request } from 'undici';
 import { GenseeError } from '../errors';
 import { PACKAGE_ROOT } from '../addon';
 import { cgroupId, isCgroup2Dir, killCgroupAndWait, removeEmptyCgroup } from '../cgroup';
+import { limitCgroupsToJoin } from '../resources';
 import { openOperation, opDir, readKey, OperationRecord } from '../state/operation';
 import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { spawnInBoundary, workloadIdFor } from '../pause/launch';
@@ -211,6 +212,8 @@ async function runTool(ctx: OpContext, tool: Tool, entry: CallEntry): Promise<To
     // stream socketpair; our end is child.stdio[3])
     const child = spawnInBoundary({
       cgroup: cg,
+      // the operation's pids and memory limits bound its tools too (cgroup2: cg is inside the operation's cgroup)
+      joinCgroups: limitCgroupsToJoin(ctx.rec.resources),
       argv: [process.execPath, TOOL_MAIN, ctx.modulePath, tool.id],
       handleFd: 'pipe',
       identity: { kind: 'userns', ...workloadIdFor(ctx.op) },

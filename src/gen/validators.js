@@ -1460,7 +1460,7 @@ return errors === 0;
 }
 
 exports.validatePolicy = validate31;
-const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"listen":{"$comment":"ports the workload may bind() and listen() on; every other bind to a port and every other listen is refused (EPERM)","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/listen_rule"}},"unix":{"$comment":"AF_UNIX sockets outside the operation the workload may connect or send to, by the name they are bound to; every other is refused (EPERM). The operation's own sockets need no rule.","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/unix_rule"}},"io_uring":{"$comment":"let the workload use io_uring (default false: io_uring_setup fails with ENOSYS). io_uring's IORING_OP_SOCKET makes sockets without socket(), past the filter that refuses socket families other than AF_UNIX/AF_INET/AF_INET6; TCP, UDP and AF_UNIX still meet the hooks","type":"boolean","default":false},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"listen_rule":{"$comment":"port 0: a port the kernel picks (listen() on a socket never bound)","type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":0,"maximum":65535}}},"unix_rule":{"$comment":"exactly one of path (absolute, as the socket was bound) or abstract (the name after the leading NUL); at most 107 bytes","type":"object","additionalProperties":false,"properties":{"path":{"type":"string","minLength":2,"maxLength":107,"pattern":"^/[^\\u0000]*$"},"abstract":{"type":"string","minLength":1,"maxLength":106,"pattern":"^[^\\u0000]*$"}},"oneOf":[{"required":["path"]},{"required":["abstract"]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
+const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"listen":{"$comment":"ports the workload may bind() and listen() on; every other bind to a port and every other listen is refused (EPERM)","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/listen_rule"}},"unix":{"$comment":"AF_UNIX sockets outside the operation the workload may connect or send to, by the name they are bound to; every other is refused (EPERM). The operation's own sockets need no rule.","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/unix_rule"}},"io_uring":{"$comment":"let the workload use io_uring (default false: io_uring_setup fails with ENOSYS). io_uring's IORING_OP_SOCKET makes sockets without socket(), past the filter that refuses socket families other than AF_UNIX/AF_INET/AF_INET6; TCP, UDP and AF_UNIX still meet the hooks","type":"boolean","default":false},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000},"limits":{"$comment":"the operation cgroup's resources (docs/design.md \"Resource limits\"). pids_max: tasks (processes and threads), default 4096. memory_max_bytes: memory and swap together, default min(4 GiB, half the host's RAM). A limit named here that the host cannot apply fails the run; a default that cannot be applied is a warning. Both are recorded in operation.json.","type":"object","additionalProperties":false,"properties":{"pids_max":{"type":"integer","minimum":16,"maximum":4194304},"memory_max_bytes":{"type":"integer","minimum":16777216,"maximum":4503599627370496}}}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"listen_rule":{"$comment":"port 0: a port the kernel picks (listen() on a socket never bound)","type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":0,"maximum":65535}}},"unix_rule":{"$comment":"exactly one of path (absolute, as the socket was bound) or abstract (the name after the leading NUL); at most 107 bytes","type":"object","additionalProperties":false,"properties":{"path":{"type":"string","minLength":2,"maxLength":107,"pattern":"^/[^\\u0000]*$"},"abstract":{"type":"string","minLength":1,"maxLength":106,"pattern":"^[^\\u0000]*$"}},"oneOf":[{"required":["path"]},{"required":["abstract"]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
 const schema52 = {"$comment":"port 0: a port the kernel picks (listen() on a socket never bound)","type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":0,"maximum":65535}}};
 const schema53 = {"$comment":"exactly one of path (absolute, as the socket was bound) or abstract (the name after the leading NUL); at most 107 bytes","type":"object","additionalProperties":false,"properties":{"path":{"type":"string","minLength":2,"maxLength":107,"pattern":"^/[^\\u0000]*$"},"abstract":{"type":"string","minLength":1,"maxLength":106,"pattern":"^[^\\u0000]*$"}},"oneOf":[{"required":["path"]},{"required":["abstract"]}]};
 const func40 = Object.prototype.hasOwnProperty;
@@ -3269,6 +3269,88 @@ var valid0 = _errs44 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.limits !== undefined){
+let data18 = data.limits;
+const _errs47 = errors;
+if(errors === _errs47){
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+const _errs50 = errors;
+for(const key3 in data18){
+if(!((key3 === "pids_max") || (key3 === "memory_max_bytes"))){
+validate31.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs50 === errors){
+if(data18.pids_max !== undefined){
+let data19 = data18.pids_max;
+const _errs51 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+validate31.errors = [{instancePath:instancePath+"/limits/pids_max",schemaPath:"#/properties/limits/properties/pids_max/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs51){
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 4194304 || isNaN(data19)){
+validate31.errors = [{instancePath:instancePath+"/limits/pids_max",schemaPath:"#/properties/limits/properties/pids_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4194304},message:"must be <= 4194304"}];
+return false;
+}
+else {
+if(data19 < 16 || isNaN(data19)){
+validate31.errors = [{instancePath:instancePath+"/limits/pids_max",schemaPath:"#/properties/limits/properties/pids_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
+return false;
+}
+}
+}
+}
+var valid11 = _errs51 === errors;
+}
+else {
+var valid11 = true;
+}
+if(valid11){
+if(data18.memory_max_bytes !== undefined){
+let data20 = data18.memory_max_bytes;
+const _errs53 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+validate31.errors = [{instancePath:instancePath+"/limits/memory_max_bytes",schemaPath:"#/properties/limits/properties/memory_max_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs53){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 4503599627370496 || isNaN(data20)){
+validate31.errors = [{instancePath:instancePath+"/limits/memory_max_bytes",schemaPath:"#/properties/limits/properties/memory_max_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4503599627370496},message:"must be <= 4503599627370496"}];
+return false;
+}
+else {
+if(data20 < 16777216 || isNaN(data20)){
+validate31.errors = [{instancePath:instancePath+"/limits/memory_max_bytes",schemaPath:"#/properties/limits/properties/memory_max_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16777216},message:"must be >= 16777216"}];
+return false;
+}
+}
+}
+}
+var valid11 = _errs53 === errors;
+}
+else {
+var valid11 = true;
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs47 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }

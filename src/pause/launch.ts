@@ -41,6 +41,8 @@ function launcherStdio(stdio: [StdioEntry, StdioEntry, StdioEntry], notifyFd: nu
 export interface LaunchOptions {
   /** the operation's cgroup (cgroup2 directory) */
   cgroupPath: string;
+  /** cgroup v1 directories CMD joins right after cgroupPath (the operation's pids/memory cgroups on a hybrid layout: src/resources.ts) */
+  joinCgroups?: string[];
   /** the operation's pin dir (holds gs_leases_v1) */
   pinDir: string;
   argv: string[];
@@ -155,6 +157,7 @@ export function identityOf(o: LaunchOptions): WorkloadIdentityOption {
 /** gensee-exec's argv; with o.handleFd, --handle-fd names handleChildFd(notifyFd !== null). */
 export function launcherArgs(o: LaunchOptions, notifyFd: number | null): string[] {
   const args = ['--cgroup', o.cgroupPath];
+  for (const d of o.joinCgroups ?? []) args.push('--join-cgroup', d);
   const id = identityOf(o);
   if (id.kind === 'userns') args.push('--map-root', `${id.uid}:${id.gid}`);
   else if (id.kind === 'user') args.push('--user', id.user);
@@ -305,6 +308,8 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
 export interface SpawnInBoundaryOptions {
   /** the tool's cgroup (cgroup2 directory, the hooks attached to it or an ancestor) */
   cgroup: string;
+  /** the operation's cgroup v1 limit cgroups (LaunchOptions.joinCgroups) */
+  joinCgroups?: string[];
   argv: string[];
   /** CMD's fd 3 (see HandleFdOption) */
   handleFd?: HandleFdOption;
@@ -329,7 +334,7 @@ export interface SpawnInBoundaryOptions {
  * the child's (126: gensee-exec failed, its stderr says why; 127: CMD not found).
  */
 export function spawnInBoundary(o: SpawnInBoundaryOptions): ChildProcess {
-  const lo: LaunchOptions = { cgroupPath: o.cgroup, pinDir: '', argv: o.argv, identity: o.identity, hide: o.hide, readOnly: o.ro, pause: false, handleFd: o.handleFd, resolvConf: o.resolvConf };
+  const lo: LaunchOptions = { cgroupPath: o.cgroup, joinCgroups: o.joinCgroups, pinDir: '', argv: o.argv, identity: o.identity, hide: o.hide, readOnly: o.ro, pause: false, handleFd: o.handleFd, resolvConf: o.resolvConf };
   return spawn(launcherPath(), launcherArgs(lo, null), {
     stdio: launcherStdio(o.stdio ?? ['inherit', 'inherit', 'inherit'], null, o.handleFd),
     env: o.env ?? process.env,

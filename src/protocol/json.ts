@@ -247,6 +247,7 @@ interface PolicyJson {
   io_uring?: boolean;
   fault_deadline_ms?: number;
   dns_budget?: number;
+  limits?: { pids_max?: number; memory_max_bytes?: number };
 }
 
 /** A schema-valid network matcher, parsed; or the problem with it (pointer under `path`). */
@@ -344,6 +345,7 @@ export function parsePolicy(value: unknown): Policy {
     io_uring: v.io_uring ?? false,
     fault_deadline_ms: v.fault_deadline_ms ?? DEFAULT_FAULT_DEADLINE_MS,
     dns_budget: v.dns_budget ?? DEFAULT_DNS_BUDGET,
+    limits: { ...v.limits },
   };
 }
 
@@ -405,7 +407,7 @@ export async function checkPolicy(value: unknown): Promise<Problem[]> {
   return problems.sort((a, b) => comparePointers(a.pointer, b.pointer));
 }
 
-const TOP_ORDER = ['', 'schema', 'grants', 'leases', 'delegate', 'fault_deadline_ms', 'dns_budget'];
+const TOP_ORDER = ['', 'schema', 'grants', 'leases', 'delegate', 'fault_deadline_ms', 'dns_budget', 'limits'];
 
 /** Document order by top-level field, then rule index; within one rule the order found (stable sort). */
 function comparePointers(a: string, b: string): number {

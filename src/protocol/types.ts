@@ -242,6 +242,16 @@ export interface Policy {
   fault_deadline_ms: number;
   /** distinct names the operation may query before every query is refused; 1..100000, default 1000 */
   dns_budget: number;
+  /** the limits the policy names; what it leaves out takes src/resources.ts's defaults */
+  limits: PolicyLimits;
+}
+
+/** An operation cgroup's resource limits as a policy names them (docs/design.md "Resource limits"). */
+export interface PolicyLimits {
+  /** pids.max: tasks (processes and threads), 16..4194304 */
+  pids_max?: number;
+  /** memory.max (+ swap 0) or memory.limit_in_bytes = memsw: bytes, 16 MiB..2^52 */
+  memory_max_bytes?: number;
 }
 
 /**

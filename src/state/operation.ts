@@ -18,6 +18,7 @@ import {
   writeFileAtomic,
 } from './fsutil';
 import { CounterTotals, arr, bad, isObject, isoTime, obj, oneOf, parseTotals, readRecordJson, recordText, str, uint, zeroTotals } from './record';
+import { CGROUP_LAYOUTS, LIMIT_CONTROLLERS, LIMIT_SOURCES, type LimitRecord, type ResourcesRecord } from '../resources';
 
 export type { CounterTotals } from './record';
 
@@ -87,6 +88,8 @@ export interface OperationRecord {
   resolver: ResolverIdentity | null;
   /** absent in records written before it existed: read as null */
   workload: WorkloadIdentity | null;
+  /** the cgroup's pids and memory limits as applied (src/resources.ts); null until set, and in records written before it existed */
+  resources: ResourcesRecord | null;
   state: OperationState;
   /** absent in records written before it existed: read as null */
   stopped: StopRecord | null;
@@ -118,8 +121,8 @@ export interface CreateOptions {
 }
 
 /** fields updateOperation may change; the rest are fixed at creation */
-export type OperationPatch = Partial<Pick<OperationRecord, 'cgroup' | 'policy_hash' | 'resolver' | 'workload' | 'state' | 'stopped' | 'peers' | 'totals'>>;
-const PATCHABLE = ['cgroup', 'policy_hash', 'resolver', 'workload', 'state', 'stopped', 'peers', 'totals'] as const;
+export type OperationPatch = Partial<Pick<OperationRecord, 'cgroup' | 'policy_hash' | 'resolver' | 'workload' | 'resources' | 'state' | 'stopped' | 'peers' | 'totals'>>;
+const PATCHABLE = ['cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'peers', 'totals'] as const;
 
 /** --state-dir flag > $GENSEE_STATE_DIR > /var/lib/gensee, made absolute. */
 export function resolveStateDir(flag?: string): string {
@@ -166,6 +169,31 @@ function workloadIdentity(v: unknown, where: string): WorkloadIdentity | null {
   };
 }
 
+function nullable<T>(v: unknown, f: (x: unknown) => T): T | null {
+  return v === null ? null : f(v);
+}
+
+function limitRecord(v: unknown, where: string): LimitRecord {
+  const o = obj(v, where, ['requested', 'source', 'applied', 'controller', 'cgroup', 'value', 'swap', 'reason']);
+  if (typeof o.applied !== 'boolean') throw bad(`${where}.applied`, 'expected a boolean');
+  return {
+    requested: uint(o.requested, `${where}.requested`),
+    source: oneOf(o.source, `${where}.source`, LIMIT_SOURCES),
+    applied: o.applied,
+    controller: nullable(o.controller, (x) => oneOf(x, `${where}.controller`, LIMIT_CONTROLLERS)),
+    cgroup: nullable(o.cgroup, (x) => str(x, `${where}.cgroup`)),
+    value: nullable(o.value, (x) => str(x, `${where}.value`, 64)),
+    swap: nullable(o.swap, (x) => str(x, `${where}.swap`, 128)),
+    reason: nullable(o.reason, (x) => str(x, `${where}.reason`)),
+  };
+}
+
+function resourcesRecord(v: unknown, where: string): ResourcesRecord | null {
+  if (v === undefined || v === null) return null;
+  const o = obj(v, where, ['layout', 'pids', 'memory']);
+  return { layout: oneOf(o.layout, `${where}.layout`, CGROUP_LAYOUTS), pids: limitRecord(o.pids, `${where}.pids`), memory: limitRecord(o.memory, `${where}.memory`) };
+}
+
 function stopRecord(v: unknown, where: string): StopRecord | null {
   if (v === undefined || v === null) return null;
   const o = obj(v, where, ['at', 'by', 'found']);
@@ -181,8 +209,8 @@ function peerList(v: unknown, where: string): string[] {
 
 /** Validate a parsed operation.json and return it with keys in record order. */
 export function parseOperationRecord(v: unknown, where = OPERATION_FILE): OperationRecord {
-  // workload and stopped came later: a record without them is read as null
-  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'stopped']);
+  // workload, resources and stopped came later: a record without them is read as null
+  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'resources', 'stopped']);
   if (o.schema !== 1) throw bad(`${where}.schema`, `unsupported schema ${JSON.stringify(o.schema)}`);
   if (!isValidOpId(o.id)) throw bad(`${where}.id`, `bad operation id ${JSON.stringify(o.id)}`);
   const state = oneOf(o.state, `${where}.state`, OPERATION_STATES);
@@ -199,6 +227,7 @@ export function parseOperationRecord(v: unknown, where = OPERATION_FILE): Operat
     policy_hash: str(o.policy_hash, `${where}.policy_hash`, 256),
     resolver: resolverIdentity(o.resolver, `${where}.resolver`),
     workload: workloadIdentity(o.workload, `${where}.workload`),
+    resources: resourcesRecord(o.resources, `${where}.resources`),
     state,
     stopped,
     created_at: isoTime(o.created_at, `${where}.created_at`),
@@ -282,6 +311,7 @@ export async function createOperation(stateDir: string, init: OperationInit, opt
         policy_hash: init.policy_hash,
         resolver: init.resolver ?? null,
         workload: null,
+        resources: null,
         state: 'active',
         stopped: null,
         created_at: now,
@@ -312,7 +342,13 @@ export async function createOperation(stateDir: string, init: OperationInit, opt
     // key before record: a record on disk always has its key
     await ensureKey(dir);
     if (existing) {
-      const rec: OperationRecord = { ...fresh, created_at: existing.created_at, workload: existing.state === 'stopped' ? null : existing.workload, totals: existing.totals };
+      const rec: OperationRecord = {
+        ...fresh,
+        created_at: existing.created_at,
+        workload: existing.state === 'stopped' ? null : existing.workload,
+        resources: existing.state === 'stopped' ? null : existing.resources,
+        totals: existing.totals,
+      };
       await writeFileAtomic(file, recordText(rec));
       return rec;
     }

@@ -71,7 +71,7 @@ t.test('createOperation: modes, record, key', async (t) => {
   t.equal(fs.readFileSync(path.join(dir, 'key')).length, 32);
 
   const onDisk = JSON.parse(fs.readFileSync(path.join(dir, 'operation.json'), 'utf8'));
-  t.same(Object.keys(onDisk), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals']);
+  t.same(Object.keys(onDisk), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals']);
   t.same(onDisk, rec);
   t.match(onDisk, {
     schema: 1,
@@ -79,6 +79,7 @@ t.test('createOperation: modes, record, key', async (t) => {
     owner_uid: 1000,
     resolver: { pid: 4242, start_time_ticks: 123456 },
     workload: null,
+    resources: null,
     state: 'active',
     stopped: null,
     peers: ['10.77.0.2', 'fd00::2'],
@@ -315,7 +316,7 @@ t.test('records written before workload and stopped existed still parse', async 
   fs.chmodSync(file, 0o600);
   t.same(await openOperation(state, 'demo'), rec, 'missing fields read as null');
   const upd = await updateOperation(state, 'demo', { resolver: null });
-  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals'], 'rewritten in the new form');
+  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals'], 'rewritten in the new form');
   t.equal(upd.workload, null);
 
   // a damaged pairing on disk is refused, not repaired
