@@ -100,6 +100,8 @@ struct gs_notifier {
 	char cgroup2[4096]; /* cgroup2 mount point, "" if none (cgroup_id stays 0) */
 	int no_vm_readv;    /* no process_vm_readv (ENOSYS): read /proc/PID/mem */
 	struct gs_pidfd_slot pidfds[GS_PIDFD_SLOTS];
+	struct gs_refusal refusals[GS_REFUSALS_MAX];
+	size_t nrefusals;
 	/* step, respond, stats and the pending set run on the loop thread and
 	 * on the answering one */
 	pthread_mutex_t mu;
@@ -483,6 +485,10 @@ static int classify(const struct seccomp_data *d)
 	case __NR_sendto: return GS_NSYS_SENDTO;
 	case __NR_sendmsg: return GS_NSYS_SENDMSG;
 	case __NR_sendmmsg: return GS_NSYS_SENDMMSG;
+	case __NR_socket: return GS_NSYS_SOCKET;
+	case __NR_socketpair: return GS_NSYS_SOCKETPAIR;
+	case __NR_io_uring_setup: return GS_NSYS_IO_URING_SETUP;
+	case __NR_listen: return GS_NSYS_LISTEN;
 	default: return 0;
 	}
 }
@@ -708,6 +714,56 @@ static int encode_fault(const struct gs_notifier *n, struct gs_fault_info *f)
 
 /* ---- the step ----------------------------------------------------------- */
 
+/* The errno of a call the filter sends only to be refused, 0 for the others. */
+static int filter_refusal(int sys)
+{
+	switch (sys) {
+	case GS_NSYS_SOCKET:
+	case GS_NSYS_SOCKETPAIR: return EAFNOSUPPORT;
+	case GS_NSYS_IO_URING_SETUP: return ENOSYS;
+	case GS_NSYS_LISTEN: return EPERM;
+	default: return 0;
+	}
+}
+
+/* Keep a filter refusal for the resolver (a repeat of the last one by the
+ * same thread only counts); a full list counts what it could not keep. */
+static void keep_refusal(struct gs_notifier *n, const struct seccomp_notif *req, int sys, int errnum)
+{
+	struct gs_refusal *last = n->nrefusals ? &n->refusals[n->nrefusals - 1] : NULL;
+
+	n->st.filtered++;
+	if (last && last->pid == req->pid && last->syscall == sys &&
+	    !memcmp(last->args, req->data.args, sizeof(last->args))) {
+		last->count++;
+		return;
+	}
+	if (n->nrefusals == GS_REFUSALS_MAX) {
+		n->st.filtered_lost++;
+		return;
+	}
+	last = &n->refusals[n->nrefusals++];
+	last->pid = req->pid;
+	last->syscall = sys;
+	last->errnum = errnum;
+	memcpy(last->args, req->data.args, sizeof(last->args));
+	last->count = 1;
+	last->boot_ns = gs_boot_ns();
+}
+
+size_t gs_notifier_take_refusals(struct gs_notifier *n, struct gs_refusal *out, size_t cap)
+{
+	size_t k;
+
+	pthread_mutex_lock(&n->mu);
+	k = n->nrefusals < cap ? n->nrefusals : cap;
+	memcpy(out, n->refusals, k * sizeof(*out));
+	memmove(n->refusals, n->refusals + k, (n->nrefusals - k) * sizeof(*out));
+	n->nrefusals -= k;
+	pthread_mutex_unlock(&n->mu);
+	return k;
+}
+
 static int step_locked(struct gs_notifier *n, struct gs_fault_info *f, struct gs_err *err)
 {
 	struct seccomp_notif *req = n->req;
@@ -727,6 +783,18 @@ static int step_locked(struct gs_notifier *n, struct gs_fault_info *f, struct gs
 		return gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_RECV fd %d", n->fd);
 	}
 	observed = gs_boot_ns();
+	{
+		int sys = classify(&req->data), errnum = filter_refusal(sys);
+
+		if (errnum) {
+			/* the registers decided it: nothing to read, nothing to race */
+			r = send_resp(n, req->id, errnum, err);
+			if (r < 0)
+				return -1;
+			keep_refusal(n, req, sys, errnum);
+			return 0;
+		}
+	}
 	v = inspect(n, req, &c);
 	if (v == GS_V_FAULT) {
 		memset(f, 0, sizeof(*f));

@@ -34,7 +34,25 @@ enum gs_notify_syscall {
 	GS_NSYS_SENDTO = 2,
 	GS_NSYS_SENDMSG = 3,
 	GS_NSYS_SENDMMSG = 4,
+	/* refused by the filter's own rule, answered at once, recorded (gs_refusal) */
+	GS_NSYS_SOCKET = 5,
+	GS_NSYS_SOCKETPAIR = 6,
+	GS_NSYS_IO_URING_SETUP = 7,
+	GS_NSYS_LISTEN = 8,
 };
+
+/* A call the filter sent only to be refused (another socket family,
+ * io_uring, listen): answered with its errno in C, kept for the resolver to
+ * record. Repeats of the same call by the same thread are one entry. */
+struct gs_refusal {
+	uint32_t pid;
+	int syscall; /* enum gs_notify_syscall */
+	int errnum;
+	uint64_t args[3];
+	uint64_t count;
+	uint64_t boot_ns; /* the first */
+};
+#define GS_REFUSALS_MAX 256
 
 struct gs_notify_stats {
 	uint64_t fast_path;     /* exact lease present: CONTINUE without a JS hop */
@@ -44,6 +62,8 @@ struct gs_notify_stats {
 	uint64_t gone;          /* target died or the call was interrupted before the answer */
 	uint64_t continued;     /* faults answered CONTINUE */
 	uint64_t refused;       /* faults answered with an errno (incl. at close) */
+	uint64_t filtered;      /* refused by the filter's own rule (gs_refusal) */
+	uint64_t filtered_lost; /* of those, not kept (the list was full): counted only */
 };
 
 /* A paused call raised as a fault (slow path). */
@@ -98,6 +118,9 @@ int gs_notifier_respond(struct gs_notifier *n, uint64_t id, int errnum, struct g
 
 size_t gs_notifier_pending(struct gs_notifier *n);
 void gs_notifier_stats(struct gs_notifier *n, struct gs_notify_stats *out);
+
+/* Move up to cap kept refusals to out (oldest first); returns how many. */
+size_t gs_notifier_take_refusals(struct gs_notifier *n, struct gs_refusal *out, size_t cap);
 
 /* Answer every pending fault with errnum, close the listener and the lease
  * map, free n. Returns how many were answered. */

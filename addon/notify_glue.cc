@@ -43,6 +43,10 @@ const char *SyscallName(int s) {
     case GS_NSYS_SENDTO: return "sendto";
     case GS_NSYS_SENDMSG: return "sendmsg";
     case GS_NSYS_SENDMMSG: return "sendmmsg";
+    case GS_NSYS_SOCKET: return "socket";
+    case GS_NSYS_SOCKETPAIR: return "socketpair";
+    case GS_NSYS_IO_URING_SETUP: return "io_uring_setup";
+    case GS_NSYS_LISTEN: return "listen";
   }
   return "unknown";
 }
@@ -194,6 +198,7 @@ class Notifier : public Nan::ObjectWrap {
                          {"setSupervisorClient", SetSupervisorClient},
                          {"supervisorInflight", SupervisorInflight},
                          {"stats", Stats},
+                         {"takeRefusals", TakeRefusals},
                          {"close", Close},
                          {"ref", RefLoop},
                          {"unref", UnrefLoop}});
@@ -480,8 +485,34 @@ class Notifier : public Nan::ObjectWrap {
     Set(o, "continued", Nan::New<v8::Number>(static_cast<double>(st.continued)));
     Set(o, "refused", Nan::New<v8::Number>(static_cast<double>(st.refused)));
     Set(o, "pending", Nan::New<v8::Number>(static_cast<double>(pending)));
+    Set(o, "filtered", Nan::New<v8::Number>(static_cast<double>(st.filtered)));
+    Set(o, "filteredLost", Nan::New<v8::Number>(static_cast<double>(st.filtered_lost)));
     Set(o, "polling", Nan::New<v8::Boolean>(self->running_));
     info.GetReturnValue().Set(o);
+  }
+
+  // takeRefusals() -> [{pid, syscall, errno, args: [a0, a1, a2], count, bootNs}]: the calls the
+  // filter sent only to be refused, answered in C, oldest first; [] once closed
+  static NAN_METHOD(TakeRefusals) {
+    Notifier *self = Nan::ObjectWrap::Unwrap<Notifier>(info.Holder());
+    v8::Local<v8::Array> arr = Nan::New<v8::Array>();
+    if (!self->N()) return info.GetReturnValue().Set(arr);
+    std::vector<gs_refusal> buf(GS_REFUSALS_MAX);
+    size_t k = gs_notifier_take_refusals(self->N(), buf.data(), buf.size());
+    for (size_t i = 0; i < k; i++) {
+      const gs_refusal &r = buf[i];
+      v8::Local<v8::Object> o = Nan::New<v8::Object>();
+      Set(o, "pid", Nan::New<v8::Number>(r.pid));
+      Set(o, "syscall", Nan::New(SyscallName(r.syscall)).ToLocalChecked());
+      Set(o, "errno", Nan::New<v8::Number>(r.errnum));
+      v8::Local<v8::Array> args = Nan::New<v8::Array>(3);
+      for (uint32_t j = 0; j < 3; j++) Nan::Set(args, j, Big(r.args[j]));
+      Set(o, "args", args);
+      Set(o, "count", Nan::New<v8::Number>(static_cast<double>(r.count)));
+      Set(o, "bootNs", Big(r.boot_ns));
+      Nan::Set(arr, static_cast<uint32_t>(i), o);
+    }
+    info.GetReturnValue().Set(arr);
   }
 
   // close(errno = EACCES): refuse every pending call, stop, close the fd.

@@ -838,30 +838,38 @@ static void add_rule(scmp_filter_ctx ctx, const char *name, unsigned n, const st
  * - listen() (unless --allow-listen, given when the policy has listen
  *   rules): a socket listening on a port the kernel picked never meets
  *   cgroup/bind4|6. EPERM.
+ * With a listener (pause mode) these go to the supervisor, which answers
+ * them with the same errno at once and records them; without one, the
+ * filter answers them itself.
  */
-static void add_refusals(scmp_filter_ctx ctx, const struct opts *o)
+static uint32_t refuse_act(int notify, int errnum)
+{
+	return notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO((uint32_t)errnum);
+}
+
+static void add_refusals(scmp_filter_ctx ctx, const struct opts *o, int notify)
 {
 	static const scmp_datum_t other_low[] = { 0, 3, 4, 5, 6, 7, 8, 9 }; /* AF_UNSPEC .. AF_ROSE, not 1, 2, 10 */
 	struct scmp_arg_cmp cmp;
 	size_t i;
 
 	cmp = SCMP_A0(SCMP_CMP_GT, 10); /* AF_INET6 */
-	add_rule_act(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &cmp);
+	add_rule_act(ctx, refuse_act(notify, EAFNOSUPPORT), "socket", 1, &cmp);
 	for (i = 0; i < sizeof(other_low) / sizeof(other_low[0]); i++) {
 		cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, other_low[i]);
-		add_rule_act(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &cmp);
+		add_rule_act(ctx, refuse_act(notify, EAFNOSUPPORT), "socket", 1, &cmp);
 	}
 	cmp = SCMP_A0(SCMP_CMP_GT, 1); /* AF_UNIX */
-	add_rule_act(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", 1, &cmp);
+	add_rule_act(ctx, refuse_act(notify, EAFNOSUPPORT), "socketpair", 1, &cmp);
 	cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0);
-	add_rule_act(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", 1, &cmp);
+	add_rule_act(ctx, refuse_act(notify, EAFNOSUPPORT), "socketpair", 1, &cmp);
 	if (!o->allow_io_uring) {
-		add_rule_act(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_setup", 0, NULL);
+		add_rule_act(ctx, refuse_act(notify, ENOSYS), "io_uring_setup", 0, NULL);
 		add_rule_act(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_enter", 0, NULL);
 		add_rule_act(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_register", 0, NULL);
 	}
 	if (!o->allow_listen)
-		add_rule_act(ctx, SCMP_ACT_ERRNO(EPERM), "listen", 0, NULL);
+		add_rule_act(ctx, refuse_act(notify, EPERM), "listen", 0, NULL);
 }
 
 /* Build with libseccomp, load with seccomp(2) ourselves: libseccomp 2.5 has
@@ -885,7 +893,7 @@ static int install_filter(int notify_fd, int *killable, const struct opts *o)
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (r)
 		fail(-r, "seccomp: SCMP_FLTATR_ACT_BADARCH");
-	add_refusals(ctx, o);
+	add_refusals(ctx, o, notify_fd >= 0);
 	if (notify_fd >= 0) {
 		add_rule(ctx, "connect", 0, NULL);
 		add_rule(ctx, "sendto", 1, &to_addr);   /* NULL destination: a connected send */

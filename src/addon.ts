@@ -86,6 +86,10 @@ export interface NotifierStats {
   continued: number;
   refused: number;
   pending: number;
+  /** refused by the filter's own rule (another socket family, io_uring, listen): see takeRefusals */
+  filtered: number;
+  /** of those, the ones the notifier could not keep for the record (counted only) */
+  filteredLost: number;
   polling: boolean;
 }
 
@@ -123,6 +127,20 @@ export interface SupervisorClientOptions {
   errnos: { deny: number; delegate: number; timeout: number };
 }
 
+/** A call gensee-exec's filter sent only to be refused (addon/notify.h gs_refusal). */
+export interface FilterRefusal {
+  pid: number;
+  syscall: 'socket' | 'socketpair' | 'io_uring_setup' | 'listen';
+  /** the errno it was answered with */
+  errno: number;
+  /** its first three arguments */
+  args: bigint[];
+  /** how many times the same thread made the same call in a row */
+  count: number;
+  /** CLOCK_BOOTTIME of the first */
+  bootNs: bigint;
+}
+
 export interface Notifier {
   /**
    * From now on, paused calls without a lease are submitted to the resolver
@@ -138,6 +156,8 @@ export interface Notifier {
   /** Answer a pending fault. true = answered; false = the caller is gone (ENOENT) or the notifier is closed. */
   respond(id: bigint, verdict: PauseVerdict): boolean;
   stats(): NotifierStats;
+  /** the calls the filter sent only to be refused, answered in C, oldest first (then forgotten) */
+  takeRefusals(): FilterRefusal[];
   /** Refuse every pending call with errno (default EACCES), stop polling, close the listener. Returns how many were refused. */
   close(errno?: number): number;
   ref(): void;

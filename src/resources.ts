@@ -163,23 +163,23 @@ function writeOne(name: LimitName, dir: string, v2: boolean, req: Requested): Li
 function sweepV1Leftovers(mount: string, v2Parent: string): void {
   let names: string[];
   try {
-    names = fs.readdirSync(path.join(mount, 'gensee'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    names = fs.readdirSync(path.join(mount, path.basename(v2Parent)), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
   } catch {
     return;
   }
   for (const n of names) {
     if (fs.existsSync(path.join(v2Parent, n))) continue;
     try {
-      fs.rmdirSync(path.join(mount, 'gensee', n));
+      fs.rmdirSync(path.join(mount, path.basename(v2Parent), n));
     } catch {
       /* populated, or gone meanwhile */
     }
   }
 }
 
-/** <v1 mount>/gensee/<op>, fresh; a leftover of a killed run is removed when empty, else reused (its tasks count against the limit) */
-function makeV1Cgroup(mount: string, op: string): string {
-  const parent = path.join(mount, 'gensee');
+/** <v1 mount>/<parent>/<op> (parent: the cgroup2 parent's name, gensee), fresh; a leftover of a killed run is removed when empty, else reused (its tasks count against the limit) */
+function makeV1Cgroup(mount: string, parentName: string, op: string): string {
+  const parent = path.join(mount, parentName);
   const dir = path.join(parent, op);
   for (let attempt = 0; attempt < 4; attempt++) {
     fs.mkdirSync(parent, { recursive: true });
@@ -228,7 +228,7 @@ export function applyOperationLimits(o: { op: string; cgroup: string; limits: Po
       const mount = layout.v1.get(name);
       if (!mount) return notApplied(req, `no ${name} controller: not in ${path.join(layout.cgroup2, 'cgroup.controllers')} and no cgroup v1 ${name} hierarchy is mounted`);
       sweepV1Leftovers(mount, path.dirname(o.cgroup));
-      const dir = makeV1Cgroup(mount, o.op);
+      const dir = makeV1Cgroup(mount, path.basename(path.dirname(o.cgroup)), o.op);
       try {
         return writeOne(name, dir, false, req);
       } catch (e) {

@@ -19,6 +19,7 @@ import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
 import { parsePolicy, policyHash } from '../protocol/json';
 import { resolveStateDir, readKey, updateOperation } from '../state/operation';
 import { PACKAGE_ROOT } from '../addon';
+import { startRefusalRecorder } from '../pause/refusals';
 import { launchUnderBoundary, workloadIdFor, WorkloadIdentityOption } from '../pause/launch';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { pinDirFor } from '../bpffs';
@@ -151,6 +152,8 @@ export async function run(argv: string[]): Promise<number> {
     if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as', 1);
     await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });
     const notifier = launched.notifier!;
+    // the filter's own refusals (other socket families, io_uring, listen): recorded like the hooks'
+    const refusals = startRefusalRecorder(notifier, sup.resolver, sup.events, (e) => process.stderr.write(`gensee: ${e.message}\n`));
     adapter = new PauseAdapter({
       notifier,
       socketPath: sup.socketPath,
@@ -178,6 +181,7 @@ export async function run(argv: string[]): Promise<number> {
     // took it down with CMD; this holds even if it did not)
     cgroupKilled = await killAll();
     await adapter.idle();
+    refusals.stop();
     const ns = notifier.stats();
     notifier.close();
     // let the reject loop drain the last hook events

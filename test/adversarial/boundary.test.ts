@@ -157,10 +157,11 @@ function eventLines(env: Env): Record<string, unknown>[] {
   }
 }
 
-/** the refusal lines the hooks left in faults.jsonl, and the boundary events, of one control */
+/** the refusal lines a control left in faults.jsonl, and its boundary events (control: ebpf/<hook> or seccomp/<syscall>) */
 function recorded(env: Env, control: string): { refusals: number; events: number } {
-  const refusals = faultLines(env).filter((l) => l.kind === 'refusal' && String(l.detail).includes(`ebpf/${control})`)).length;
-  const events = eventLines(env).filter((l) => (l.event as { control?: string } | undefined)?.control === `ebpf/${control}`).length;
+  const c = control.includes('/') ? control : `ebpf/${control}`;
+  const refusals = faultLines(env).filter((l) => l.kind === 'refusal' && String(l.detail).includes(`${c})`)).length;
+  const events = eventLines(env).filter((l) => (l.event as { control?: string } | undefined)?.control === c).length;
   return { refusals, events };
 }
 
@@ -197,6 +198,7 @@ for (const id of IDENTITIES) {
     const rep = await held(t, env, r, 'protocols');
     t.equal(rep?.info.udp_socket_ok, 1, 'a UDP socket is still the workload\'s');
     t.equal(rep?.attempts.io_uring_setup, 'ENOSYS', 'io_uring is refused without the policy saying io_uring: true');
+    t.equal(recorded(env, 'seccomp/io_uring_setup').refusals, 1, 'and that refusal is in faults.jsonl');
     const counted = await helperReport(sink, 'sink');
     t.same(
       { udplite4: counted.info.udplite4, udplite6: counted.info.udplite6, icmp4: counted.info.icmp4, icmp6: counted.info.icmp6 },
@@ -216,6 +218,9 @@ for (const id of IDENTITIES) {
     t.equal(rep?.info.socketpair_unix_ok, 1, 'socketpair(AF_UNIX) is still the workload\'s');
     t.equal(rep?.attempts.socket_af40, 'EAFNOSUPPORT', 'AF_VSOCK: EAFNOSUPPORT');
     t.equal(rep?.attempts.socket_af16, 'EAFNOSUPPORT', 'AF_NETLINK: EAFNOSUPPORT');
+    const rec = recorded(env, 'seccomp/socket');
+    t.ok(rec.refusals >= 40, `every refused socket() is in faults.jsonl (${rec.refusals})`);
+    t.ok(recorded(env, 'seccomp/socketpair').refusals >= 2, 'and the refused socketpair() calls');
   });
 
   t.test(`routing, ${id.name}: no IPv4 source route and no IPv6 routing header leaves`, async (t) => {
@@ -263,6 +268,7 @@ for (const id of IDENTITIES) {
     const r = await runBoundary(env, policy(env, {}), 'bind', id.flags, ['--bport', String(bport)]);
     await held(t, env, r, 'bind');
     t.ok(recorded(env, 'bind4').refusals >= 2, 'the binds refused are in faults.jsonl');
+    t.ok(recorded(env, 'seccomp/listen').refusals >= 1, 'and the listen() calls refused without a listen rule');
     // with a listen rule: that port works, the others still do not
     const env2 = await attackEnv(t, 'adv-bind2');
     const lport = await freePort();

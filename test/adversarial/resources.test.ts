@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../../src/addon';
 import { cgroupPids, cgroupPopulated, findCgroup2Mount, removeCgroup } from '../../src/cgroup';
 import { cgroupLayout, limitCgroupsOf, type ResourcesRecord } from '../../src/resources';
-import { GENSEE_BIN, requireKernel, sleep, testCgroup, uniqueName, waitFor } from '../helpers/kernel';
+import { GENSEE_BIN, requireKernel, sleep, testCgroup, uniqueName, waitFor, CGROUP_PARENT } from '../helpers/kernel';
 import { gensee } from '../helpers/gensee';
 import { shortStateDir, superviseProcess, supervisedOp } from '../helpers/supervisor';
 import { pinDirFor } from '../../src/bpffs';
@@ -77,7 +77,7 @@ function cleanupLimits(st: string, op: string): void {
   const dirs = new Set<string>();
   for (const c of ['pids', 'memory']) {
     const m = layout.v1.get(c);
-    if (m) dirs.add(path.join(m, 'gensee', op));
+    if (m) dirs.add(path.join(m, CGROUP_PARENT, op));
   }
   for (const l of r ? [r.pids, r.memory] : []) if (l.controller === 'cgroup1' && l.cgroup) dirs.add(l.cgroup);
   for (const d of dirs) {
@@ -95,7 +95,7 @@ async function runBomb(t: Test, mode: 'fork' | 'mem', identity: string[], limits
   const op = uniqueName(`adv-res-${mode}`);
   const policy = path.join(st, 'policy.json');
   fs.writeFileSync(policy, JSON.stringify({ schema: 1, limits }));
-  const cgroup = path.join(findCgroup2Mount(), 'gensee', op);
+  const cgroup = path.join(findCgroup2Mount(), CGROUP_PARENT, op);
   t.teardown(async () => {
     for (const pid of bombPids(op)) {
       try {
@@ -277,6 +277,6 @@ t.test('bad limits in a policy: a clear error, exit 2, nothing created', async (
     t.equal(r.status, 2, `${JSON.stringify(limits)}: exit 2`, { stderr: r.stderr });
     t.match(r.stderr, want, `${JSON.stringify(limits)}: says which field and why`);
     t.notOk(fs.existsSync(path.join(st, 'network-operations', op)), 'no operation was created');
-    t.notOk(fs.existsSync(path.join(findCgroup2Mount(), 'gensee', op)), 'no cgroup was created');
+    t.notOk(fs.existsSync(path.join(findCgroup2Mount(), CGROUP_PARENT, op)), 'no cgroup was created');
   }
 });
