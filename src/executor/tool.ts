@@ -326,7 +326,7 @@ export function checkRegistration(report: unknown, where: string): { tools: Map<
   r.tools.forEach((reg, i) => {
     const effect = reg.effect as { kind: string; key?: unknown };
     const at = `${where}: tools[${i}] ("${reg.id}"): `;
-    if (effect.kind !== 'idempotent' && effect.key !== undefined) refuse(`${at}tool "${reg.id}"`, `a ${effect.kind} tool has no key`);
+    if (effect.kind !== 'idempotent' && effect.key !== undefined) refuse(`${at}tool "${reg.id}"`, `only an idempotent tool has a key (this one is ${effect.kind})`);
     checkDef(reg, at, true);
     if (out.has(reg.id)) refuse(`${where}: tools[${i}]`, `duplicate tool id "${reg.id}"`);
     out.set(reg.id, reg);
