@@ -269,6 +269,21 @@ export function registrationOf(def: ToolDef<Record<string, unknown>>): ToolRegis
 
 /** at most this many tools in one module */
 export const MAX_TOOLS = 256;
+/**
+ * A reported argument schema is at most this long (JSON) and this deep: the
+ * executor compiles it, and ajv asks that a schema it did not write be
+ * bounded (a deep one overflows the stack of the compiler).
+ */
+export const MAX_SCHEMA_BYTES = 64 << 10;
+export const MAX_SCHEMA_DEPTH = 32;
+
+function depthOf(v: unknown, limit: number): number {
+  if (v === null || typeof v !== 'object') return 0;
+  if (limit <= 0) return 1;
+  let d = 0;
+  for (const x of Object.values(v as Record<string, unknown>)) d = Math.max(d, depthOf(x, limit - 1));
+  return d + 1;
+}
 
 // The shape of a registration report (the executor's first check of what a
 // tool process sent; checkDef's own checks follow, with their messages).
@@ -326,6 +341,8 @@ export function checkRegistration(report: unknown, where: string): { tools: Map<
   r.tools.forEach((reg, i) => {
     const effect = reg.effect as { kind: string; key?: unknown };
     const at = `${where}: tools[${i}] ("${reg.id}"): `;
+    if (Buffer.byteLength(JSON.stringify(reg.schema)) > MAX_SCHEMA_BYTES) refuse(`${at}tool "${reg.id}"`, `its argument schema is over ${MAX_SCHEMA_BYTES} bytes of JSON`);
+    if (depthOf(reg.schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH) refuse(`${at}tool "${reg.id}"`, `its argument schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
     if (effect.kind !== 'idempotent' && effect.key !== undefined) refuse(`${at}tool "${reg.id}"`, `only an idempotent tool has a key (this one is ${effect.kind})`);
     checkDef(reg, at, true);
     if (out.has(reg.id)) refuse(`${where}: tools[${i}]`, `duplicate tool id "${reg.id}"`);

@@ -2,7 +2,7 @@
 // argument validation with JSON pointers, and loading a tool module.
 import t, { type Test } from 'tap';
 import * as path from 'node:path';
-import { defineTool, loadTools, validateArgs, keyFor, registrationOf, checkRegistration, MAX_TOOLS, type ToolDef } from '../../src/executor/tool';
+import { defineTool, loadTools, validateArgs, keyFor, registrationOf, checkRegistration, MAX_TOOLS, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, type ToolDef } from '../../src/executor/tool';
 import { GenseeError } from '../../src/errors';
 import Ajv from 'ajv';
 
@@ -232,5 +232,11 @@ t.test('checkRegistration: what a tool process reports is checked, never trusted
   bad({ tools: [good, good] }, /tools\[1\]: duplicate tool id "charge"/, 'a duplicate id');
   bad({ tools: [{ ...good, schema: { type: 'object', properties: { to: { type: 'text' } } }, effect: { kind: 'unsafe' } }] }, /its argument schema does not compile/, 'a schema that does not compile');
   bad({ tools: Array.from({ length: MAX_TOOLS + 1 }, (_, i) => ({ ...good, id: `t${i}` })) }, new RegExp(`/tools: must NOT have more than ${MAX_TOOLS} items`), 'too many tools');
+  let deep: Record<string, unknown> = { type: 'string' };
+  for (let i = 0; i < MAX_SCHEMA_DEPTH; i++) deep = { type: 'object', properties: { x: deep } };
+  bad({ tools: [{ ...good, schema: deep, effect: { kind: 'unsafe' } }] }, new RegExp(`its argument schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`), 'a schema nested too deep');
+  const wide = { type: 'object', properties: { to: { type: 'string', description: 'x'.repeat(MAX_SCHEMA_BYTES) } } };
+  bad({ tools: [{ ...good, schema: wide, effect: { kind: 'unsafe' } }] }, new RegExp(`its argument schema is over ${MAX_SCHEMA_BYTES} bytes`), 'a schema too long');
+  t.ok(checkRegistration({ tools: [{ ...good, schema: { type: 'object', properties: { x: { type: 'object', properties: { y: { type: 'string' } } } } }, effect: { kind: 'unsafe' } }] }, 'm').tools.size, 'a nested schema within bounds');
   bad({ tools: [good], request_id: 7 }, /\/request_id: must be string/, 'a request id that is not a string');
 });
