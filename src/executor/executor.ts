@@ -12,13 +12,16 @@
 // module's registration (ids, effect classes, key fields, argument schemas),
 // which it checks (checkRegistration) and derives keys from.
 //
-// A call: a tool process reports the module's registration (and a Queryable
-// tool's request id for these arguments); check the arguments against it;
-// derive the key (Idempotent); journal the call, durably, in calls.jsonl;
-// start the call's tool process with the capability handle on fd 3; serve the
-// handle (src/executor/server.ts: the executor performs the writes, from
-// outside the boundary, with the key set); journal the outcome; kill the
-// tool's cgroup and remove it.
+// A call: one tool process (tool-main call, in cgroup exec-<call id>)
+// evaluates the module and reports its registration on fd 3 (and a Queryable
+// tool's request id for these arguments); the executor checks it and the
+// arguments against it, derives the key (Idempotent), journals the call,
+// durably, in calls.jsonl, and only then sends the capability handle; the
+// tool runs; the executor serves the handle (src/executor/server.ts: it
+// performs the writes, from outside the boundary, with the key set),
+// journals the outcome, kills the tool's cgroup and removes it. Recovery
+// registers the module in a process of its own (tool-main register), then
+// looks calls up (tool-main lookup) or retries them (tool-main run).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -34,7 +37,7 @@ import { checkRegistration, validateArgs, ToolRegistration, LookupIO } from './t
 import { deriveKey } from './key';
 import { CallJournal, CallEntry, CallClass, CallState, CALL_ID_RE } from './journal';
 import { registerToolCgroup } from './report';
-import { HANDLE_ENV, handleToken, MAX_RESPONSE_BODY, REQUEST_ID_ENV, TOOL_ARGS_ENV } from './handle';
+import { HANDLE_ENV, handleToken, MAX_FRAME, MAX_RESPONSE_BODY, REQUEST_ID_ENV, TOOL_ARGS_ENV } from './handle';
 import { HandleServer, LookupServer, ServedWrite, targetOf } from './server';
 import type { Fault } from '../protocol/types';
 import { encodeFault } from '../protocol/codec';
@@ -303,12 +306,18 @@ function succeeded(r: BoundaryRun<unknown>): boolean {
   return r.exit.code === 0 && r.line?.ok === true && !r.timedOut;
 }
 
+/** a tool process's failure, as the refusal of a call or registration it was to report for */
+function registrationFailure(ctx: OpContext, r: BoundaryRun<unknown>, timeoutMs: number): GenseeError {
+  const why = failureOf(r, timeoutMs);
+  return new GenseeError(r.line?.code === 'E_USAGE' ? 'E_USAGE' : 'E_SCHEMA', why.includes(ctx.modulePath) ? why : `tools module ${ctx.modulePath}: ${why}`);
+}
+
 /**
- * The module's registration, from a tool process inside the boundary (the
- * executor never evaluates the module): its tools as data, checked here
- * (checkRegistration); with toolId and args, a Queryable tool's request id.
+ * The module's registration (recover), from a tool process of its own inside
+ * the boundary, its hook refusals naming `module:<file>` (the executor never
+ * evaluates the module): its tools as data, checked here (checkRegistration).
  */
-async function registerTools(ctx: OpContext, o: { toolId?: string; args?: Record<string, unknown> } = {}): Promise<{ tools: Map<string, ToolRegistration>; requestId?: string }> {
+async function registerTools(ctx: OpContext): Promise<Map<string, ToolRegistration>> {
   const where = `tools module ${ctx.modulePath}`;
   const regId = `r${randomBytes(6).toString('hex')}`;
   const timeoutMs = Math.min(ctx.timeoutMs, REGISTER_TIMEOUT_MS);
@@ -316,15 +325,12 @@ async function registerTools(ctx: OpContext, o: { toolId?: string; args?: Record
     cg: path.join(ctx.rec.cgroup, `exec-${regId}`),
     toolId: `module:${path.basename(ctx.modulePath)}`.slice(0, 200),
     callId: regId,
-    argv: ['register', ctx.modulePath, ...(o.toolId !== undefined ? [o.toolId] : [])],
-    env: o.args !== undefined ? { [TOOL_ARGS_ENV]: JSON.stringify(o.args) } : {},
+    argv: ['register', ctx.modulePath],
+    env: {},
     timeoutMs,
   });
-  if (!succeeded(r)) {
-    const why = failureOf(r, timeoutMs);
-    throw new GenseeError(r.line?.code === 'E_USAGE' ? 'E_USAGE' : 'E_SCHEMA', why.includes(ctx.modulePath) ? why : `${where}: ${why}`);
-  }
-  return checkRegistration(r.line?.result, where);
+  if (!succeeded(r)) throw registrationFailure(ctx, r, timeoutMs);
+  return checkRegistration(r.line?.result, where).tools;
 }
 
 /** Run one call's tool in its own cgroup inside the boundary and serve its handle. */
@@ -389,39 +395,174 @@ function argsObject(args: unknown): Record<string, unknown> {
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-/** Run one tool call (see the top of this file). Refused before the journal: GenseeError; the tool failing: state 'failed'. */
+/**
+ * The executor's side of a call's tool process (tool-main call), on its fd 3:
+ * first the process's registration report (one line, nothing after it), then
+ * `decide` (check it, journal the call), then the go frame carrying the
+ * capability handle and, from then on, the handle served by `server`. A
+ * refusal closes the socket: the process, which holds no handle yet, exits.
+ */
+class CallSession {
+  server: HandleServer | null = null;
+  refusal: unknown = null;
+  private readonly decided: Promise<void>;
+
+  constructor(
+    private readonly sock: Duplex,
+    decide: (report: unknown) => Promise<{ go: unknown; server: (sock: Duplex) => HandleServer }>,
+  ) {
+    this.decided = new Promise<void>((resolve) => {
+      const parts: Buffer[] = [];
+      let size = 0;
+      let done = false;
+      const finish = () => {
+        done = true;
+        sock.off('data', onData);
+        resolve();
+      };
+      const refuse = (why: unknown) => {
+        this.refusal = why;
+        sock.destroy();
+        finish();
+      };
+      const onData = (b: Buffer) => {
+        if (done) return;
+        const i = b.indexOf(0x0a);
+        if (i < 0) {
+          parts.push(b);
+          size += b.length;
+          if (size > MAX_FRAME) refuse(new GenseeError('E_SCHEMA', `the tool process sent a registration over ${MAX_FRAME} bytes`));
+          return;
+        }
+        parts.push(b.subarray(0, i));
+        // the handle is served once the call is journaled: nothing may come before
+        sock.pause();
+        done = true;
+        sock.off('data', onData);
+        if (i + 1 < b.length) return refuse(new GenseeError('E_SCHEMA', 'the tool process sent more than its registration before the call started'));
+        let frame: unknown;
+        try {
+          frame = JSON.parse(Buffer.concat(parts).toString('utf8'));
+        } catch {
+          return refuse(new GenseeError('E_SCHEMA', 'the tool process sent a registration that is not JSON'));
+        }
+        const report = frame !== null && typeof frame === 'object' && (frame as { v?: unknown }).v === 1 ? (frame as { register?: unknown }).register : undefined;
+        decide(report).then(
+          (d) => {
+            this.server = d.server(sock);
+            sock.write(JSON.stringify(d.go) + '\n');
+            sock.resume();
+            resolve();
+          },
+          (e: unknown) => refuse(e),
+        );
+      };
+      sock.on('data', onData);
+      sock.once('close', finish);
+      sock.once('end', finish);
+      sock.on('error', () => undefined);
+    });
+  }
+
+  async drain(ms: number): Promise<void> {
+    await this.decided;
+    if (this.server) await this.server.drain(ms);
+    else this.sock.destroy();
+  }
+}
+
+interface Decided {
+  tool: ToolRegistration;
+  args: Record<string, unknown>;
+  key: string | null;
+  requestId: string | null;
+  entry: CallEntry;
+}
+
+/**
+ * Run one tool call (see the top of this file). One tool process evaluates
+ * the module, reports its registration, and once the call is journaled runs
+ * it. Refused before the journal: GenseeError; the tool failing: state 'failed'.
+ */
 export async function executorCall(o: CallOptions): Promise<CallOutcome> {
   const ctx = await context(o.stateDir, o.op, o.toolsModule, o.timeoutMs);
   const callId = o.callId ?? newCallId();
   if (!CALL_ID_RE.test(callId)) throw new GenseeError('E_USAGE', `bad call id ${JSON.stringify(callId)}: use 1-48 of [A-Za-z0-9._-], starting alphanumeric`);
   const given = argsObject(o.args);
-  // the module is evaluated inside the boundary; what comes back is data
-  const reg = await registerTools(ctx, { toolId: o.toolId, args: given });
-  const tool = toolOf(reg.tools, o.toolId, ctx.modulePath);
-  const args = argsObject(validateArgs(tool, given));
-  const effect = tool.effect;
-  const key = effect.kind === 'idempotent' ? deriveKey(tool.id, effect.key.fields, args) : null;
-  let requestId: string | null = null;
-  if (effect.kind === 'queryable') {
-    const id = reg.requestId;
-    if (typeof id !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(id)) throw new GenseeError('E_SCHEMA', `tool "${tool.id}": requestId() must give 1-200 printable ASCII characters, not ${JSON.stringify(id ?? null)}`);
-    requestId = id;
-  }
+  const where = `tools module ${ctx.modulePath}`;
+  // held for the whole call: waits for a live executor's call to end
   const journal = await CallJournal.open(o.stateDir, o.op);
+  let decided: Decided | null = null;
   try {
-    // durable before the tool runs
-    const entry = await journal.started({ call_id: callId, tool_id: tool.id, class: effect.kind, args, key, request_id: requestId });
-    o.onStarted?.(entry);
-    let run: ToolRun;
+    // the data the module's process reports: checked, then the call journaled, durably, before the tool runs
+    const decide = async (report: unknown) => {
+      const reg = checkRegistration(report, where);
+      const tool = toolOf(reg.tools, o.toolId, ctx.modulePath);
+      const args = argsObject(validateArgs(tool, given));
+      const effect = tool.effect;
+      const key = effect.kind === 'idempotent' ? deriveKey(tool.id, effect.key.fields, args) : null;
+      let requestId: string | null = null;
+      if (effect.kind === 'queryable') {
+        const id = reg.requestId;
+        if (typeof id !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(id)) throw new GenseeError('E_SCHEMA', `tool "${tool.id}": requestId() must give 1-200 printable ASCII characters, not ${JSON.stringify(id ?? null)}`);
+        requestId = id;
+      }
+      const entry = await journal.started({ call_id: callId, tool_id: tool.id, class: effect.kind, args, key, request_id: requestId });
+      decided = { tool, args, key, requestId, entry };
+      o.onStarted?.(entry);
+      return {
+        go: { v: 1, go: { handle: { call_id: callId, key, token: handleToken(ctx.opKey, callId, key) } } },
+        server: (sock: Duplex) => {
+          let writeSeq = 0;
+          return new HandleServer(sock, {
+            stateDir: ctx.stateDir,
+            op: ctx.op,
+            opKey: ctx.opKey,
+            call: { callId, toolId: tool.id, cls: effect.kind, key, requestId },
+            pid: () => pidOf(),
+            authorize: (url) => authorizeWrite(ctx, tool.id, callId, ++writeSeq, pidOf(), url),
+          });
+        },
+      };
+    };
+    let pidOf: () => number = () => 0;
+    let r: BoundaryRun<CallSession>;
     try {
-      run = await runTool(ctx, tool, entry);
+      r = await inBoundary(ctx, {
+        cg: toolCgroupPath(ctx.rec, callId),
+        toolId: o.toolId.slice(0, 200) || '?',
+        callId,
+        argv: ['call', ctx.modulePath, o.toolId],
+        env: { [TOOL_ARGS_ENV]: JSON.stringify(given) },
+        timeoutMs: ctx.timeoutMs,
+        serve: (sock, toolPid) => {
+          pidOf = toolPid;
+          return new CallSession(sock, decide);
+        },
+      });
     } catch (e) {
-      await journal.setState(callId, 'failed', `the executor could not run the tool: ${(e as Error).message}`.slice(0, 500));
+      const d = decided as Decided | null;
+      if (d) await journal.setState(callId, 'failed', `the executor could not run the tool: ${(e as Error).message}`.slice(0, 500));
       throw e;
     }
+    const d = decided as Decided | null;
+    if (!d) {
+      // refused before the journal: the executor's own refusal, or the process's
+      if (r.server?.refusal) throw r.server.refusal;
+      throw registrationFailure(ctx, r, ctx.timeoutMs);
+    }
+    const ok = succeeded(r);
+    const run: ToolRun = {
+      state: ok ? 'completed' : 'failed',
+      result: ok ? (r.line?.result ?? null) : null,
+      error: ok ? null : failureOf(r, ctx.timeoutMs),
+      exit: r.exit,
+      writes: r.server?.server?.writes ?? [],
+      stderr: r.stderr,
+    };
     if (run.state === 'completed') await journal.setState(callId, 'completed');
     else await journal.setState(callId, 'failed', (run.error ?? 'failed').slice(0, 500));
-    return { op: o.op, call_id: callId, tool_id: tool.id, class: effect.kind, key, request_id: requestId, ...run };
+    return { op: o.op, call_id: callId, tool_id: d.tool.id, class: d.tool.effect.kind, key: d.key, request_id: d.requestId, ...run };
   } finally {
     await journal.close();
   }
@@ -497,7 +638,7 @@ export async function executorRecover(o: { stateDir: string; op: string; toolsMo
     let ctxP: Promise<OpContext> | null = null;
     const boundary = () => (ctxP ??= context(o.stateDir, o.op, modulePath, o.timeoutMs));
     let toolsP: Promise<Map<string, ToolRegistration>> | null = null;
-    const registered = () => (toolsP ??= boundary().then(async (ctx) => (await registerTools(ctx)).tools));
+    const registered = () => (toolsP ??= boundary().then(registerTools));
     for (const e of started) {
       const r: RecoveredCall = { call_id: e.call_id, tool_id: e.tool_id, class: e.class, key: e.key, request_id: e.request_id, state: 'started', detail: null };
       report.calls.push(r);

@@ -9,12 +9,18 @@
 //                                      {"tools":[ToolRegistration…]}, and with
 //                                      TOOL (queryable) and GENSEE_TOOL_ARGS,
 //                                      "request_id": requestId(args)
+//   tool-main call MODULE TOOL         a call (executor call): the registration
+//                                      as a frame {"v":1,"register":…} on fd 3;
+//                                      once the executor has journaled the
+//                                      call, its frame {"v":1,"go":{"handle":…}}
+//                                      gives the capability handle, and the
+//                                      tool runs as in `run`
 //   tool-main lookup MODULE TOOL       a Queryable tool's lookup of
 //                                      GENSEE_REQUEST_ID (the call's recorded
 //                                      arguments in GENSEE_TOOL_ARGS); its
 //                                      GETs go over fd 3, performed by the
 //                                      executor; result "found"|"not_found"
-//   tool-main run MODULE TOOL          the call: arguments in GENSEE_TOOL_ARGS
+//   tool-main run MODULE TOOL          a retry (recover): arguments in GENSEE_TOOL_ARGS
 //                                      (JSON), the capability handle in
 //                                      GENSEE_HANDLE and on fd 3
 //
@@ -24,7 +30,7 @@
 import * as fs from 'node:fs';
 import { GenseeError } from '../errors';
 import { loadTools, registrationOf, validateArgs, type LookupIO, type ToolDef } from './tool';
-import { HandleClient, HandleDenied, openHandle, REQUEST_ID_ENV, TOOL_ARGS_ENV } from './handle';
+import { HANDLE_FD, HandleClient, HandleDenied, MAX_FRAME, openHandle, REQUEST_ID_ENV, TOOL_ARGS_ENV, type HandleCredentials } from './handle';
 
 type Tool = ToolDef<Record<string, unknown>>;
 
@@ -55,8 +61,8 @@ function toolIn(tools: Map<string, Tool>, toolId: string, modulePath: string): T
   return tool;
 }
 
-async function register(modulePath: string, toolId: string | undefined): Promise<never> {
-  const tools = loadTools(modulePath);
+/** the registration report of a loaded module (and a Queryable tool's request id for GENSEE_TOOL_ARGS) */
+async function reportOf(tools: Map<string, Tool>, toolId: string | undefined): Promise<Record<string, unknown>> {
   const result: Record<string, unknown> = { tools: [...tools.values()].map(registrationOf) };
   const tool = toolId === undefined ? undefined : tools.get(toolId);
   if (tool?.effect.kind === 'queryable') {
@@ -72,7 +78,57 @@ async function register(modulePath: string, toolId: string | undefined): Promise
       result.request_id = id;
     }
   }
-  emit({ ok: true, result }, 0);
+  return result;
+}
+
+async function register(modulePath: string, toolId: string | undefined): Promise<never> {
+  emit({ ok: true, result: await reportOf(loadTools(modulePath), toolId) }, 0);
+}
+
+/** one line from fd (blocking), without reading past it: null at EOF */
+function readLineSync(fd: number): string | null {
+  const parts: Buffer[] = [];
+  let size = 0;
+  const b = Buffer.alloc(1);
+  for (;;) {
+    let n: number;
+    try {
+      n = fs.readSync(fd, b, 0, 1, null);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      continue;
+    }
+    if (n === 0) return null;
+    if (b[0] === 0x0a) return Buffer.concat(parts).toString('utf8');
+    parts.push(Buffer.from(b));
+    if (++size > MAX_FRAME) throw new Error('the executor sent an oversize frame');
+  }
+}
+
+/**
+ * A call: the registration to the executor on fd 3, then (once the executor
+ * has checked it and journaled the call) the go frame with the capability
+ * handle, then the tool runs. The module is evaluated once, here.
+ */
+async function call(modulePath: string, toolId: string): Promise<never> {
+  const tools = loadTools(modulePath);
+  const report = await reportOf(tools, toolId);
+  fs.writeSync(HANDLE_FD, JSON.stringify({ v: 1, register: report }) + '\n');
+  const line = readLineSync(HANDLE_FD);
+  let creds: HandleCredentials | undefined;
+  try {
+    creds = line === null ? undefined : (JSON.parse(line) as { go?: { handle?: HandleCredentials } }).go?.handle;
+  } catch {
+    /* below */
+  }
+  if (!creds) emit({ ok: false, error: 'the executor did not start the call' }, 1);
+  const tool = toolIn(tools, toolId, modulePath);
+  const valid = validateArgs(tool, argsOf());
+  const handle = new HandleClient(creds);
+  const result = await tool.run(valid, handle);
+  handle.close();
+  emit({ ok: true, result: result === undefined ? null : result }, 0);
 }
 
 async function lookup(modulePath: string, toolId: string): Promise<never> {
@@ -107,9 +163,10 @@ async function run(modulePath: string, toolId: string): Promise<never> {
 async function main(argv: string[]): Promise<void> {
   const [mode, modulePath, toolId] = argv;
   if (mode === 'register' && modulePath) await register(modulePath, toolId);
+  if (mode === 'call' && modulePath && toolId) await call(modulePath, toolId);
   if (mode === 'lookup' && modulePath && toolId) await lookup(modulePath, toolId);
   if (mode === 'run' && modulePath && toolId) await run(modulePath, toolId);
-  emit({ ok: false, error: 'usage: tool-main register MODULE [TOOL] | lookup MODULE TOOL | run MODULE TOOL' }, 2);
+  emit({ ok: false, error: 'usage: tool-main register MODULE [TOOL] | call MODULE TOOL | lookup MODULE TOOL | run MODULE TOOL' }, 2);
 }
 
 if (require.main === module) {
