@@ -24,7 +24,10 @@ const charge = defineTool({
   run: async (a, handle) => (await post(handle, a)).status,
 });
 
-// Queryable: after a crash, gensee asks the ledger whether the request id landed.
+// Queryable: after a crash, gensee asks the ledger whether the request id
+// landed. Like every line of this module, the lookup runs inside the
+// operation's boundary (never in the executor): it reads the ledger the
+// call's recorded arguments name, through the executor (io.get).
 const refund = defineTool({
   id: 'refund',
   schema: { type: 'object', properties: { ...common, ref: { type: 'string' } }, required: ['ledger', 'account', 'amount_cents', 'sent_at', 'ref'], additionalProperties: false },
@@ -32,7 +35,7 @@ const refund = defineTool({
     kind: 'queryable',
     lookup: {
       requestId: (a) => `refund-${a.ref}`,
-      lookup: async (id, io) => ((await io.get(`${process.env.LEDGER_URL}/by-request/${id}`)).status === 200 ? 'found' : 'not_found'),
+      lookup: async (id, io, a) => ((await io.get(`${a.ledger}/by-request/${id}`)).status === 200 ? 'found' : 'not_found'),
     },
   },
   run: async (a, handle) => (await post(handle, a)).status,

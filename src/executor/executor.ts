@@ -2,16 +2,26 @@
 // one tool call on the operation's behalf, and recovers the calls a crashed
 // executor left `started`.
 //
-// A call: load the tool and check its arguments; derive the key (Idempotent)
-// or request id (Queryable) from them; journal the call, durably, in
-// calls.jsonl; make the tool's own cgroup under the operation's (the hooks on
-// the operation's cgroup apply to it) and register it with the supervisor so
-// a hook refusal names the tool; start the tool there through gensee-exec in
+// The executor never evaluates a tool module: its top-level code, like its
+// tools' code, is the tool author's, and runs only in a tool process
+// (src/executor/tool-main.ts) in its own cgroup under the operation's (the
+// hooks on the operation's cgroup apply to it), registered with the
+// supervisor so a hook refusal names it, started through gensee-exec in
 // reject mode, as the operation's unprivileged identity, the state directory
-// hidden, gensee's code read-only, with the capability handle on fd 3; serve
-// the handle (src/executor/server.ts: the executor performs the writes, from
-// outside the boundary, with the key set); journal the outcome; kill the
-// tool's cgroup and remove it.
+// hidden, gensee's code read-only. The executor holds only data: the
+// module's registration (ids, effect classes, key fields, argument schemas),
+// which it checks (checkRegistration) and derives keys from.
+//
+// A call: one tool process (tool-main call, in cgroup exec-<call id>)
+// evaluates the module and reports its registration on fd 3 (and a Queryable
+// tool's request id for these arguments); the executor checks it and the
+// arguments against it, derives the key (Idempotent), journals the call,
+// durably, in calls.jsonl, and only then sends the capability handle; the
+// tool runs; the executor serves the handle (src/executor/server.ts: it
+// performs the writes, from outside the boundary, with the key set),
+// journals the outcome, kills the tool's cgroup and removes it. Recovery
+// registers the module in a process of its own (tool-main register), then
+// looks calls up (tool-main lookup) or retries them (tool-main run).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -24,12 +34,12 @@ import { limitCgroupsToJoin } from '../resources';
 import { openOperation, opDir, readKey, OperationRecord } from '../state/operation';
 import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { spawnInBoundary, workloadIdFor } from '../pause/launch';
-import { loadTools, validateArgs, ToolDef, LookupIO } from './tool';
+import { checkRegistration, validateArgs, ToolRegistration, LookupIO } from './tool';
 import { deriveKey } from './key';
 import { CallJournal, CallEntry, CallClass, CallState, CALL_ID_RE } from './journal';
 import { registerToolCgroup } from './report';
-import { HANDLE_ENV, handleToken, MAX_RESPONSE_BODY, TOOL_ARGS_ENV } from './handle';
-import { HandleServer, ServedWrite, targetOf } from './server';
+import { HANDLE_ENV, handleToken, MAX_FRAME, MAX_RESPONSE_BODY, REQUEST_ID_ENV, TOOL_ARGS_ENV } from './handle';
+import { HandleServer, LookupServer, ServedWrite, targetOf } from './server';
 import type { Fault } from '../protocol/types';
 import { encodeFault } from '../protocol/codec';
 import { submitFault } from '../resolver/client';
@@ -44,8 +54,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
 const HANDLE_DRAIN_MS = 2000;
 
 const TOOL_MAIN = path.join(__dirname, 'tool-main.js');
-
-type Tool = ToolDef<Record<string, unknown>>;
+/** a module's registration (its top-level code included) may run this long */
+const REGISTER_TIMEOUT_MS = 60_000;
 
 export interface ToolRun {
   /** completed: the tool exited 0 with {"ok":true}; failed otherwise */
@@ -105,7 +115,7 @@ function modulePathOf(m: string): string {
   return abs;
 }
 
-function toolOf(tools: Map<string, Tool>, id: string, modulePath: string): Tool {
+function toolOf(tools: Map<string, ToolRegistration>, id: string, modulePath: string): ToolRegistration {
   const t = tools.get(id);
   if (!t) throw new GenseeError('E_USAGE', `no tool "${id}" in ${modulePath} (it has: ${[...tools.keys()].join(', ') || 'none'})`);
   return t;
@@ -179,12 +189,15 @@ function capped(): { add(b: Buffer): void; text(): string } {
   };
 }
 
-/** the tool's result line (the last JSON line on its stdout) */
-function resultLine(stdout: string): { ok?: unknown; result?: unknown; error?: unknown } | null {
+type ResultLine = { ok?: unknown; result?: unknown; error?: unknown; code?: unknown };
+
+/** the tool process's result line (the last JSON line on its stdout) */
+function resultLine(stdout: string): ResultLine | null {
   const lines = stdout.split('\n').filter((l) => l.trim().startsWith('{'));
   for (let i = lines.length - 1; i >= 0; i--) {
     try {
-      return JSON.parse(lines[i]) as { ok?: unknown; result?: unknown; error?: unknown };
+      const v = JSON.parse(lines[i]) as unknown;
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as ResultLine;
     } catch {
       /* not the result */
     }
@@ -192,30 +205,54 @@ function resultLine(stdout: string): { ok?: unknown; result?: unknown; error?: u
   return null;
 }
 
-/** Run one call's tool in its own cgroup inside the boundary and serve its handle. */
-async function runTool(ctx: OpContext, tool: Tool, entry: CallEntry): Promise<ToolRun> {
-  const cg = toolCgroupPath(ctx.rec, entry.call_id);
-  // a crashed executor's tool for this call may still be there
+interface BoundaryRun<S> {
+  exit: { code: number | null; signal: NodeJS.Signals | null };
+  /** the process's result line (the last JSON line on its stdout) */
+  line: ResultLine | null;
+  stderr: string;
+  timedOut: boolean;
+  /** what served its fd 3 */
+  server: S | null;
+}
+
+interface BoundarySpec<S> {
+  /** its own cgroup: a child of the operation's, so the operation's hooks apply */
+  cg: string;
+  /** what hook refusals from that cgroup name */
+  toolId: string;
+  callId: string;
+  /** tool-main's arguments (a mode, the module, a tool) */
+  argv: string[];
+  /** its whole environment besides PATH and HOME */
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** serves its fd 3 (a unix stream socketpair); none: it has no fd 3 */
+  serve?: (sock: Duplex, toolPid: () => number) => S;
+}
+
+/**
+ * Run tool-main inside the boundary (see the top of this file): the only way
+ * any code of a tool module runs. Its stdout and stderr are the executor's to
+ * read, never passed on to the executor's own stdout.
+ */
+async function inBoundary<S extends { drain(ms: number): Promise<void> }>(ctx: OpContext, spec: BoundarySpec<S>): Promise<BoundaryRun<S>> {
+  const cg = spec.cg;
+  // a crashed executor's process for this cgroup may still be there
   await disposeToolCgroup(cg);
   fs.mkdirSync(cg);
   try {
-    // before the tool starts: a hook refusal from its cgroup names the tool
-    await registerToolCgroup(ctx.stateDir, ctx.op, { cgroupId: cgroupId(cg), toolId: tool.id, callId: entry.call_id });
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      HOME: '/',
-      [HANDLE_ENV]: JSON.stringify({ call_id: entry.call_id, key: entry.key, token: handleToken(ctx.opKey, entry.call_id, entry.key) }),
-      [TOOL_ARGS_ENV]: JSON.stringify(entry.args),
-    };
+    // before it starts: a hook refusal from its cgroup names the tool
+    await registerToolCgroup(ctx.stateDir, ctx.op, { cgroupId: cgroupId(cg), toolId: spec.toolId, callId: spec.callId });
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: '/', ...spec.env };
     // reject mode (no pause: the hooks deny what has no lease), the
-    // operation's own unprivileged identity, its handle on fd 3 (a unix
-    // stream socketpair; our end is child.stdio[3])
+    // operation's own unprivileged identity, fd 3 (when served) a unix
+    // stream socketpair whose other end is child.stdio[3]
     const child = spawnInBoundary({
       cgroup: cg,
       // the operation's pids and memory limits bound its tools too (cgroup2: cg is inside the operation's cgroup)
       joinCgroups: limitCgroupsToJoin(ctx.rec.resources),
-      argv: [process.execPath, TOOL_MAIN, ctx.modulePath, tool.id],
-      handleFd: 'pipe',
+      argv: [process.execPath, TOOL_MAIN, ...spec.argv],
+      handleFd: spec.serve ? 'pipe' : undefined,
       identity: { kind: 'userns', ...workloadIdFor(ctx.op) },
       // the evidence, the key and the sockets have no name in the tool's view
       hide: [ctx.stateDir],
@@ -237,40 +274,115 @@ async function runTool(ctx: OpContext, tool: Tool, entry: CallEntry): Promise<To
     child.stderr!.on('data', (b: Buffer) => err.add(b));
     let toolPid = 0;
     const pidOfTool = () => toolPid || (toolPid = toolPidOf(child.pid!));
-    let writeSeq = 0;
-    const server = new HandleServer(child.stdio[3] as Duplex, {
-      stateDir: ctx.stateDir,
-      op: ctx.op,
-      opKey: ctx.opKey,
-      call: { callId: entry.call_id, toolId: tool.id, cls: entry.class, key: entry.key, requestId: entry.request_id },
-      pid: pidOfTool,
-      authorize: (url) => authorizeWrite(ctx, tool.id, entry.call_id, ++writeSeq, pidOfTool(), url),
-    });
+    const server = spec.serve ? spec.serve(child.stdio[3] as Duplex, pidOfTool) : null;
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       void killCgroupAndWait(cg).catch(() => undefined);
       child.kill('SIGKILL');
-    }, ctx.timeoutMs);
-    const ex = await exited;
+    }, spec.timeoutMs);
+    const exit = await exited;
     clearTimeout(timer);
-    // the tool's children die with it; then the handle has nothing more to say
+    // its children die with it; then fd 3 has nothing more to say
     await killCgroupAndWait(cg);
-    await server.drain(HANDLE_DRAIN_MS);
-    const stdout = out.text();
-    const stderr = err.text();
-    const line = resultLine(stdout);
-    const ok = ex.code === 0 && line?.ok === true && !timedOut;
-    let error: string | null = null;
-    if (!ok) {
-      if (timedOut) error = `the tool ran longer than ${ctx.timeoutMs} ms and was killed`;
-      else if (line && typeof line.error === 'string') error = line.error;
-      else error = `the tool exited ${ex.code ?? ex.signal} without a result${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 500)}` : ''}`;
-    }
-    return { state: ok ? 'completed' : 'failed', result: ok ? (line?.result ?? null) : null, error, exit: ex, writes: server.writes, stderr };
+    await server?.drain(HANDLE_DRAIN_MS);
+    return { exit, line: resultLine(out.text()), stderr: err.text(), timedOut, server };
   } finally {
     await disposeToolCgroup(cg);
   }
+}
+
+/** why a tool process failed, for a person: its error, else its exit and the tail of its stderr (one line, bounded) */
+function failureOf(r: BoundaryRun<unknown>, timeoutMs: number): string {
+  if (r.timedOut) return `the tool ran longer than ${timeoutMs} ms and was killed`;
+  if (r.line && typeof r.line.error === 'string') return oneLine(r.line.error, 500);
+  const tail = r.stderr.trim().split('\n').slice(-3).join(' | ');
+  return `the tool exited ${r.exit.code ?? r.exit.signal} without a result${tail ? `: ${oneLine(tail, 500)}` : ''}`;
+}
+
+function oneLine(s: string, max: number): string {
+  const t = s.replace(/[\x00-\x1f\x7f]+/g, ' ');
+  return t.length > max ? t.slice(0, max - 1) + '…' : t;
+}
+
+function succeeded(r: BoundaryRun<unknown>): boolean {
+  return r.exit.code === 0 && r.line?.ok === true && !r.timedOut;
+}
+
+/** a tool process's failure, as the refusal of a call or registration it was to report for */
+function registrationFailure(ctx: OpContext, r: BoundaryRun<unknown>, timeoutMs: number): GenseeError {
+  const why = failureOf(r, timeoutMs);
+  return new GenseeError(r.line?.code === 'E_USAGE' ? 'E_USAGE' : 'E_SCHEMA', why.includes(ctx.modulePath) ? why : `tools module ${ctx.modulePath}: ${why}`);
+}
+
+/**
+ * The module's registration (recover), from a tool process of its own inside
+ * the boundary, its hook refusals naming `module:<file>` (the executor never
+ * evaluates the module): its tools as data, checked here (checkRegistration).
+ */
+async function registerTools(ctx: OpContext): Promise<Map<string, ToolRegistration>> {
+  const where = `tools module ${ctx.modulePath}`;
+  const regId = `r${randomBytes(6).toString('hex')}`;
+  const timeoutMs = Math.min(ctx.timeoutMs, REGISTER_TIMEOUT_MS);
+  const r = await inBoundary(ctx, {
+    cg: path.join(ctx.rec.cgroup, `exec-${regId}`),
+    toolId: `module:${path.basename(ctx.modulePath)}`.slice(0, 200),
+    callId: regId,
+    argv: ['register', ctx.modulePath],
+    env: {},
+    timeoutMs,
+  });
+  if (!succeeded(r)) throw registrationFailure(ctx, r, timeoutMs);
+  return checkRegistration(r.line?.result, where).tools;
+}
+
+/** Run one call's tool in its own cgroup inside the boundary and serve its handle. */
+async function runTool(ctx: OpContext, tool: ToolRegistration, entry: CallEntry): Promise<ToolRun> {
+  let writeSeq = 0;
+  const r = await inBoundary(ctx, {
+    cg: toolCgroupPath(ctx.rec, entry.call_id),
+    toolId: tool.id,
+    callId: entry.call_id,
+    argv: ['run', ctx.modulePath, tool.id],
+    env: {
+      [HANDLE_ENV]: JSON.stringify({ call_id: entry.call_id, key: entry.key, token: handleToken(ctx.opKey, entry.call_id, entry.key) }),
+      [TOOL_ARGS_ENV]: JSON.stringify(entry.args),
+    },
+    timeoutMs: ctx.timeoutMs,
+    serve: (sock, pidOfTool) =>
+      new HandleServer(sock, {
+        stateDir: ctx.stateDir,
+        op: ctx.op,
+        opKey: ctx.opKey,
+        call: { callId: entry.call_id, toolId: tool.id, cls: entry.class, key: entry.key, requestId: entry.request_id },
+        pid: pidOfTool,
+        authorize: (url) => authorizeWrite(ctx, tool.id, entry.call_id, ++writeSeq, pidOfTool(), url),
+      }),
+  });
+  const ok = succeeded(r);
+  return {
+    state: ok ? 'completed' : 'failed',
+    result: ok ? (r.line?.result ?? null) : null,
+    error: ok ? null : failureOf(r, ctx.timeoutMs),
+    exit: r.exit,
+    writes: r.server?.writes ?? [],
+    stderr: r.stderr,
+  };
+}
+
+/** A Queryable tool's lookup of a journaled call, run inside the boundary; its GETs are performed here. */
+async function lookupInBoundary(ctx: OpContext, tool: ToolRegistration, entry: CallEntry, lookupTimeoutMs?: number): Promise<unknown> {
+  const r = await inBoundary(ctx, {
+    cg: toolCgroupPath(ctx.rec, entry.call_id),
+    toolId: tool.id,
+    callId: entry.call_id,
+    argv: ['lookup', ctx.modulePath, tool.id],
+    env: { [TOOL_ARGS_ENV]: JSON.stringify(entry.args), [REQUEST_ID_ENV]: entry.request_id ?? '' },
+    timeoutMs: ctx.timeoutMs,
+    serve: (sock) => new LookupServer(sock, httpLookupIO(lookupTimeoutMs)),
+  });
+  if (!succeeded(r)) throw new Error(`the lookup failed: ${failureOf(r, ctx.timeoutMs)}`);
+  return r.line?.result;
 }
 
 async function context(stateDir: string, op: string, toolsModule: string, timeoutMs?: number): Promise<OpContext> {
@@ -286,35 +398,174 @@ function argsObject(args: unknown): Record<string, unknown> {
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-/** Run one tool call (see the top of this file). Refused before the journal: GenseeError; the tool failing: state 'failed'. */
+/**
+ * The executor's side of a call's tool process (tool-main call), on its fd 3:
+ * first the process's registration report (one line, nothing after it), then
+ * `decide` (check it, journal the call), then the go frame carrying the
+ * capability handle and, from then on, the handle served by `server`. A
+ * refusal closes the socket: the process, which holds no handle yet, exits.
+ */
+class CallSession {
+  server: HandleServer | null = null;
+  refusal: unknown = null;
+  private readonly decided: Promise<void>;
+
+  constructor(
+    private readonly sock: Duplex,
+    decide: (report: unknown) => Promise<{ go: unknown; server: (sock: Duplex) => HandleServer }>,
+  ) {
+    this.decided = new Promise<void>((resolve) => {
+      const parts: Buffer[] = [];
+      let size = 0;
+      let done = false;
+      const finish = () => {
+        done = true;
+        sock.off('data', onData);
+        resolve();
+      };
+      const refuse = (why: unknown) => {
+        this.refusal = why;
+        sock.destroy();
+        finish();
+      };
+      const onData = (b: Buffer) => {
+        if (done) return;
+        const i = b.indexOf(0x0a);
+        if (i < 0) {
+          parts.push(b);
+          size += b.length;
+          if (size > MAX_FRAME) refuse(new GenseeError('E_SCHEMA', `the tool process sent a registration over ${MAX_FRAME} bytes`));
+          return;
+        }
+        parts.push(b.subarray(0, i));
+        // the handle is served once the call is journaled: nothing may come before
+        sock.pause();
+        done = true;
+        sock.off('data', onData);
+        if (i + 1 < b.length) return refuse(new GenseeError('E_SCHEMA', 'the tool process sent more than its registration before the call started'));
+        let frame: unknown;
+        try {
+          frame = JSON.parse(Buffer.concat(parts).toString('utf8'));
+        } catch {
+          return refuse(new GenseeError('E_SCHEMA', 'the tool process sent a registration that is not JSON'));
+        }
+        const report = frame !== null && typeof frame === 'object' && (frame as { v?: unknown }).v === 1 ? (frame as { register?: unknown }).register : undefined;
+        decide(report).then(
+          (d) => {
+            this.server = d.server(sock);
+            sock.write(JSON.stringify(d.go) + '\n');
+            sock.resume();
+            resolve();
+          },
+          (e: unknown) => refuse(e),
+        );
+      };
+      sock.on('data', onData);
+      sock.once('close', finish);
+      sock.once('end', finish);
+      sock.on('error', () => undefined);
+    });
+  }
+
+  async drain(ms: number): Promise<void> {
+    await this.decided;
+    if (this.server) await this.server.drain(ms);
+    else this.sock.destroy();
+  }
+}
+
+interface Decided {
+  tool: ToolRegistration;
+  args: Record<string, unknown>;
+  key: string | null;
+  requestId: string | null;
+  entry: CallEntry;
+}
+
+/**
+ * Run one tool call (see the top of this file). One tool process evaluates
+ * the module, reports its registration, and once the call is journaled runs
+ * it. Refused before the journal: GenseeError; the tool failing: state 'failed'.
+ */
 export async function executorCall(o: CallOptions): Promise<CallOutcome> {
   const ctx = await context(o.stateDir, o.op, o.toolsModule, o.timeoutMs);
-  const tool = toolOf(loadTools(ctx.modulePath), o.toolId, ctx.modulePath);
-  const args = argsObject(validateArgs(tool, argsObject(o.args)));
   const callId = o.callId ?? newCallId();
   if (!CALL_ID_RE.test(callId)) throw new GenseeError('E_USAGE', `bad call id ${JSON.stringify(callId)}: use 1-48 of [A-Za-z0-9._-], starting alphanumeric`);
-  const effect = tool.effect;
-  const key = effect.kind === 'idempotent' ? deriveKey(tool.id, effect.key.fields, args) : null;
-  let requestId: string | null = null;
-  if (effect.kind === 'queryable') {
-    requestId = effect.lookup.requestId(args);
-    if (typeof requestId !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(requestId)) throw new GenseeError('E_SCHEMA', `tool "${tool.id}": requestId() must give 1-200 printable ASCII characters, not ${JSON.stringify(requestId)}`);
-  }
+  const given = argsObject(o.args);
+  const where = `tools module ${ctx.modulePath}`;
+  // held for the whole call: waits for a live executor's call to end
   const journal = await CallJournal.open(o.stateDir, o.op);
+  let decided: Decided | null = null;
   try {
-    // durable before the tool runs
-    const entry = await journal.started({ call_id: callId, tool_id: tool.id, class: effect.kind, args, key, request_id: requestId });
-    o.onStarted?.(entry);
-    let run: ToolRun;
+    // the data the module's process reports: checked, then the call journaled, durably, before the tool runs
+    const decide = async (report: unknown) => {
+      const reg = checkRegistration(report, where);
+      const tool = toolOf(reg.tools, o.toolId, ctx.modulePath);
+      const args = argsObject(validateArgs(tool, given));
+      const effect = tool.effect;
+      const key = effect.kind === 'idempotent' ? deriveKey(tool.id, effect.key.fields, args) : null;
+      let requestId: string | null = null;
+      if (effect.kind === 'queryable') {
+        const id = reg.requestId;
+        if (typeof id !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(id)) throw new GenseeError('E_SCHEMA', `tool "${tool.id}": requestId() must give 1-200 printable ASCII characters, not ${JSON.stringify(id ?? null)}`);
+        requestId = id;
+      }
+      const entry = await journal.started({ call_id: callId, tool_id: tool.id, class: effect.kind, args, key, request_id: requestId });
+      decided = { tool, args, key, requestId, entry };
+      o.onStarted?.(entry);
+      return {
+        go: { v: 1, go: { handle: { call_id: callId, key, token: handleToken(ctx.opKey, callId, key) } } },
+        server: (sock: Duplex) => {
+          let writeSeq = 0;
+          return new HandleServer(sock, {
+            stateDir: ctx.stateDir,
+            op: ctx.op,
+            opKey: ctx.opKey,
+            call: { callId, toolId: tool.id, cls: effect.kind, key, requestId },
+            pid: () => pidOf(),
+            authorize: (url) => authorizeWrite(ctx, tool.id, callId, ++writeSeq, pidOf(), url),
+          });
+        },
+      };
+    };
+    let pidOf: () => number = () => 0;
+    let r: BoundaryRun<CallSession>;
     try {
-      run = await runTool(ctx, tool, entry);
+      r = await inBoundary(ctx, {
+        cg: toolCgroupPath(ctx.rec, callId),
+        toolId: o.toolId.slice(0, 200) || '?',
+        callId,
+        argv: ['call', ctx.modulePath, o.toolId],
+        env: { [TOOL_ARGS_ENV]: JSON.stringify(given) },
+        timeoutMs: ctx.timeoutMs,
+        serve: (sock, toolPid) => {
+          pidOf = toolPid;
+          return new CallSession(sock, decide);
+        },
+      });
     } catch (e) {
-      await journal.setState(callId, 'failed', `the executor could not run the tool: ${(e as Error).message}`.slice(0, 500));
+      const d = decided as Decided | null;
+      if (d) await journal.setState(callId, 'failed', `the executor could not run the tool: ${(e as Error).message}`.slice(0, 500));
       throw e;
     }
+    const d = decided as Decided | null;
+    if (!d) {
+      // refused before the journal: the executor's own refusal, or the process's
+      if (r.server?.refusal) throw r.server.refusal;
+      throw registrationFailure(ctx, r, ctx.timeoutMs);
+    }
+    const ok = succeeded(r);
+    const run: ToolRun = {
+      state: ok ? 'completed' : 'failed',
+      result: ok ? (r.line?.result ?? null) : null,
+      error: ok ? null : failureOf(r, ctx.timeoutMs),
+      exit: r.exit,
+      writes: r.server?.server?.writes ?? [],
+      stderr: r.stderr,
+    };
     if (run.state === 'completed') await journal.setState(callId, 'completed');
     else await journal.setState(callId, 'failed', (run.error ?? 'failed').slice(0, 500));
-    return { op: o.op, call_id: callId, tool_id: tool.id, class: effect.kind, key, request_id: requestId, ...run };
+    return { op: o.op, call_id: callId, tool_id: d.tool.id, class: d.tool.effect.kind, key: d.key, request_id: d.requestId, ...run };
   } finally {
     await journal.close();
   }
@@ -377,7 +628,6 @@ const UNSAFE_DETAIL = 'an Unsafe call was interrupted: whether its write happene
  */
 export async function executorRecover(o: { stateDir: string; op: string; toolsModule: string; timeoutMs?: number; lookupTimeoutMs?: number }): Promise<RecoverReport> {
   const modulePath = modulePathOf(o.toolsModule);
-  const tools = loadTools(modulePath);
   const rec = await openOperation(o.stateDir, o.op);
   // waits for a live executor's call to end; takes over a dead one's lock
   const journal = await CallJournal.open(o.stateDir, o.op);
@@ -386,7 +636,12 @@ export async function executorRecover(o: { stateDir: string; op: string; toolsMo
     const started = [...journal.calls.values()].filter((c) => c.state === 'started').map((c) => c.entry);
     // a dead executor's tools are killed before anything is decided
     for (const e of started) await disposeToolCgroup(toolCgroupPath(rec, e.call_id));
-    let ctx: OpContext | null = null;
+    // the boundary and the module's registration, once, when a call needs them
+    // (an Unsafe call needs neither: it is indeterminate whatever the module says)
+    let ctxP: Promise<OpContext> | null = null;
+    const boundary = () => (ctxP ??= context(o.stateDir, o.op, modulePath, o.timeoutMs));
+    let toolsP: Promise<Map<string, ToolRegistration>> | null = null;
+    const registered = () => (toolsP ??= boundary().then(registerTools));
     for (const e of started) {
       const r: RecoveredCall = { call_id: e.call_id, tool_id: e.tool_id, class: e.class, key: e.key, request_id: e.request_id, state: 'started', detail: null };
       report.calls.push(r);
@@ -400,7 +655,7 @@ export async function executorRecover(o: { stateDir: string; op: string; toolsMo
           await settle('indeterminate', UNSAFE_DETAIL);
           continue;
         }
-        const tool = tools.get(e.tool_id);
+        const tool = (await registered()).get(e.tool_id);
         if (!tool) {
           r.detail = `no tool "${e.tool_id}" in ${modulePath}: left started`;
           continue;
@@ -414,7 +669,7 @@ export async function executorRecover(o: { stateDir: string; op: string; toolsMo
             await settle('indeterminate', 'a Queryable call journaled without a request id');
             continue;
           }
-          const found = await tool.effect.lookup.lookup(e.request_id, httpLookupIO(o.lookupTimeoutMs));
+          const found = await lookupInBoundary(await boundary(), tool, e, o.lookupTimeoutMs);
           if (found === 'found') await settle('recovered', `request ${e.request_id} found by lookup (not retried)`);
           else if (found === 'not_found') await settle('not_found', `request ${e.request_id} not found by lookup (not retried)`);
           else r.detail = `lookup answered ${JSON.stringify(found)}, neither found nor not_found: left started`;
@@ -434,8 +689,7 @@ export async function executorRecover(o: { stateDir: string; op: string; toolsMo
           await settle('indeterminate', `the key re-derived from the journaled arguments (${again.slice(0, 16)}…) is not the journaled key (${String(e.key).slice(0, 16)}…): the tool's key derivation changed; not retried`);
           continue;
         }
-        ctx ??= await context(o.stateDir, o.op, modulePath, o.timeoutMs);
-        const run = await runTool(ctx, tool, e);
+        const run = await runTool(await boundary(), tool, e);
         r.writes = run.writes;
         if (run.state === 'completed') {
           r.result = run.result;

@@ -26,6 +26,8 @@ import type { WriteDenialReason } from './report';
 export const HANDLE_ENV = 'GENSEE_HANDLE';
 /** the tool's arguments (JSON), as journaled */
 export const TOOL_ARGS_ENV = 'GENSEE_TOOL_ARGS';
+/** the request id a Queryable tool's lookup is asked about (tool-main lookup) */
+export const REQUEST_ID_ENV = 'GENSEE_REQUEST_ID';
 /** where the tool finds its end of the handle socket (gensee-exec --handle-fd) */
 export const HANDLE_FD = 3;
 /** a frame (one line, either way) is at most this long, newline excluded */

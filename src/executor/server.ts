@@ -15,7 +15,7 @@
 import type { Duplex } from 'node:stream';
 import { request } from 'undici';
 import { GenseeError } from '../errors';
-import type { WriteRequest } from './tool';
+import type { LookupIO, WriteRequest } from './tool';
 import type { CallClass } from './journal';
 import { reportWriteDenied, WriteDenialReason } from './report';
 import { HandleAnswer, LineReader, MAX_RESPONSE_BODY, tokenValid } from './handle';
@@ -279,6 +279,78 @@ export class HandleServer {
       const msg = oneLine((e as Error).message ?? String(e));
       this.answer({ error: msg });
       this.record({ outcome: 'error', target, detail: msg });
+    }
+  }
+}
+
+/** a lookup may ask for this many GETs; then its socket is closed */
+export const MAX_LOOKUP_GETS = 16;
+
+/**
+ * Serves a Queryable tool's lookup process (tool-main lookup, inside the
+ * boundary): each frame {"v":1, "get":{url, headers?}} is a GET the executor
+ * performs with `io` (bounded, http(s) only, the request checked like a
+ * write's), answered {status, body} or {error}. Nothing else is served.
+ */
+export class LookupServer {
+  private chain: Promise<void> = Promise.resolve();
+  private gets = 0;
+  private readonly ended: Promise<void>;
+
+  constructor(
+    private readonly sock: Duplex,
+    private readonly io: LookupIO,
+  ) {
+    const reader = new LineReader(
+      (line) => {
+        this.chain = this.chain.then(() => this.serve(line));
+      },
+      () => {
+        this.answer({ error: 'oversize frame' });
+        sock.destroy();
+      },
+    );
+    sock.on('data', (b: Buffer) => reader.push(b));
+    this.ended = new Promise<void>((resolve) => {
+      sock.once('close', () => resolve());
+      sock.once('end', () => resolve());
+      sock.on('error', () => undefined);
+    });
+  }
+
+  async drain(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.ended, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+    this.sock.destroy();
+    await this.chain;
+  }
+
+  private answer(a: HandleAnswer): void {
+    if (!this.sock.destroyed) this.sock.write(JSON.stringify(a) + '\n');
+  }
+
+  private async serve(line: string): Promise<void> {
+    if (this.sock.destroyed) return;
+    if (++this.gets > MAX_LOOKUP_GETS) {
+      this.answer({ error: `a lookup makes at most ${MAX_LOOKUP_GETS} GETs` });
+      this.sock.end();
+      return;
+    }
+    let get: ReturnType<typeof checkRequest>;
+    try {
+      const v = JSON.parse(line) as unknown;
+      if (!isObject(v) || v.v !== 1 || !isObject(v.get)) throw new BadFrame('a lookup frame is {"v":1,"get":{url, headers?}}');
+      get = checkRequest({ method: 'GET', url: v.get.url, headers: v.get.headers });
+    } catch (e) {
+      this.answer({ error: e instanceof BadFrame ? e.message : 'a frame must be one JSON object' });
+      return;
+    }
+    try {
+      const r = await this.io.get(get.url.href, get.headers);
+      this.answer({ status: r.status, body: r.body });
+    } catch (e) {
+      this.answer({ error: oneLine((e as Error).message ?? String(e)) });
     }
   }
 }

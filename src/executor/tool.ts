@@ -5,6 +5,13 @@
 // argument schema, and that no key field is one the schema marks
 // non-deterministic (`"x-gensee-nondeterministic": true`: a timestamp, counter
 // or random id). The key itself is src/executor/key.ts.
+//
+// A tool module is code: only a process inside the operation's boundary
+// evaluates it (src/executor/tool-main.ts, started by the executor through
+// gensee-exec). What the executor learns of it is its registration as DATA
+// (ToolRegistration: ids, effect classes, key fields, argument schemas),
+// checked again here by checkRegistration() before anything uses it; the
+// executor derives keys and checks arguments from that data alone.
 import * as path from 'node:path';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { GenseeError } from '../errors';
@@ -15,7 +22,7 @@ export interface KeyDerivation<A> {
   readonly fields: readonly (keyof A & string)[];
 }
 
-/** The read path a Queryable tool's lookup may use (the executor performs it). */
+/** The read path a Queryable tool's lookup may use (the executor performs the GET; the lookup runs inside the boundary). */
 export interface LookupIO {
   get(url: string, headers?: Record<string, string>): Promise<{ status: number; body: string }>;
 }
@@ -23,8 +30,8 @@ export interface LookupIO {
 export interface RequestIdLookup<A> {
   /** the request id this call's write carries (derived from the recorded arguments) */
   requestId(args: A): string;
-  /** after a crash: did the write with this request id happen? */
-  lookup(requestId: string, io: LookupIO): Promise<'found' | 'not_found'>;
+  /** after a crash: did the write with this request id happen? (args: the call's recorded arguments) */
+  lookup(requestId: string, io: LookupIO, args: A): Promise<'found' | 'not_found'>;
 }
 
 export type EffectClass<A> =
@@ -146,8 +153,12 @@ function validatorFor(def: { id: string; schema: Record<string, unknown> }, name
   return validate;
 }
 
-/** Every registration check; `where` (e.g. the module and index) prefixes the messages. */
-function checkDef(def: unknown, where = ''): asserts def is ToolDef<Record<string, unknown>> {
+/**
+ * Every registration check; `where` (e.g. the module and index) prefixes the
+ * messages. `data`: a ToolRegistration (no functions: a queryable tool's
+ * lookup and every tool's run stay in the module, inside the boundary).
+ */
+function checkDef(def: unknown, where = '', data = false): asserts def is ToolDef<Record<string, unknown>> {
   const what = `${where}tool definition`;
   if (!isObject(def)) refuse(what, 'a tool definition must be an object ({ id, schema, effect, run })');
   const id = def.id;
@@ -187,6 +198,7 @@ function checkDef(def: unknown, where = ''): asserts def is ToolDef<Record<strin
       break;
     }
     case 'queryable': {
+      if (data) break;
       const lookup = effect.lookup;
       if (!isObject(lookup)) refuse(name, 'a queryable tool must declare "lookup": { requestId(args), lookup(requestId, io) }');
       for (const fn of ['requestId', 'lookup']) {
@@ -200,7 +212,7 @@ function checkDef(def: unknown, where = ''): asserts def is ToolDef<Record<strin
       refuse(name, `effect.kind ${JSON.stringify(effect.kind)} is not one of ${EFFECT_KINDS.join('|')}`);
   }
 
-  if (typeof def.run !== 'function') refuse(name, '"run" must be a function (args, handle) => Promise');
+  if (!data && typeof def.run !== 'function') refuse(name, '"run" must be a function (args, handle) => Promise');
   // compiled now, so a schema that does not compile is refused at registration
   validatorFor(def as { id: string; schema: Record<string, unknown> }, name);
 }
@@ -237,6 +249,108 @@ export function loadTools(modulePath: string): Map<string, ToolDef<Record<string
   return out;
 }
 
+/** An effect class as data: the key derivation is the list of named fields, nothing to call. */
+export type RegisteredEffect = { kind: 'idempotent'; key: { fields: string[] } } | { kind: 'queryable' } | { kind: 'unsafe' };
+
+/** A tool as the executor knows it: data reported by the module's process inside the boundary. */
+export interface ToolRegistration {
+  id: string;
+  schema: Record<string, unknown>;
+  effect: RegisteredEffect;
+}
+
+/** A checked definition's registration (in the tool process): plain JSON, no function. */
+export function registrationOf(def: ToolDef<Record<string, unknown>>): ToolRegistration {
+  const e = def.effect;
+  const effect: RegisteredEffect = e.kind === 'idempotent' ? { kind: 'idempotent', key: { fields: [...e.key.fields] } } : { kind: e.kind };
+  // a JSON round trip: what the executor gets is what JSON can carry
+  return JSON.parse(JSON.stringify({ id: def.id, schema: def.schema, effect })) as ToolRegistration;
+}
+
+/** at most this many tools in one module */
+export const MAX_TOOLS = 256;
+/**
+ * A reported argument schema is at most this long (JSON) and this deep: the
+ * executor compiles it, and ajv asks that a schema it did not write be
+ * bounded (a deep one overflows the stack of the compiler).
+ */
+export const MAX_SCHEMA_BYTES = 64 << 10;
+export const MAX_SCHEMA_DEPTH = 32;
+
+function depthOf(v: unknown, limit: number): number {
+  if (v === null || typeof v !== 'object') return 0;
+  if (limit <= 0) return 1;
+  let d = 0;
+  for (const x of Object.values(v as Record<string, unknown>)) d = Math.max(d, depthOf(x, limit - 1));
+  return d + 1;
+}
+
+// The shape of a registration report (the executor's first check of what a
+// tool process sent; checkDef's own checks follow, with their messages).
+const REPORT_SCHEMA = {
+  type: 'object',
+  required: ['tools'],
+  additionalProperties: false,
+  properties: {
+    tools: {
+      type: 'array',
+      maxItems: MAX_TOOLS,
+      items: {
+        type: 'object',
+        required: ['id', 'schema', 'effect'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'string', maxLength: 64 },
+          schema: { type: 'object' },
+          effect: {
+            type: 'object',
+            required: ['kind'],
+            additionalProperties: false,
+            properties: {
+              kind: { enum: EFFECT_KINDS },
+              key: {
+                type: 'object',
+                required: ['fields'],
+                additionalProperties: false,
+                properties: { fields: { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 256 } } },
+              },
+            },
+          },
+        },
+      },
+    },
+    request_id: { type: 'string' },
+  },
+};
+let reportValidator: ValidateFunction | null = null;
+
+/**
+ * The executor's check of a registration report ({"tools": [ToolRegistration…],
+ * "request_id"?}) a tool process sent: its shape (ajv), then every check
+ * defineTool makes on a definition, the key fields included; a duplicate id
+ * is refused. Throws GenseeError E_SCHEMA naming what is wrong.
+ */
+export function checkRegistration(report: unknown, where: string): { tools: Map<string, ToolRegistration>; requestId?: string } {
+  reportValidator ??= new Ajv({ strict: true, allErrors: true }).compile(REPORT_SCHEMA);
+  if (!reportValidator(report)) {
+    const errors = (reportValidator.errors ?? []).map(formatError);
+    refuse(where, `the tool process sent a registration that is not one: ${[...new Set(errors)].slice(0, 5).join('; ')}`);
+  }
+  const r = report as { tools: ToolRegistration[]; request_id?: string };
+  const out = new Map<string, ToolRegistration>();
+  r.tools.forEach((reg, i) => {
+    const effect = reg.effect as { kind: string; key?: unknown };
+    const at = `${where}: tools[${i}] ("${reg.id}"): `;
+    if (Buffer.byteLength(JSON.stringify(reg.schema)) > MAX_SCHEMA_BYTES) refuse(`${at}tool "${reg.id}"`, `its argument schema is over ${MAX_SCHEMA_BYTES} bytes of JSON`);
+    if (depthOf(reg.schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH) refuse(`${at}tool "${reg.id}"`, `its argument schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+    if (effect.kind !== 'idempotent' && effect.key !== undefined) refuse(`${at}tool "${reg.id}"`, `only an idempotent tool has a key (this one is ${effect.kind})`);
+    checkDef(reg, at, true);
+    if (out.has(reg.id)) refuse(`${where}: tools[${i}]`, `duplicate tool id "${reg.id}"`);
+    out.set(reg.id, reg);
+  });
+  return { tools: out, requestId: r.request_id };
+}
+
 function formatError(e: ErrorObject): string {
   const at = e.instancePath;
   const p = e.params as Record<string, unknown>;
@@ -257,7 +371,7 @@ function formatError(e: ErrorObject): string {
  * once per tool). Refusals name each offending field as a JSON pointer:
  * `tool "charge": invalid arguments: /amount: must be >= 1`.
  */
-export function validateArgs<A = Record<string, unknown>>(tool: ToolDef<A>, args: unknown): A {
+export function validateArgs<A = Record<string, unknown>>(tool: { id: string; schema: Record<string, unknown> }, args: unknown): A {
   const validate = validatorFor(tool);
   if (validate(args)) return args as A;
   const errors = (validate.errors ?? []).map(formatError);
@@ -265,6 +379,6 @@ export function validateArgs<A = Record<string, unknown>>(tool: ToolDef<A>, args
 }
 
 /** The idempotency key of a call to an Idempotent tool (key.ts); null for the other classes. */
-export function keyFor<A>(tool: ToolDef<A>, args: Record<string, unknown>): string | null {
-  return tool.effect.kind === 'idempotent' ? deriveKey(tool.id, tool.effect.key.fields, args) : null;
+export function keyFor<A>(tool: ToolDef<A> | ToolRegistration, args: Record<string, unknown>): string | null {
+  return tool.effect.kind === 'idempotent' ? deriveKey(tool.id, tool.effect.key.fields as readonly string[], args) : null;
 }

@@ -103,8 +103,7 @@ async function setup(t: Test, prefix: string, tools?: string[]): Promise<Setup> 
       return p;
     },
     async recover() {
-      // the queryable tool's lookup asks the ledger named by LEDGER_URL
-      const r = await executor(['executor', 'recover', ...base], 60_000, { ...process.env, LEDGER_URL: ledger.url });
+      const r = await executor(['executor', 'recover', ...base]);
       return { ...r, report: parseJson(r.stdout) };
     },
     journal: () => lines(path.join(dir, 'calls.jsonl')),

@@ -2,7 +2,7 @@
 // argument validation with JSON pointers, and loading a tool module.
 import t, { type Test } from 'tap';
 import * as path from 'node:path';
-import { defineTool, loadTools, validateArgs, keyFor, type ToolDef } from '../../src/executor/tool';
+import { defineTool, loadTools, validateArgs, keyFor, registrationOf, checkRegistration, MAX_TOOLS, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, type ToolDef } from '../../src/executor/tool';
 import { GenseeError } from '../../src/errors';
 import Ajv from 'ajv';
 
@@ -198,4 +198,45 @@ t.test('loadTools refusals', async (t) => {
   );
   t.throws(() => loadTools(fixture('no-tools')), { code: 'E_SCHEMA', message: /it must export `tools`, an array of defineTool\(\) results/ }, 'no tools export');
   t.throws(() => loadTools(fixture('absent')), { code: 'E_USAGE', message: /absent\.js: cannot load it/ }, 'no such module');
+});
+
+t.test('registrationOf: a module\'s tools as data, which checkRegistration accepts as they are', async (t) => {
+  const tools = [...loadTools(fixture('good')).values()];
+  const regs = tools.map(registrationOf);
+  const text = JSON.stringify({ tools: regs });
+  t.notOk(/function|=>/.test(text), 'no code in the registration');
+  t.same(regs[0], { id: 'charge', schema: tools[0].schema, effect: { kind: 'idempotent', key: { fields: ['to', 'amount'] } } }, 'idempotent: its key fields');
+  t.same(regs[1].effect, { kind: 'queryable' }, 'queryable: no lookup (it runs in the module)');
+  const back = checkRegistration(JSON.parse(text), 'test');
+  t.same([...back.tools.keys()], ['charge', 'ship.order', 'notify', 'plain_1']);
+  const charge = back.tools.get('charge')!;
+  t.equal(keyFor(charge, { to: 'a', amount: 2 }), keyFor(tools[0], { to: 'a', amount: 2 }), 'the same key from the data as from the definition');
+  t.throws(() => validateArgs(charge, { to: 'a', amount: 0 }), { message: /\/amount: must be >= 1/ }, 'arguments checked against the reported schema');
+  t.equal(checkRegistration({ tools: regs, request_id: 'r-1' }, 'test').requestId, 'r-1');
+});
+
+t.test('checkRegistration: what a tool process reports is checked, never trusted', async (t) => {
+  const good = { id: 'charge', schema: SCHEMA, effect: { kind: 'idempotent', key: { fields: ['to', 'amount'] } } };
+  const bad = (report: unknown, re: RegExp, what: string) => t.throws(() => checkRegistration(report, 'tools module m.js'), { code: 'E_SCHEMA', message: re }, what);
+  bad(null, /tools module m\.js: the tool process sent a registration that is not one: \/: must be object/, 'not an object');
+  bad({}, /\/tools: required field missing/, 'no tools');
+  bad({ tools: [good], extra: 1 }, /\/extra: unknown field/, 'an unknown field');
+  bad({ tools: [{ ...good, run: 'async () => 1' }] }, /\/tools\/0\/run: unknown field/, 'a tool carrying more than data');
+  bad({ tools: [{ ...good, effect: { kind: 'queryable', lookup: {} } }] }, /\/tools\/0\/effect\/lookup: unknown field/, 'a queryable tool carrying a lookup');
+  bad({ tools: [{ ...good, effect: { kind: 'unsafe', key: { fields: ['to'] } } }] }, /tool "charge": only an idempotent tool has a key \(this one is unsafe\)/, 'a key on an unsafe tool');
+  bad({ tools: [{ ...good, effect: { kind: 'maybe' } }] }, /\/tools\/0\/effect\/kind: must be one of "idempotent"\|"queryable"\|"unsafe"/, 'an unknown class');
+  bad({ tools: [{ ...good, effect: { kind: 'idempotent' } }] }, /an idempotent tool must declare "key"/, 'idempotent without a key');
+  bad({ tools: [{ ...good, effect: { kind: 'idempotent', key: { fields: ['to', 'requested_at'] } } }] }, /key field "requested_at" is marked "x-gensee-nondeterministic": true/, 'a key over a timestamp');
+  bad({ tools: [{ ...good, effect: { kind: 'idempotent', key: { fields: ['payee'] } } }] }, /key field "payee" is not a property of the argument schema/, 'a key field the schema lacks');
+  bad({ tools: [{ ...good, id: 'Charge' }] }, /is not a tool id/, 'a bad id');
+  bad({ tools: [good, good] }, /tools\[1\]: duplicate tool id "charge"/, 'a duplicate id');
+  bad({ tools: [{ ...good, schema: { type: 'object', properties: { to: { type: 'text' } } }, effect: { kind: 'unsafe' } }] }, /its argument schema does not compile/, 'a schema that does not compile');
+  bad({ tools: Array.from({ length: MAX_TOOLS + 1 }, (_, i) => ({ ...good, id: `t${i}` })) }, new RegExp(`/tools: must NOT have more than ${MAX_TOOLS} items`), 'too many tools');
+  let deep: Record<string, unknown> = { type: 'string' };
+  for (let i = 0; i < MAX_SCHEMA_DEPTH; i++) deep = { type: 'object', properties: { x: deep } };
+  bad({ tools: [{ ...good, schema: deep, effect: { kind: 'unsafe' } }] }, new RegExp(`its argument schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`), 'a schema nested too deep');
+  const wide = { type: 'object', properties: { to: { type: 'string', description: 'x'.repeat(MAX_SCHEMA_BYTES) } } };
+  bad({ tools: [{ ...good, schema: wide, effect: { kind: 'unsafe' } }] }, new RegExp(`its argument schema is over ${MAX_SCHEMA_BYTES} bytes`), 'a schema too long');
+  t.ok(checkRegistration({ tools: [{ ...good, schema: { type: 'object', properties: { x: { type: 'object', properties: { y: { type: 'string' } } } } }, effect: { kind: 'unsafe' } }] }, 'm').tools.size, 'a nested schema within bounds');
+  bad({ tools: [good], request_id: 7 }, /\/request_id: must be string/, 'a request id that is not a string');
 });
