@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <libgen.h>
 #include <sys/file.h>
+#include <sys/utsname.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -56,8 +57,34 @@ static const char *gs_guard_pin_name(int i)
 #define GS_ATTACH_UNIX_CONNECT 49 /* BPF_CGROUP_UNIX_CONNECT */
 #define GS_ATTACH_UNIX_SENDMSG 50 /* BPF_CGROUP_UNIX_SENDMSG */
 
+int gs_dp_unix_hooks(void)
+{
+	static int known = -1;
+	struct utsname u;
+	int major = 0, minor = 0;
+	const char *force = getenv("GENSEE_NO_UNIX_HOOKS");
+
+	if (force && force[0] == '1')
+		return 0; /* tests: behave as a kernel before 6.7 */
+	if (known < 0)
+		known = uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+			(major > 6 || (major == 6 && minor >= 7));
+	return known;
+}
+
+/* the unix programs are the last two of both link lists: left out before 6.7 */
+static int gs_links_n(void)
+{
+	return gs_dp_unix_hooks() ? GS_LINKS : GS_LINKS - 2;
+}
+
 static void gs_set_unix_attach(struct gensee_bpf *skel)
 {
+	if (!gs_dp_unix_hooks()) {
+		bpf_program__set_autoload(skel->progs.gs_connect_unix, false);
+		bpf_program__set_autoload(skel->progs.gs_sendmsg_unix, false);
+		return;
+	}
 	bpf_program__set_expected_attach_type(skel->progs.gs_connect_unix,
 					      (enum bpf_attach_type)GS_ATTACH_UNIX_CONNECT);
 	bpf_program__set_expected_attach_type(skel->progs.gs_sendmsg_unix,
@@ -183,7 +210,52 @@ int gs_dp_detach(const char *pin_dir, struct gs_err *err)
  * and safe against a concurrent attach (flock on a lock file in /run); a
  * half-made guard (a killed attach) is removed and made again.
  */
-static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u32 op_level, struct gs_err *err)
+/* Remove the guards beside guard_dir that guard nothing any more (their live
+ * map is empty: a parent cgroup removed and made again has a new id, so a
+ * new guard). Called with the guard lock held. */
+static void gs_guard_sweep(const char *guard_dir)
+{
+	char parent[4096], p[4352], q[4608];
+	const char *self = strrchr(guard_dir, '/');
+	struct dirent *d;
+	__u64 k;
+	DIR *dir;
+	int i, fd, empty;
+
+	snprintf(parent, sizeof(parent), "%s", guard_dir);
+	dir = opendir(dirname(parent));
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		if (strncmp(d->d_name, GS_GUARD_PREFIX, strlen(GS_GUARD_PREFIX)) ||
+		    (self && !strcmp(d->d_name, self + 1)))
+			continue;
+		gs_path(p, sizeof(p), parent, d->d_name);
+		gs_path(q, sizeof(q), p, GS_MAP_LIVE);
+		fd = bpf_obj_get(q);
+		empty = fd < 0 || (bpf_map_get_next_key(fd, NULL, &k) && errno == ENOENT);
+		if (fd >= 0)
+			close(fd);
+		if (!empty)
+			continue;
+		for (i = 0; i < GS_GUARD_PINS; i++) {
+			gs_path(q, sizeof(q), p, gs_guard_pin_name(i));
+			fd = i < GS_GUARD_LINKS ? bpf_obj_get(q) : -1;
+			if (fd >= 0) {
+				bpf_link_detach(fd);
+				close(fd);
+			}
+			unlink(q);
+		}
+		rmdir(p);
+	}
+	closedir(dir);
+}
+
+static int gs_guard_mark(const char *guard_dir, __u64 cgid, int live, struct gs_err *err);
+
+static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u32 op_level, __u64 cgid,
+			   struct gs_err *err)
 {
 	struct gensee_bpf *skel = NULL;
 	struct bpf_program *progs[GS_GUARD_LINKS];
@@ -201,16 +273,17 @@ static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u
 		goto out;
 	}
 	for (i = 0; i < GS_GUARD_PINS && present; i++) {
+		if (!gs_dp_unix_hooks() && i >= GS_GUARD_LINKS - 2 && i < GS_GUARD_LINKS)
+			continue;
 		gs_path(p, sizeof(p), guard_dir, gs_guard_pin_name(i));
 		fd = bpf_obj_get(p);
 		present = fd >= 0;
 		if (fd >= 0)
 			close(fd);
 	}
-	if (present) {
-		rc = 0;
-		goto out;
-	}
+	gs_guard_sweep(guard_dir);
+	if (present)
+		goto mark;
 	/* half made (or never): start clean; the live map starts empty, and
 	 * every operation attached later marks itself */
 	for (i = 0; i < GS_GUARD_PINS; i++) {
@@ -264,7 +337,7 @@ static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u
 	progs[4] = skel->progs.gs_udp_egress;
 	progs[5] = skel->progs.gs_connect_unix;
 	progs[6] = skel->progs.gs_sendmsg_unix;
-	for (i = 0; i < GS_GUARD_LINKS; i++) {
+	for (i = 0; i < GS_GUARD_LINKS - (gs_dp_unix_hooks() ? 0 : 2); i++) {
 		link = bpf_program__attach_cgroup(progs[i], cg_fd);
 		if (!link) {
 			gs_errf(err, errno, "bpf_link_create", "guard program %s on cgroup %s",
@@ -279,6 +352,10 @@ static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u
 		}
 		bpf_link__destroy(link); /* the pin holds it */
 	}
+mark:
+	/* under the lock: a sweep by another attach never sees this guard empty */
+	if (gs_guard_mark(guard_dir, cgid, 1, err))
+		goto out;
 	rc = 0;
 out:
 	if (rc && skel) {
@@ -341,8 +418,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 		if (opts->guard_dir && opts->guard_dir[0]) {
 			int sk_fd;
 
-			if (gs_guard_ensure(opts->guard_dir, opts->guard_cgroup, opts->op_level, err) ||
-			    gs_guard_mark(opts->guard_dir, (__u64)cst.st_ino, 1, err))
+			if (gs_guard_ensure(opts->guard_dir, opts->guard_cgroup, opts->op_level, (__u64)cst.st_ino,
+					    err))
 				goto out;
 			/* tag sockets in the guard's own storage (gs_guard_sock) */
 			gs_path(p, sizeof(p), opts->guard_dir, GS_MAP_SK_OP);
@@ -414,7 +491,7 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 	progs[8] = skel->progs.gs_bind6;
 	progs[9] = skel->progs.gs_connect_unix;
 	progs[10] = skel->progs.gs_sendmsg_unix;
-	for (i = 0; i < GS_LINKS; i++) {
+	for (i = 0; i < gs_links_n(); i++) {
 		links[i] = bpf_program__attach_cgroup(progs[i], cg_fd);
 		if (!links[i]) {
 			gs_errf(err, errno, "bpf_link_create", "program %s on cgroup %s", bpf_program__name(progs[i]),
@@ -446,7 +523,7 @@ int gs_dp_links_present(const char *pin_dir)
 	char p[4352];
 	int i, fd;
 
-	for (i = 0; i < GS_LINKS; i++) {
+	for (i = 0; i < gs_links_n(); i++) {
 		gs_path(p, sizeof(p), pin_dir, gs_link_names[i]);
 		fd = bpf_obj_get(p);
 		if (fd < 0)

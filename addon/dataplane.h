@@ -48,7 +48,11 @@ int gs_dp_detach(const char *pin_dir, struct gs_err *err);
 /* Open an attached operation's maps from its pins. */
 int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err);
 void gs_dp_close(struct gs_dp *dp);
-/* 1 if all GS_LINKS links are pinned and the programs attached */
+/* 1 when the kernel has cgroup/connect_unix and cgroup/sendmsg_unix (6.7);
+ * before, those two programs are neither loaded nor attached, and gensee
+ * run refuses AF_UNIX sockets instead (socketpair() stays) */
+int gs_dp_unix_hooks(void);
+/* 1 if all GS_LINKS links (but the unix ones before 6.7) are pinned */
 int gs_dp_links_present(const char *pin_dir);
 /* The pin name of link i (0 <= i < GS_LINKS) under an operation's pin dir. */
 const char *gs_dp_link_name(int i);

@@ -75,6 +75,10 @@ NAN_METHOD(LinksPresent) {
   info.GetReturnValue().Set(Nan::New<v8::Boolean>(gs_dp_links_present(pin.c_str()) == 1));
 }
 
+NAN_METHOD(UnixHooks) {
+  info.GetReturnValue().Set(Nan::New<v8::Boolean>(gs_dp_unix_hooks() != 0));
+}
+
 NAN_METHOD(BootNs) {
   info.GetReturnValue().Set(v8::BigInt::NewFromUnsigned(info.GetIsolate(), gs_boot_ns()));
 }
@@ -343,7 +347,7 @@ NAN_MODULE_INIT(InitAll) {
   v8::Local<v8::Array> links = Nan::New<v8::Array>(GS_LINKS);
   for (int i = 0; i < GS_LINKS; i++) Nan::Set(links, i, Nan::New(gs_dp_link_name(i)).ToLocalChecked());
   Nan::Set(target, Nan::New("linkNames").ToLocalChecked(), links);
-  gs_nan::SetMethods(target, {{"bootNs", BootNs}, {"peerCred", PeerCred}});
+  gs_nan::SetMethods(target, {{"bootNs", BootNs}, {"peerCred", PeerCred}, {"unixHooks", UnixHooks}});
   v8::Local<v8::Object> abi = Nan::New<v8::Object>();
   Nan::Set(abi, Nan::New("version").ToLocalChecked(), Nan::New<v8::Number>(GS_ABI_VERSION));
   Nan::Set(abi, Nan::New("leaseKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_lease_key)));

@@ -6,7 +6,7 @@
  *
  *   gensee-exec --cgroup DIR [--join-cgroup DIR1]...
  *               [--map-root UID:GID | --user USER | --host-root]
- *               [--notify-fd N] [--handle-fd N] [--allow-io-uring] [--allow-listen]
+ *               [--notify-fd N] [--handle-fd N] [--allow-io-uring] [--allow-listen] [--no-unix]
  *               [--ro PATH]... [--hide PATH]...
  *               -- CMD ARGS...
  *
@@ -174,6 +174,7 @@ struct opts {
 	int handle_fd;
 	int allow_io_uring;
 	int allow_listen;
+	int no_unix;
 	const char *resolv_conf;
 	const char *ro[MAX_RO];
 	int nro;
@@ -203,7 +204,7 @@ static void usage(const char *msg)
 	fprintf(stderr,
 		"gensee-exec: %s\nusage: gensee-exec --cgroup DIR [--join-cgroup DIR]... "
 		"[--map-root UID:GID | --user USER | --host-root] "
-		"[--notify-fd N] [--handle-fd N] [--allow-io-uring] [--allow-listen] [--resolv-conf FILE] [--ro PATH]... "
+		"[--notify-fd N] [--handle-fd N] [--allow-io-uring] [--allow-listen] [--no-unix] [--resolv-conf FILE] [--ro PATH]... "
 		"[--hide PATH]... -- CMD ARGS...\n",
 		msg);
 	exit(EXIT_FAILED);
@@ -267,6 +268,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		}
 		if (!strcmp(a, "--allow-io-uring") || !strcmp(a, "--allow-listen")) {
 			*(a[8] == 'i' ? &o->allow_io_uring : &o->allow_listen) = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-unix")) {
+			o->no_unix = 1;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -835,6 +840,9 @@ static void add_rule(scmp_filter_ctx ctx, const char *name, unsigned n, const st
  *   without a socket() call, and io_uring is where sandboxes lose their
  *   syscall filters (Docker's default profile refuses it too): ENOSYS, so
  *   libraries fall back to plain syscalls;
+ * - with --no-unix (a kernel before 6.7, without cgroup/connect_unix):
+ *   socket(AF_UNIX) as well, since nothing would police its connects;
+ *   socketpair() stays;
  * - listen() (unless --allow-listen, given when the policy has listen
  *   rules): a socket listening on a port the kernel picked never meets
  *   cgroup/bind4|6. EPERM.
@@ -849,13 +857,15 @@ static uint32_t refuse_act(int notify, int errnum)
 
 static void add_refusals(scmp_filter_ctx ctx, const struct opts *o, int notify)
 {
-	static const scmp_datum_t other_low[] = { 0, 3, 4, 5, 6, 7, 8, 9 }; /* AF_UNSPEC .. AF_ROSE, not 1, 2, 10 */
+	static const scmp_datum_t other_low[] = {
+		0, 3, 4, 5, 6, 7, 8, 9, 1
+	}; /* AF_UNSPEC .. AF_ROSE, not 2, 10; 1: --no-unix */
 	struct scmp_arg_cmp cmp;
 	size_t i;
 
 	cmp = SCMP_A0(SCMP_CMP_GT, 10); /* AF_INET6 */
 	add_rule_act(ctx, refuse_act(notify, EAFNOSUPPORT), "socket", 1, &cmp);
-	for (i = 0; i < sizeof(other_low) / sizeof(other_low[0]); i++) {
+	for (i = 0; i < sizeof(other_low) / sizeof(other_low[0]) - (o->no_unix ? 0 : 1); i++) {
 		cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, other_low[i]);
 		add_rule_act(ctx, refuse_act(notify, EAFNOSUPPORT), "socket", 1, &cmp);
 	}

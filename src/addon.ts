@@ -245,6 +245,8 @@ export interface Addon {
   /** pin names of the links an attached operation holds under its pin dir (addon/dataplane.c) */
   linkNames: readonly string[];
   bootNs(): bigint;
+  /** the kernel has cgroup/connect_unix and sendmsg_unix (6.7; GENSEE_NO_UNIX_HOOKS=1 says no) */
+  unixHooks(): boolean;
   peerCred(fd: number): { pid: number; uid: number; gid: number };
   DataPlane: new (pinDir: string) => NativeDataPlane;
 

@@ -18,7 +18,7 @@ import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgrou
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
 import { parsePolicy, policyHash } from '../protocol/json';
 import { resolveStateDir, readKey, updateOperation } from '../state/operation';
-import { PACKAGE_ROOT } from '../addon';
+import { PACKAGE_ROOT, loadAddon } from '../addon';
 import { startRefusalRecorder } from '../pause/refusals';
 import { launchUnderBoundary, workloadIdFor, WorkloadIdentityOption } from '../pause/launch';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
@@ -148,6 +148,8 @@ export async function run(argv: string[]): Promise<number> {
       resolvConf,
       allowIoUring: policy.policy.io_uring,
       allowListen: policy.policy.listen.length > 0,
+      // before Linux 6.7 no hook sees an AF_UNIX connect: no AF_UNIX socket then (socketpair() stays)
+      noUnix: !loadAddon().unixHooks(),
     });
     if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as', 1);
     await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });

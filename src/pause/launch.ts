@@ -75,6 +75,8 @@ export interface LaunchOptions {
   allowIoUring?: boolean;
   /** let CMD call listen() (refused by default; the policy's listen rules say on which ports, at bind) */
   allowListen?: boolean;
+  /** refuse socket(AF_UNIX) (a kernel without the AF_UNIX hooks: nothing else would police its connects) */
+  noUnix?: boolean;
 }
 
 export interface Launched {
@@ -167,6 +169,7 @@ export function launcherArgs(o: LaunchOptions, notifyFd: number | null): string[
   if (o.resolvConf !== undefined) args.push('--resolv-conf', o.resolvConf);
   if (o.allowIoUring) args.push('--allow-io-uring');
   if (o.allowListen) args.push('--allow-listen');
+  if (o.noUnix) args.push('--no-unix');
   for (const p of o.readOnly ?? []) args.push('--ro', p);
   for (const p of o.hide ?? []) args.push('--hide', p);
   return [...args, '--', ...o.argv];
