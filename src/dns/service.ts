@@ -153,15 +153,27 @@ export async function startDnsService(o: DnsServiceOptions): Promise<DnsService>
   };
 }
 
-/** `--dns-upstream ADDR[:PORT]` / `[V6]:PORT` (port 53 by default). */
+/**
+ * `--dns-upstream [udp:|tcp:]ADDR[:PORT]` / `[V6]:PORT` (port 53 by
+ * default; UDP unless `tcp:` says so: the stub never switches transports).
+ */
 export function parseUpstream(text: string): Upstream {
+  const t = /^(udp|tcp):(.*)$/.exec(text);
+  if (t) return { ...parseAddrPort(t[2], text), transport: t[1] as 'udp' | 'tcp' };
+  return parseAddrPort(text, text);
+}
+
+function parseAddrPort(text: string, whole: string): Upstream {
   const m = /^\[([0-9a-fA-F:.]+)\](?::([0-9]{1,5}))?$/.exec(text) ?? /^([0-9.]+)(?::([0-9]{1,5}))?$/.exec(text) ?? /^([0-9a-fA-F:]+)()$/.exec(text);
   const port = m?.[2] ? Number(m[2]) : 53;
   if (!m || !parseIp(m[1]) || port < 1 || port > 65535) {
-    throw new GenseeError('E_USAGE', `bad --dns-upstream "${text}": expected an IP address with an optional port (127.0.0.1:5353, [::1]:53)`);
+    throw new GenseeError('E_USAGE', `bad --dns-upstream "${whole}": expected an IP address with an optional port, optionally after udp: or tcp: (127.0.0.1:5353, [::1]:53, tcp:10.0.0.2)`);
   }
   return { host: m[1], port };
 }
 
 /** `--dns-listen ADDR[:PORT]` (port 53 by default: a resolv.conf cannot name another). */
-export const parseDnsListen = parseUpstream;
+export function parseDnsListen(text: string): { host: string; port: number } {
+  const u = parseAddrPort(text, text);
+  return { host: u.host, port: u.port };
+}

@@ -405,30 +405,35 @@ t.test('10. IPv6: an AAAA answer ::1, leased and connected with curl -6', async 
   await verified(t, r);
 });
 
-t.test('TCP DNS, and a truncated answer retried over TCP upstream', async (t) => {
+t.test("TCP DNS: the upstream's transport is the operator's, a truncated answer is passed on, never retried over TCP", async (t) => {
   if (!requireKernel(t)) return;
   const srv = await tcpServer(t);
   const auth = await authority(t, {
     'tcp.test': [A('tcp.test', '127.0.0.1')],
     'big.test': (q) => ({ answers: [A(q.name, '127.0.0.1')], tcOverUdp: true }),
   });
-  const r = await runOp(
-    t,
-    'gs-dnt',
-    { leases: [hostRule('tcp.test', srv.port), hostRule('big.test', srv.port)] },
-    up(auth),
-    sh(`${client('ask', 'tcp.test/A/tcp', 'big.test/A')} && '${PROBE}' connect tcp 127.0.0.1 ${srv.port}`),
-  );
+  const policy = { leases: [hostRule('tcp.test', srv.port), hostRule('big.test', srv.port)] };
+  // a UDP upstream (the default): every question goes over UDP, whatever the client used
+  const r = await runOp(t, 'gs-dnt', policy, up(auth), sh(`${client('ask', 'tcp.test/A/tcp', 'big.test/A')} && '${PROBE}' connect tcp 127.0.0.1 ${srv.port}`));
   t.equal(r.code, 0, r.stderr);
   t.match(r.out[0], { name: 'tcp.test', transport: 'tcp', rcode: 'NOERROR', answers: [{ type: 'A', data: '127.0.0.1' }] }, 'a question over TCP is answered over TCP');
-  t.match(r.out[1], { name: 'big.test', transport: 'udp', rcode: 'NOERROR', tc: false, answers: [{ type: 'A', data: '127.0.0.1' }] }, 'the truncated answer reached the client whole over UDP');
-  t.same(auth.seen.filter((s) => s.name === 'tcp.test').map((s) => s.transport), ['tcp'], 'the TCP question went upstream over TCP');
-  t.same(auth.seen.filter((s) => s.name === 'big.test').map((s) => s.transport), ['udp', 'tcp'], 'TC over UDP, retried over TCP');
+  t.match(r.out[1], { name: 'big.test', transport: 'udp', rcode: 'NOERROR', tc: true, answers: [] }, 'the truncated answer reached the client truncated');
+  t.same(auth.seen.filter((s) => s.name === 'tcp.test').map((s) => s.transport), ['udp'], 'the TCP question went upstream over UDP');
+  t.same(auth.seen.filter((s) => s.name === 'big.test').map((s) => s.transport), ['udp'], 'TC over UDP: no TCP retry');
   t.equal(ofKind(r, 'dns_answer', 'tcp.test').length, 1, 'tcp.test leased');
-  t.equal(ofKind(r, 'dns_answer', 'big.test').length, 1, 'big.test leased from the TCP retry');
   t.match(r.out[2], { result: 'ok' }, 'the connect works');
   t.same(pauseFaults(r, '127.0.0.1', srv.port), [], 'on the fast path');
   await verified(t, r);
+
+  // a TCP upstream (--dns-upstream tcp:ADDR:PORT): every question over TCP, the whole answer
+  const n = auth.seen.length;
+  const r2 = await runOp(t, 'gs-dnt2', policy, `tcp:${up(auth)}`, sh(`${client('ask', 'big.test/A')} && '${PROBE}' connect tcp 127.0.0.1 ${srv.port}`));
+  t.equal(r2.code, 0, r2.stderr);
+  t.match(r2.out[0], { name: 'big.test', transport: 'udp', rcode: 'NOERROR', tc: false, answers: [{ type: 'A', data: '127.0.0.1' }] }, 'asked over UDP, answered whole');
+  t.same(auth.seen.slice(n).map((s) => s.transport), ['tcp'], 'the upstream asked over TCP only');
+  t.equal(ofKind(r2, 'dns_answer', 'big.test').length, 1, 'big.test leased');
+  t.match(r2.out[1], { result: 'ok' }, 'the connect works');
+  await verified(t, r2);
 });
 
 t.test('11. a flood of 10,000 names: the stub stays bounded, the budget refuses past it, another operation resolves', async (t) => {
