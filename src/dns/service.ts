@@ -15,6 +15,10 @@
 //                path; for a delegate rule: the addresses are remembered
 //                until their TTL, and a connect to one is delegated
 //
+//   every forwarded question is a record: dns_query + dns_answer (with the
+//                upstream's rcode) also for NXDOMAIN, SERVFAIL and empty
+//                answers, which lease nothing
+//
 // Where the stub listens: `gensee run` picks a loopback address of its own
 // per operation (127.53.X.Y port 53) and binds a resolv.conf naming it over
 // the workload's /etc/resolv.conf; `gensee supervise --dns-listen ADDR:53`
@@ -107,25 +111,28 @@ export async function startDnsService(o: DnsServiceOptions): Promise<DnsService>
     return { allow: true, ruleRef: `${r.list}/${r.index}` };
   };
 
-  const onAnswer = async (q: { name: string; qtype: string }, a: DnsAnswer, v: { ruleRef: string }): Promise<void> => {
+  const onAnswer = async (q: { name: string; qtype: string; peer: string }, a: DnsAnswer, v: { ruleRef: string }): Promise<void> => {
     const r = ruleOf(o.policy(), v.ruleRef);
-    // the policy changed between the question and the answer: answer, grant nothing
+    const answered = { ...q, rcode: a.rcode, truncated: a.truncated, chain: a.chain, addresses: a.addresses };
+    // the policy changed between the question and the answer (answer, grant
+    // nothing), or nothing to lease (NXDOMAIN, SERVFAIL, an empty or
+    // truncated answer): the forwarded question is recorded all the same
     if (!r || a.addresses.length === 0) {
-      if (a.addresses.length) await o.resolver.resolveName({ ...q, chain: a.chain, addresses: a.addresses, rule: `${v.ruleRef} (gone)`, peer: '' }, async () => []);
+      await o.resolver.resolveName({ ...answered, rule: r ? `${v.ruleRef} ${r.rule.text}` : `${v.ruleRef} (gone)` }, async () => []);
       return;
     }
     const minTtl = Math.min(...a.addresses.map((x) => x.ttl));
     const ttlS = Math.max(1, Math.min(r.ttl_s ?? Number.MAX_SAFE_INTEGER, minTtl + DNS_TTL_GRACE_S));
     if (r.delegate) {
       o.network.delegateAnswered(a.addresses, r.delegate, ttlS * 1000);
-      await o.resolver.resolveName({ ...q, chain: a.chain, addresses: a.addresses, rule: `${v.ruleRef} ${r.rule.text}`, peer: '' }, async () => []);
+      await o.resolver.resolveName({ ...answered, rule: `${v.ruleRef} ${r.rule.text}` }, async () => []);
       return;
     }
     const tuples: Tuple[] = [];
     for (const addr of a.addresses) {
       for (let port = r.rule.ports.lo; port <= r.rule.ports.hi; port++) tuples.push({ family: addr.family as Family, protocol: r.rule.protocol as Protocol, address: addr.address, port });
     }
-    await o.resolver.resolveName({ ...q, chain: a.chain, addresses: a.addresses, rule: `${v.ruleRef} ${r.rule.text}`, peer: '' }, (intents) =>
+    await o.resolver.resolveName({ ...answered, rule: `${v.ruleRef} ${r.rule.text}` }, (intents) =>
       o.network.installNamed(tuples, ttlS * 1000, r.max_uses, intents),
     );
   };
