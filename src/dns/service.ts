@@ -23,8 +23,12 @@
 // per operation (127.53.X.Y port 53) and binds a resolv.conf naming it over
 // the workload's /etc/resolv.conf; `gensee supervise --dns-listen ADDR:53`
 // serves a container whose resolv.conf the operator points there. Either
-// way the address is a standing grant (udp and tcp) of the operation.
+// way the address is a standing grant (udp and tcp) of the operation, and
+// fenced to the operation's cgroup (src/dns/guard.ts): a packet for it from
+// any other socket is rejected in the kernel and counted, the count recorded
+// as a dns_refused line (control dns/outside) and a dns_denied event.
 import { createHash } from 'node:crypto';
+import * as net from 'node:net';
 import type { Resolver } from '../resolver/resolver';
 import type { NetworkBackend } from '../backends/network';
 import type { EventLog } from '../events/log';
@@ -33,6 +37,7 @@ import type { Family, HostMatch, Policy, Protocol } from '../protocol/types';
 import type { Tuple } from '../addr';
 import { parseIp, ruleForName } from '../protocol/ip';
 import { GenseeError } from '../errors';
+import { guardStub } from './guard';
 import { registeredDomain, startDnsStub, type DnsAnswer, type DnsRefusal, type DnsStub, type NameVerdict, type Upstream } from './stub';
 
 /** added to a record's TTL: a lease outlives the answer by this much (the connect follows the answer) */
@@ -42,6 +47,8 @@ export const DEFAULT_DNS_BUDGET = 1000;
 
 export interface DnsServiceOptions {
   listen: { host: string; port: number };
+  /** the operation's cgroup: the only one whose sockets reach the stub (src/dns/guard.ts) */
+  cgroup: string;
   upstream: Upstream;
   /** the operation's current policy (it changes with `gensee policy apply`) */
   policy: () => Policy;
@@ -150,12 +157,34 @@ export async function startDnsService(o: DnsServiceOptions): Promise<DnsService>
     }
   };
 
-  const stub = await startDnsStub({ listen: o.listen, upstream: o.upstream, decide, onAnswer, onRefused });
+  // bound, not serving, until the address is fenced to the operation's cgroup
+  const stub = await startDnsStub({ listen: o.listen, upstream: o.upstream, decide, onAnswer, onRefused, held: true });
+  const target = net.isIPv6(o.listen.host) ? `[${o.listen.host}]:${stub.udpPort}` : `${o.listen.host}:${stub.udpPort}`;
+  let guard;
+  try {
+    guard = await guardStub({
+      host: o.listen.host,
+      port: stub.udpPort,
+      cgroup: o.cgroup,
+      onError: o.onError,
+      onOutside: (n) => {
+        const detail = `${n} packet(s) to the operation's DNS stub from sockets outside its cgroup rejected (nftables): nothing answered, nothing forwarded, no budget spent`;
+        o.resolver.recordDnsRefusal({ name: null, qtype: null, rcode: 'NONE', control: 'dns/outside', detail, peer: 'outside the operation cgroup' }).catch(o.onError);
+        o.events.boundary({ kind: 'dns_denied', control: 'dns/outside', detail, target });
+      },
+    });
+  } catch (e) {
+    await stub.close();
+    throw e;
+  }
+  stub.serve();
+  const g = guard;
   return {
     host: o.listen.host,
     port: stub.udpPort,
     names: () => seen.size,
-    close: () => stub.close(),
+    // the fence comes off while the address is still ours (see src/dns/guard.ts)
+    close: () => stub.close(() => g.remove().catch(o.onError)),
     stub,
   };
 }
