@@ -9,6 +9,7 @@ import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { randomBytes } from 'node:crypto';
 import * as dnsPacket from 'dns-packet';
+import { parseDnsListen, parseUpstream } from '../../src/dns/service';
 import { startDnsStub, hostUpstream, registeredDomain, type DnsStubOptions, type DnsRefusal, type DnsAnswer, type NameVerdict } from '../../src/dns/stub';
 import { startAuthority, type Zone, type Authority } from './authority';
 
@@ -170,6 +171,11 @@ t.test('names: registeredDomain and hostUpstream', async (t) => {
   t.same(hostUpstream('options edns0\n  nameserver   2001:DB8::1  # v6\n'), { host: '2001:db8::1', port: 53 }, 'IPv6, canonical');
   t.throws(() => hostUpstream('search example.com\n; nameserver 1.1.1.1\n'), /no nameserver .*--dns-upstream/, 'none: a clear error');
   t.throws(() => hostUpstream('nameserver dns.example\n'), /not an IP address/, 'a name is not an upstream');
+  t.same(parseUpstream('127.0.0.1:5353'), { host: '127.0.0.1', port: 5353 }, '--dns-upstream: UDP by default');
+  t.same(parseUpstream('tcp:[::1]:53'), { host: '::1', port: 53, transport: 'tcp' }, 'tcp: only when the operator says so');
+  t.same(parseUpstream('udp:10.0.0.2'), { host: '10.0.0.2', port: 53, transport: 'udp' });
+  t.throws(() => parseUpstream('tls:10.0.0.2'), /bad --dns-upstream "tls:10\.0\.0\.2"/, 'another transport: a clear error');
+  t.same(parseDnsListen('127.53.0.1'), { host: '127.53.0.1', port: 53 });
 });
 
 t.test('an allowed name: the exact upstream answer, only after onAnswer resolves', async (t) => {
