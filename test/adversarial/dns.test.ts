@@ -8,8 +8,9 @@
 //           one counted name reach the upstream; nothing past the budget
 //   nx      NXDOMAIN, SERVFAIL and empty answers: each forwarded question
 //           is a dns_query + dns_answer record with the upstream's rcode
-//   outside a process outside the operation (this test, as host root) asks
-//           the stub over UDP and TCP: nothing answered, nothing forwarded,
+//   outside a process outside the operation (this test, as host root), and
+//           another operation's workload, ask the stub over UDP and TCP:
+//           nothing answered, nothing forwarded,
 //           no budget spent, the attempt recorded (dns/outside); the nft
 //           fence is removed with the operation, a leftover one swept
 //   fakeup  the workload listens on TCP at the UDP-only upstream's port and
@@ -209,6 +210,12 @@ for (const id of IDENTITIES) {
       });
       s.on('data', () => done('answered'));
     });
+    // another operation's workload, its policy granting every 127.53.*:53, asks this operation's stub
+    const other = await finish(
+      start(t, 'adv-dns-oth', { grants: [{ network: { protocol: 'udp', cidr: '127.53.0.0/16', ports: '53' } }, { network: { protocol: 'tcp', cidr: '127.53.0.0/16', ports: '53' } }] }, up, id.flags, [NODE, CLIENT, '--server', `${host}:${port}`, 'ask', 'd.own.test/A', 'e.own.test/A/tcp']),
+      t,
+    );
+    t.match(other.out, [{ name: 'd.own.test', rcode: 'TIMEOUT' }, { name: 'e.own.test', transport: 'tcp', rcode: 'TIMEOUT' }], "another operation's workload gets no answer from this stub, over UDP or TCP");
     t.notOk(nftTables().includes(leftover), 'the leftover fence was swept when the stub started');
     t.ok(nftTables().includes(guardTableName(host, Number(port))), "the stub's fence is in place while it serves");
     fs.writeFileSync(go, '');
