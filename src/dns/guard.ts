@@ -30,7 +30,8 @@
 // /sys/fs/cgroup/unified), and `level` makes the operation's sub-cgroups
 // (tools) count as inside. The counter is read once a second and every
 // increase is recorded (onOutside) — events are rate limited by the event
-// log as any boundary event.
+// log as any boundary event; a table found gone then (someone flushed the
+// ruleset) is put back at once and the removal reported.
 //
 // The table is named by the stub's address, not the operation: it is
 // installed only after the stub has bound the address (so no other live
@@ -162,6 +163,7 @@ export async function guardStub(o: { host: string; port: number; cgroup: string;
   }
   let seen = 0n;
   let reading: Promise<void> | null = null;
+  let closed = false;
   const poll = (): Promise<void> => {
     if (!reading) {
       reading = readCounter(table)
@@ -169,7 +171,16 @@ export async function guardStub(o: { host: string; port: number; cgroup: string;
           if (n > seen) o.onOutside(Number(n - seen));
           seen = n;
         })
-        .catch(o.onError)
+        .catch(async (e: Error) => {
+          // the table was removed behind gensee's back (a ruleset flush): the
+          // fence is put back at once, its counter from zero
+          if (closed || !/No such file or directory|no counter/.test(e.message)) return o.onError(e);
+          seen = 0n;
+          await nftBatch(script).then(
+            () => o.onError(new Error(`the DNS stub's nftables fence ${table} was removed by someone else: reinstalled`)),
+            (e2: Error) => o.onError(new Error(`the DNS stub's nftables fence ${table} was removed by someone else and cannot be reinstalled: ${e2.message}`)),
+          );
+        })
         .finally(() => {
           reading = null;
         });
@@ -185,6 +196,7 @@ export async function guardStub(o: { host: string; port: number; cgroup: string;
       clearInterval(timer);
       while (reading) await reading;
       await poll();
+      closed = true;
       await nftBatch(`add table inet ${table}\ndelete table inet ${table}\n`);
     },
   };

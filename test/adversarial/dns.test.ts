@@ -218,8 +218,13 @@ for (const id of IDENTITIES) {
     t.match(other.out, [{ name: 'd.own.test', rcode: 'TIMEOUT' }, { name: 'e.own.test', transport: 'tcp', rcode: 'TIMEOUT' }], "another operation's workload gets no answer from this stub, over UDP or TCP");
     t.notOk(nftTables().includes(leftover), 'the leftover fence was swept when the stub started');
     t.ok(nftTables().includes(guardTableName(host, Number(port))), "the stub's fence is in place while it serves");
+    // the fence removed behind gensee's back (a ruleset flush) is put back within the next read
+    execFileSync('nft', ['delete', 'table', 'inet', guardTableName(host, Number(port))]);
+    const back = await waitFor(() => nftTables().includes(guardTableName(host, Number(port))), 10_000).catch(() => false);
+    t.ok(back, 'a fence removed by someone else is reinstalled');
     fs.writeFileSync(go, '');
     const r = await finish(run, t);
+    t.match(r.proc.stderr, /fence .* was removed by someone else: reinstalled/, 'and the removal reported');
     t.notOk(nftTables().includes(guardTableName(host, Number(port))), 'and removed when the operation ended');
     t.match(udpGot, /^no answer/, `outside over UDP: ${udpGot}`);
     t.match(tcpGot, /^no answer/, `outside over TCP: ${tcpGot}`);
