@@ -49,6 +49,7 @@ import { parseIp, formatIp } from '../protocol/ip';
 import { GenseeError } from '../errors';
 
 export const GUARD_POLL_MS = 1000;
+const INSTALL_ATTEMPTS = 4;
 
 export interface StubGuard {
   readonly table: string;
@@ -156,10 +157,18 @@ export async function guardStub(o: { host: string; port: number; cgroup: string;
   const script = guardRuleset(o.host, o.port, o.cgroup);
   const table = guardTableName(formatIp(parseIp(o.host)!.bytes), o.port);
   await sweepStaleGuards().catch(() => []);
-  try {
-    await nftBatch(script);
-  } catch (e) {
-    throw new GenseeError('E_KERNEL', `the DNS stub on ${o.host}:${o.port} cannot be fenced to the operation's cgroup (nftables): ${(e as Error).message}; pass --no-dns to run without a stub`, 1);
+  // a batch can fail on a busy host (other nft users committing at once): a few tries before failing closed
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await nftBatch(script);
+      break;
+    } catch (e) {
+      if (attempt < INSTALL_ATTEMPTS) {
+        await new Promise((r) => setTimeout(r, 50 * attempt));
+        continue;
+      }
+      throw new GenseeError('E_KERNEL', `the DNS stub on ${o.host}:${o.port} cannot be fenced to the operation's cgroup (nftables): ${(e as Error).message}; pass --no-dns to run without a stub`, 1);
+    }
   }
   let seen = 0n;
   let reading: Promise<void> | null = null;
