@@ -272,7 +272,7 @@ export class Supervisor {
         },
       });
       if (o.dns) {
-        dns = await startOperationDns(o.op, o.dns, { resolver, network, events: ev, recorder, onError });
+        dns = await startOperationDns(o.op, o.dns, { cgroup, resolver, network, events: ev, recorder, onError });
         // the stub's address is the workload's to reach: a standing grant beside the policy's
         const served = [
           { protocol: 'udp' as const, address: dns.host, port: dns.port },
@@ -459,7 +459,7 @@ function attentionCommand(
 async function startOperationDns(
   op: string,
   d: { upstream: Upstream; listen?: { host: string; port: number } },
-  x: { resolver: Resolver; network: NetworkBackend; events: EventLog; recorder: CounterRecorder; onError: (e: Error) => void },
+  x: { cgroup: string; resolver: Resolver; network: NetworkBackend; events: EventLog; recorder: CounterRecorder; onError: (e: Error) => void },
 ): Promise<DnsService> {
   for (let attempt = 0; ; attempt++) {
     const listen = d.listen ?? { host: stubAddressFor(op, attempt), port: 53 };

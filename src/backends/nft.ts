@@ -121,7 +121,7 @@ interface RunResult {
   stderr: string;
 }
 
-function runNft(args: string[], input: string | null): Promise<RunResult> {
+export function runNft(args: string[], input: string | null): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(NFT_BIN, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -142,7 +142,7 @@ function runNft(args: string[], input: string | null): Promise<RunResult> {
   });
 }
 
-async function nftBatch(script: string): Promise<void> {
+export async function nftBatch(script: string): Promise<void> {
   const r = await runNft(['-f', '-'], script);
   if (r.code !== 0) throw new GenseeError('E_KERNEL', `nft -f: ${r.stderr.trim().split('\n').slice(0, 4).join(' | ') || `exit ${r.code}`}`, 1);
 }

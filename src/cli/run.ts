@@ -27,7 +27,7 @@ import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
 import { applyOperationLimits, limitCgroupsOf, missingPolicyLimits, removeLimitCgroups, unappliedLimits, type AppliedLimits } from '../resources';
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream ADDR[:PORT] | --no-dns] -- CMD ARGS…';
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream [tcp:]ADDR[:PORT] | --no-dns] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 

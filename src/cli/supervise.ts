@@ -19,7 +19,7 @@ import { resolveCgroupPath } from '../cgroup';
 import { applyExistingCgroupLimits, missingPolicyLimits, unappliedLimits } from '../resources';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream ADDR[:PORT]]]';
+export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream [tcp:]ADDR[:PORT]]]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, {

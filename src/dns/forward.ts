@@ -1,8 +1,12 @@
-// One forwarded question: over UDP from a fresh socket (a random source port
-// per query) with a random id, retried over TCP when the answer comes back
-// truncated; or over TCP from the start. A reply counts only if it comes from
-// the upstream's address and port, carries the id sent and answers the
-// question sent; anything else is dropped as a spoof and the wait goes on.
+// One forwarded question, over the one transport the operator configured for
+// the upstream: UDP from a fresh socket (a random source port per query) with
+// a random id, or TCP. Never the other: a truncated UDP answer is passed back
+// truncated, not retried over TCP, because the upstream's address may hold
+// only one of the two, and whatever listens on the other port (a workload's
+// own listener on a loopback upstream's TCP port, say) must never be asked —
+// its answer would become leases. A reply counts only if it comes from the
+// upstream's address and port, carries the id sent and answers the question
+// sent; anything else is dropped as a spoof and the wait goes on.
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 import type * as dnsPacket from 'dns-packet';
@@ -22,23 +26,22 @@ export class ForwardError extends Error {
 export interface Forwarded {
   raw: Buffer;
   reply: Decoded;
-  /** the answer came over TCP (asked over TCP, or retried after TC) */
+  /** the answer came over TCP (a TCP upstream) */
   tcp: boolean;
 }
 
 export interface ForwardCounters {
   /** datagrams or frames dropped: wrong source, id or question */
   spoofDropped: number;
-  /** UDP answers with TC retried over TCP */
-  tcpRetries: number;
 }
 
-/** The canonical text of the upstream's address (an IP literal), or a clear error. */
-export function canonicalUpstream(u: Upstream): Upstream {
+/** The canonical text of the upstream's address (an IP literal) and its transport (udp unless tcp), or a clear error. */
+export function canonicalUpstream(u: Upstream): Required<Upstream> {
   const ip = parseIp(u.host);
   if (!ip) throw new Error(`DNS upstream "${u.host}" is not an IP address`);
   if (!Number.isInteger(u.port) || u.port < 1 || u.port > 65535) throw new Error(`DNS upstream port ${u.port} out of range 1-65535`);
-  return { host: formatIp(ip.bytes), port: u.port };
+  if (u.transport !== undefined && u.transport !== 'udp' && u.transport !== 'tcp') throw new Error(`DNS upstream transport ${String(u.transport)}: udp or tcp`);
+  return { host: formatIp(ip.bytes), port: u.port, transport: u.transport ?? 'udp' };
 }
 
 /** The TCP frame of a message: its 2-byte length, then the message. */
@@ -49,17 +52,18 @@ export function frame(msg: Buffer): Buffer {
 }
 
 /**
- * Ask `up` (canonical, see canonicalUpstream) the question `q`, within
- * timeoutMs overall (a TCP retry included). Rejects with a ForwardError.
- * While pending, its cancel function is in `cancels`.
+ * Ask `up` (canonical, see canonicalUpstream) the question (name, type) over
+ * its transport, within timeoutMs. The query is the stub's own
+ * (upstreamQuery). Rejects with a ForwardError. While pending, its cancel
+ * function is in `cancels`.
  */
 export function forward(
-  q: dnsPacket.Question,
-  clientFlags: number,
-  opt: dnsPacket.OptAnswer | undefined,
-  up: Upstream,
-  o: { tcp: boolean; timeoutMs: number; cancels: Set<() => void>; counters: ForwardCounters },
+  name: string,
+  type: 'A' | 'AAAA',
+  up: Required<Upstream>,
+  o: { timeoutMs: number; cancels: Set<() => void>; counters: ForwardCounters },
 ): Promise<Forwarded> {
+  const q: dnsPacket.Question = { name, type, class: 'IN' };
   return new Promise<Forwarded>((resolve, reject) => {
     let done = false;
     let cleanup: () => void = () => {};
@@ -78,7 +82,7 @@ export function forward(
     o.cancels.add(cancel);
 
     // a reply that passed the id and source checks: decode it and check its question
-    const accept = (raw: Buffer, sentId: number, tcp: boolean): 'spoof' | 'tc' | 'done' => {
+    const accept = (raw: Buffer, sentId: number, tcp: boolean): 'spoof' | 'done' => {
       const h = decodeHeader(raw);
       if (!h || h.id !== sentId || !h.qr) return 'spoof';
       const reply = decodeMessage(raw);
@@ -92,13 +96,13 @@ export function forward(
         return 'done';
       }
       if (!answersQuestion(reply, q)) return 'spoof';
-      if (!tcp && reply.flag_tc) return 'tc';
+      // TC over UDP: passed back truncated (see the header: no TCP fallback)
       finish(null, { raw, reply, tcp });
       return 'done';
     };
 
+    const { id, msg } = upstreamQuery(name, type);
     const viaTcp = (): void => {
-      const { id, msg } = upstreamQuery(q, clientFlags, opt);
       const sock = net.connect({ host: up.host, port: up.port });
       cleanup = () => sock.destroy();
       let buf = Buffer.alloc(0);
@@ -117,9 +121,8 @@ export function forward(
       sock.on('close', () => finish(new ForwardError('unreachable', `TCP to ${up.host}:${up.port} closed before an answer`)));
     };
 
-    if (o.tcp) return viaTcp();
+    if (up.transport === 'tcp') return viaTcp();
 
-    const { id, msg } = upstreamQuery(q, clientFlags, opt);
     const sock = dgram.createSocket(net.isIPv6(up.host) ? 'udp6' : 'udp4');
     let closed = false;
     const closeUdp = (): void => {
@@ -140,13 +143,7 @@ export function forward(
         o.counters.spoofDropped++;
         return;
       }
-      const r = accept(raw, id, false);
-      if (r === 'spoof') o.counters.spoofDropped++;
-      else if (r === 'tc') {
-        o.counters.tcpRetries++;
-        closeUdp();
-        viaTcp();
-      }
+      if (accept(raw, id, false) === 'spoof') o.counters.spoofDropped++;
     });
     // connected: the kernel too drops datagrams from any other address, and an
     // ICMP unreachable surfaces as an error instead of a timeout

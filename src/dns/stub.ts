@@ -6,6 +6,15 @@
 // reported to onRefused. A library: the supervisor supplies decide, onAnswer
 // and onRefused (policy, leases, boundary events).
 //
+// What reaches the upstream is the stub's own query, never the client's:
+// only opcode QUERY with one question of class IN and type A or AAAA is
+// forwarded (anything else is answered NOTIMP or REFUSED and recorded), the
+// name in lower case, flags RD only, no EDNS (src/dns/wire.ts upstreamQuery).
+// So a name's letter case, the query type, the header flags and the EDNS
+// size, DO bit and options carry nothing out: each decided (counted) name is
+// at most two distinct questions on the wire. The client gets its own
+// spelling of the name back in the question section.
+//
 // Bounds: at most maxInflight questions are forwarded or awaiting onAnswer at
 // once (beyond, SERVFAIL at once, control dns/overload); at most
 // maxTcpConnections TCP clients, each idle at most 10 s, with queries of at
@@ -18,7 +27,7 @@ import { isQueryableName, normalizeName, registeredDomain } from './names';
 import { canonicalUpstream, forward, ForwardError, frame, type ForwardCounters } from './forward';
 import type { Upstream } from './upstream';
 import { parseIp, formatIp } from '../protocol/ip';
-import { clientOpt, decodeHeader, decodeMessage, errorResponse, extractAnswer, META_QTYPES, truncatedResponse, udpLimit, withId, type DnsAnswer, type ErrorRcode } from './wire';
+import { clientOpt, decodeHeader, decodeMessage, errorResponse, extractAnswer, FORWARDED_QTYPES, truncatedResponse, udpLimit, withId, withQuestionOf, type DnsAnswer, type ErrorRcode } from './wire';
 
 export { hostUpstream, type Upstream } from './upstream';
 export { registeredDomain, normalizeName } from './names';
@@ -34,10 +43,11 @@ export interface DnsRefusal {
   /**
    * which control answered: decide's own control for a refused name
    * ('dns/no_rule', 'dns/budget'), else one of the stub's:
-   * dns/malformed (FORMERR: undecodable, not one question, a response, a bad
-   * opcode or a name that is not a host name: only letters, digits, "-" and
-   * "_", so never a literal "*" label), dns/class (REFUSED: not IN),
-   * dns/qtype (REFUSED: AXFR, IXFR and other meta types), dns/overload
+   * dns/malformed (FORMERR: undecodable, not one question, a response,
+   * or a name that is not a host name: only letters, digits, "-" and
+   * "_", so never a literal "*" label), dns/opcode (NOTIMP: not QUERY),
+   * dns/class (REFUSED: not IN), dns/qtype (REFUSED: a type other than A
+   * and AAAA), dns/overload
    * (SERVFAIL: maxInflight reached), dns/upstream (SERVFAIL: upstream down,
    * timed out or answered garbage), dns/answer (SERVFAIL: onAnswer rejected
    * or outlived answerTimeoutMs), dns/decide (SERVFAIL: decide threw),
@@ -55,15 +65,15 @@ export interface DnsRefusal {
 export interface DnsStubOptions {
   /** UDP and TCP on the same address; port 0 picks one free for both */
   listen: { host: string; port: number };
-  /** an IP literal; forwarded over UDP (a TC answer retried over TCP), TCP queries over TCP */
+  /** an IP literal; every question is forwarded over its transport (default UDP), whatever the client used */
   upstream: Upstream;
-  /** decides a question's name (normalized) BEFORE forwarding: a refused name is answered REFUSED and never forwarded. Called once per decodable query of class IN and a non-meta qtype. */
+  /** decides a question's name (normalized) BEFORE forwarding: a refused name is answered REFUSED and never forwarded. Called once per decodable query of opcode QUERY, class IN and type A or AAAA. */
   decide(name: string, qtype: string): NameVerdict;
   /** the upstream's answer for an allowed name, BEFORE the client gets it; it gets it only after this resolves; a rejection answers SERVFAIL. Called for every reply (NXDOMAIN and empty answers too: addresses is then []). */
-  onAnswer(q: { name: string; qtype: string }, a: DnsAnswer, verdict: { ruleRef: string }): Promise<void>;
+  onAnswer(q: { name: string; qtype: string; peer: string }, a: DnsAnswer, verdict: { ruleRef: string }): Promise<void>;
   /** every refusal and failure, for the record */
   onRefused(r: DnsRefusal): void;
-  /** overall, a TCP retry included (default 2000) */
+  /** overall (default 2000) */
   upstreamTimeoutMs?: number;
   /** how long onAnswer may take before the client is answered SERVFAIL (control dns/answer) and its inflight slot freed (default 10000) */
   answerTimeoutMs?: number;
@@ -71,6 +81,8 @@ export interface DnsStubOptions {
   maxInflight?: number;
   /** default 64 */
   maxTcpConnections?: number;
+  /** bound but not serving until serve() is called (queries before are dropped): time to fence the address first */
+  held?: boolean;
 }
 
 export interface DnsStubStats {
@@ -86,7 +98,6 @@ export interface DnsStubStats {
   overload: number;
   /** answers too large for the client's UDP limit, sent with TC */
   truncated: number;
-  tcpRetries: number;
   spoofDropped: number;
   inflight: number;
   /** the most inflight ever seen */
@@ -98,7 +109,10 @@ export interface DnsStubStats {
 export interface DnsStub {
   udpPort: number;
   tcpPort: number;
-  close(): Promise<void>;
+  /** start serving a stub started held */
+  serve(): void;
+  /** stop serving at once, run beforeUnbind (the address still bound), then release the address */
+  close(beforeUnbind?: () => Promise<void>): Promise<void>;
   stats(): DnsStubStats;
 }
 
@@ -122,15 +136,16 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
   const maxTcp = o.maxTcpConnections ?? 64;
   const st: DnsStubStats = {
     queries: 0, udpQueries: 0, tcpQueries: 0, forwarded: 0, answered: 0, refused: 0, servfail: 0, formerr: 0, dropped: 0,
-    overload: 0, truncated: 0, tcpRetries: 0, spoofDropped: 0, inflight: 0, inflightPeak: 0, tcpConnections: 0, tcpRejected: 0,
+    overload: 0, truncated: 0, spoofDropped: 0, inflight: 0, inflightPeak: 0, tcpConnections: 0, tcpRejected: 0,
   };
-  const counters: ForwardCounters = { spoofDropped: 0, tcpRetries: 0 };
+  const counters: ForwardCounters = { spoofDropped: 0 };
   const cancels = new Set<() => void>();
   let closing = false;
+  let held = !!o.held;
 
   const record = (r: DnsRefusal): void => {
     if (r.dropped) st.dropped++;
-    else if (r.rcode === 'REFUSED') st.refused++;
+    else if (r.rcode === 'REFUSED' || r.rcode === 'NOTIMP') st.refused++;
     else if (r.rcode === 'SERVFAIL') st.servfail++;
     else st.formerr++;
     try {
@@ -161,7 +176,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
       } else fail('FORMERR', 'dns/malformed', 'a response (QR set) sent as a query', null, null);
       return;
     }
-    if (h.opcode !== 'QUERY') return fail('FORMERR', 'dns/malformed', `opcode ${h.opcode}: only QUERY is served`, null, null);
+    if (h.opcode !== 'QUERY') return fail('NOTIMP', 'dns/opcode', `opcode ${h.opcode}: only QUERY is served`, null, null);
     const m = decodeMessage(msg);
     if (m instanceof Error) return fail('FORMERR', 'dns/malformed', `undecodable query: ${m.message}`, null, null);
     const qs = m.questions ?? [];
@@ -173,7 +188,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     const where = registeredDomain(name) || '.';
     if (!isQueryableName(name)) return fail('FORMERR', 'dns/malformed', `${qtype} for a name that is not a host name (bytes outside letters, digits, "-" and "_")`, name, qtype, q, !!opt);
     if ((q.class ?? 'IN') !== 'IN') return fail('REFUSED', 'dns/class', `class ${q.class} for a name under ${where}: only IN is served`, name, qtype, q, !!opt);
-    if (META_QTYPES.has(qtype)) return fail('REFUSED', 'dns/qtype', `${qtype} for a name under ${where} is never forwarded`, name, qtype, q, !!opt);
+    if (!FORWARDED_QTYPES.has(qtype)) return fail('REFUSED', 'dns/qtype', `${qtype} for a name under ${where} is never forwarded: only A and AAAA are`, name, qtype, q, !!opt);
 
     let verdict: NameVerdict;
     try {
@@ -193,7 +208,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
     try {
       let fwd;
       try {
-        fwd = await forward(q, h.flags, opt, up, { tcp: c.transport === 'tcp', timeoutMs, cancels, counters });
+        fwd = await forward(name, qtype as 'A' | 'AAAA', up, { timeoutMs, cancels, counters });
       } catch (e) {
         if (closing) return;
         const why = e instanceof ForwardError ? `${e.kind}: ${e.message}` : String(e);
@@ -203,7 +218,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([
-          o.onAnswer({ name, qtype }, answer, { ruleRef: verdict.ruleRef }),
+          o.onAnswer({ name, qtype, peer: c.peer }, answer, { ruleRef: verdict.ruleRef }),
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => reject(new Error(`onAnswer did not settle within ${answerTimeoutMs} ms`)), answerTimeoutMs);
           }),
@@ -215,10 +230,10 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
         clearTimeout(timer);
       }
       if (closing) return;
-      let out = withId(fwd.raw, h.id);
+      let out = withQuestionOf(withId(fwd.raw, h.id), msg);
       if (c.transport === 'udp' && out.length > udpLimit(opt)) {
         st.truncated++;
-        out = truncatedResponse(fwd.reply, h.id, !!opt);
+        out = truncatedResponse(fwd.reply, h.id, q, !!opt);
       }
       st.answered++;
       c.send(out);
@@ -236,7 +251,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
   // ---- UDP ----
   const udpType = net.isIPv6(o.listen.host) ? 'udp6' : 'udp4';
   const onDatagram = (udp: dgram.Socket) => (msg: Buffer, rinfo: dgram.RemoteInfo): void => {
-    if (closing) return;
+    if (closing || held) return;
     const peer = rinfo.family === 'IPv6' ? `udp [${rinfo.address}]:${rinfo.port}` : `udp ${rinfo.address}:${rinfo.port}`;
     void run(msg, {
       transport: 'udp',
@@ -253,7 +268,7 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
   // ---- TCP ----
   const conns = new Set<net.Socket>();
   const onConnection = (sock: net.Socket): void => {
-    if (closing || conns.size >= maxTcp) {
+    if (closing || held || conns.size >= maxTcp) {
       st.tcpRejected++;
       sock.destroy();
       return;
@@ -377,12 +392,26 @@ export async function startDnsStub(o: DnsStubOptions): Promise<DnsStub> {
   return {
     udpPort: port,
     tcpPort: (tcp.address() as net.AddressInfo).port,
-    stats: () => ({ ...st, tcpRetries: counters.tcpRetries, spoofDropped: counters.spoofDropped }),
-    close: async () => {
+    stats: () => ({ ...st, spoofDropped: counters.spoofDropped }),
+    serve: () => {
+      held = false;
+    },
+    close: async (beforeUnbind) => {
       if (closing) return;
       closing = true;
       for (const c of [...cancels]) c();
       for (const s of conns) s.destroy();
+      if (beforeUnbind) {
+        try {
+          await beforeUnbind();
+        } finally {
+          await Promise.all([
+            new Promise<void>((resolve) => udp.close(() => resolve())),
+            new Promise<void>((resolve) => tcp.close(() => resolve())),
+          ]);
+        }
+        return;
+      }
       await Promise.all([
         new Promise<void>((resolve) => udp.close(() => resolve())),
         new Promise<void>((resolve) => tcp.close(() => resolve())),

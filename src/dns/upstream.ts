@@ -6,6 +6,12 @@ import { parseIp, formatIp } from '../protocol/ip';
 export interface Upstream {
   host: string;
   port: number;
+  /**
+   * the one transport the stub uses to reach it (default udp): the operator's
+   * choice (`--dns-upstream tcp:ADDR`), never switched to the other on a
+   * truncated answer (src/dns/forward.ts)
+   */
+  transport?: 'udp' | 'tcp';
 }
 
 /**

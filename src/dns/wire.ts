@@ -1,7 +1,9 @@
 // Every DNS message the stub reads or writes goes through dns-packet. The
 // only bytes touched outside it are the 16-bit transaction id at offset 0
 // (RFC 1035 4.1.1), rewritten so an upstream's answer reaches the client
-// byte for byte under the client's own id, and the 2-byte TCP length prefix
+// byte for byte under the client's own id; the letters of the question's
+// name (the stub asks the upstream in lower case, and gives the client its
+// own spelling back: withQuestionOf); and the 2-byte TCP length prefix
 // (RFC 1035 4.2.2), which is framing rather than DNS.
 import { randomInt } from 'node:crypto';
 import * as dnsPacket from 'dns-packet';
@@ -11,8 +13,8 @@ import { parseIp, formatIp } from '../protocol/ip';
 /** dns-packet's decoded message, with the two header fields its types leave out. */
 export type Decoded = dnsPacket.DecodedPacket & { opcode?: string; rcode?: string };
 
-export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, REFUSED: 5 } as const;
-export type ErrorRcode = 'FORMERR' | 'SERVFAIL' | 'REFUSED';
+export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NOTIMP: 4, REFUSED: 5 } as const;
+export type ErrorRcode = 'FORMERR' | 'SERVFAIL' | 'NOTIMP' | 'REFUSED';
 
 /** The opcode bits of the header's flags word (dns-packet keeps them there). */
 const OPCODE_BITS = 0xf << 11;
@@ -21,8 +23,12 @@ const OPCODE_BITS = 0xf << 11;
 export const UDP_PLAIN = 512;
 export const UDP_MAX = 4096;
 
-/** Query types the stub never forwards: zone transfers and message-level pseudo types. */
-export const META_QTYPES: ReadonlySet<string> = new Set(['AXFR', 'IXFR', 'OPT', 'TKEY', 'TSIG', 'UNKNOWN_253', 'UNKNOWN_254']);
+/**
+ * The only query types the stub forwards: the ones a host rule can turn into
+ * leases. Any other type would be a second question per name the workload
+ * could choose (bits past the budget), so it is REFUSED, never forwarded.
+ */
+export const FORWARDED_QTYPES: ReadonlySet<string> = new Set(['A', 'AAAA']);
 
 export interface Header {
   id: number;
@@ -80,18 +86,57 @@ export function errorResponse(h: Header, rcode: ErrorRcode, question?: dnsPacket
 }
 
 /**
- * The query the stub sends upstream for a client's question: a fresh random
- * id, the client's RD/CD bits and one question; EDNS only as a bare OPT with
- * the client's size and DO bit. Nothing else of the client's message (its
- * other sections, EDNS options such as cookies or client-subnet) is carried:
- * the decided name is all that leaves.
+ * The query the stub sends upstream: built by the stub alone from the
+ * decided question, so no bit of it is the workload's to choose beyond the
+ * (normalized, lower-case) name and the type (A or AAAA). A fresh random id,
+ * flags RD only, one question of class IN, no EDNS (so an answer over UDP is
+ * at most 512 bytes; a larger one comes back truncated and is passed on as
+ * it is). Nothing of the client's message — the letter case of its name, its
+ * flags (CD, AD, Z), its EDNS size, DO bit and options, its other sections —
+ * reaches the upstream: the count of distinct questions on the wire is the
+ * count of decided names × at most two types.
  */
-export function upstreamQuery(q: dnsPacket.Question, clientFlags: number, opt: dnsPacket.OptAnswer | undefined): { id: number; msg: Buffer } {
+export function upstreamQuery(name: string, type: 'A' | 'AAAA'): { id: number; msg: Buffer } {
   const id = randomInt(0, 0x10000);
-  const flags = clientFlags & (dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED);
-  const additionals = opt ? [freshOpt(udpLimit(opt), (opt.flags & dnsPacket.DNSSEC_OK) !== 0)] : [];
-  const msg = dnsPacket.encode({ id, type: 'query', flags, questions: [{ name: q.name, type: q.type, class: 'IN' }], additionals });
+  const msg = dnsPacket.encode({ id, type: 'query', flags: dnsPacket.RECURSION_DESIRED, questions: [{ name: normalizeName(name), type, class: 'IN' }] });
   return { id, msg };
+}
+
+/** The wire length of the uncompressed name at off (its labels and the root byte), or -1. */
+function plainNameLength(msg: Buffer, off: number): number {
+  let i = off;
+  while (i < msg.length) {
+    const len = msg[i];
+    if (len === 0) return i + 1 - off;
+    if (len > 63) return -1; // a compression pointer or a reserved label type
+    i += 1 + len;
+  }
+  return -1;
+}
+
+/** ASCII lower case of a name's wire bytes (length bytes are below 64: never letters). */
+function lowerBytes(b: Buffer): Buffer {
+  const out = Buffer.from(b);
+  for (let i = 0; i < out.length; i++) if (out[i] >= 0x41 && out[i] <= 0x5a) out[i] |= 0x20;
+  return out;
+}
+
+/**
+ * An upstream answer (asked in lower case) with the question name spelled as
+ * the client spelled it (a resolver using 0x20 case randomization checks
+ * it). Only the letters of the question's name at offset 12 change, and only
+ * when both names are uncompressed there and equal but for case; else the
+ * answer is returned unchanged.
+ */
+export function withQuestionOf(answer: Buffer, query: Buffer): Buffer {
+  const la = plainNameLength(answer, 12);
+  const lq = plainNameLength(query, 12);
+  if (la < 0 || la !== lq) return answer;
+  const qn = query.subarray(12, 12 + lq);
+  if (!lowerBytes(answer.subarray(12, 12 + la)).equals(lowerBytes(qn))) return answer;
+  const out = Buffer.from(answer);
+  qn.copy(out, 12);
+  return out;
 }
 
 /** Whether an upstream reply answers exactly the question that was sent (name compared case-insensitively). */
@@ -109,15 +154,15 @@ export function withId(raw: Buffer, id: number): Buffer {
 
 /**
  * The UDP form of an answer too large for the client: the upstream's header
- * with TC set, the question, no records (RFC 2181 9; the client retries over
- * TCP), an OPT if the client used EDNS.
+ * with TC set, the client's question, no records (RFC 2181 9; the client
+ * retries over TCP), an OPT if the client used EDNS.
  */
-export function truncatedResponse(reply: Decoded, id: number, edns: boolean): Buffer {
+export function truncatedResponse(reply: Decoded, id: number, question: dnsPacket.Question, edns: boolean): Buffer {
   return dnsPacket.encode({
     id,
     type: 'response',
     flags: (reply.flags ?? 0) | dnsPacket.TRUNCATED_RESPONSE,
-    questions: reply.questions ?? [],
+    questions: [question],
     additionals: edns ? [freshOpt(UDP_MAX, false)] : [],
   });
 }
@@ -131,6 +176,10 @@ export interface DnsAddress {
 export interface DnsAnswer {
   /** the question's name, normalized */
   name: string;
+  /** the upstream's rcode (NOERROR, NXDOMAIN, SERVFAIL, …) */
+  rcode: string;
+  /** the upstream answered with TC set (passed on truncated: no TCP retry) */
+  truncated: boolean;
   /** the CNAME targets followed from the name, in order (normalized) */
   chain: string[];
   /** the A/AAAA records of the chain's last name, in the answer section */
@@ -170,5 +219,5 @@ export function extractAnswer(name: string, reply: Decoded): DnsAnswer {
     if (!ip) continue;
     addresses.push({ family, address: formatIp(ip.bytes), ttl: a.ttl ?? 0 });
   }
-  return { name: normalizeName(name), chain, addresses };
+  return { name: normalizeName(name), rcode: reply.rcode ?? 'NOERROR', truncated: !!reply.flag_tc, chain, addresses };
 }

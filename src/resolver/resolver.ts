@@ -208,7 +208,8 @@ export class Resolver extends EventEmitter {
   }
 
   /**
-   * A DNS answer for a name a host rule covers (src/dns/service.ts): the
+   * A DNS answer for a name a host rule covers (src/dns/service.ts; every
+   * forwarded question, NXDOMAIN and empty answers included): the
    * question (dns_query, written ahead), a durable lease_intent per lease,
    * each lease installed and read back, then the answer line (dns_answer:
    * the name, the CNAME chain, the addresses, the leases), durable before
@@ -217,7 +218,7 @@ export class Resolver extends EventEmitter {
    * removes its leases (src/evidence/abandon.ts).
    */
   async resolveName(
-    q: { name: string; qtype: string; chain: string[]; addresses: { family: string; address: string; ttl: number }[]; rule: string; peer: string },
+    q: { name: string; qtype: string; rcode?: string; truncated?: boolean; chain: string[]; addresses: { family: string; address: string; ttl: number }[]; rule: string; peer: string },
     install: (intents: (ls: LeaseIntent[]) => Promise<void>) => Promise<Lease[]>,
   ): Promise<Lease[]> {
     const faultId = `dns-${process.pid}-${++this.dnsSeq}`;
@@ -235,6 +236,8 @@ export class Resolver extends EventEmitter {
         kind: 'dns_answer',
         fault_id: faultId,
         name: q.name,
+        ...(q.rcode !== undefined ? { rcode: q.rcode } : {}),
+        ...(q.truncated ? { truncated: true } : {}),
         chain: q.chain,
         addresses: q.addresses,
         leases: leases.map((l) => ({ ...l, expires_at_boot_ns: String(l.expires_at_boot_ns) })),

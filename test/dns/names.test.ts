@@ -149,6 +149,8 @@ function pauseFaults(r: Ran, address: string, port: number): LogLine[] {
 }
 
 const ofKind = (r: Ran, kind: string, name?: string): LogLine[] => r.faults.filter((l) => l.kind === kind && (name === undefined || l.name === name));
+/** the dns_answer lines for name that gave addresses (every forwarded question is a dns_answer: curl's empty AAAA too) */
+const answered = (r: Ran, name: string): LogLine[] => ofKind(r, 'dns_answer', name).filter((l) => (l.addresses as unknown[]).length > 0);
 type Lease = { family: string; protocol: string; address: string; port: number; expires_at_boot_ns: string; generation: number };
 const dnsDenied = (r: Ran): { kind: string; control: string; detail: string; target?: string }[] =>
   r.events.filter((l) => l.type === 'boundary' && (l.event as { kind: string }).kind === 'dns_denied').map((l) => l.event as { kind: string; control: string; detail: string; target?: string });
@@ -186,8 +188,10 @@ t.test('1. an exact name: the lease is in the kernel before the answer, the firs
   t.match(r.stdout, /HTTP 200 rc=0/, 'curl reached api.test by its name');
   t.equal(srv.hits(), 1, 'one request reached the listener');
   t.same(pauseFaults(r, '127.0.0.1', srv.port), [], 'no pause fault for the leased tuple: its first connect found the lease');
-  const q = ofKind(r, 'dns_query', 'api.test');
-  t.equal(q.length, 1, 'one dns_query line for the name');
+  const q = ofKind(r, 'dns_query', 'api.test').filter((l) => l.qtype === 'A');
+  t.equal(q.length, 1, 'one dns_query line for the name (A)');
+  const aaaa = ofKind(r, 'dns_query', 'api.test').find((l) => l.qtype === 'AAAA');
+  t.match(r.faults.find((l) => l.kind === 'dns_answer' && l.fault_id === aaaa?.fault_id), { rcode: 'NOERROR', addresses: [], leases: [] }, "curl's AAAA question, answered empty, is recorded too");
   const fid = q[0]?.fault_id;
   const intent = r.faults.filter((l) => l.kind === 'lease_intent' && l.fault_id === fid);
   const ans = r.faults.filter((l) => l.kind === 'dns_answer' && l.fault_id === fid);
@@ -228,8 +232,8 @@ t.test('2. a wildcard covers one or more labels, never its apex', async (t) => {
   t.same(codes, ['HTTP 200 rc=0', 'HTTP 200 rc=0', 'HTTP 000 rc=6'], 'a.svc.test and a.b.svc.test connect; svc.test does not resolve');
   t.equal(srv.hits(), 2, 'two requests reached the listener');
   t.match(r.out, [{ name: 'svc.test', rcode: 'REFUSED', answers: [] }], 'the apex is answered REFUSED');
-  t.equal(ofKind(r, 'dns_answer', 'a.svc.test').length, 1, 'a.svc.test answered under the rule');
-  t.equal(ofKind(r, 'dns_answer', 'a.b.svc.test').length, 1, 'a.b.svc.test answered under the rule');
+  t.equal(answered(r, 'a.svc.test').length, 1, 'a.svc.test answered under the rule');
+  t.equal(answered(r, 'a.b.svc.test').length, 1, 'a.b.svc.test answered under the rule');
   t.ok(ofKind(r, 'dns_refused', 'svc.test').every((l) => l.rcode === 'REFUSED' && l.control === 'dns/no_rule'), 'svc.test: dns_refused, dns/no_rule');
   t.notOk(auth.seen.some((s) => s.name === 'svc.test'), 'the refused name never reached the upstream');
   t.ok(dnsDenied(r).some((e) => e.target === 'svc.test' && e.control === 'dns/no_rule'), 'a dns_denied event for it');
@@ -253,8 +257,8 @@ t.test('3. a CNAME chain: the rule covers the question, the chain is recorded', 
   t.match(r.stdout, /HTTP 200 rc=0/, 'curl reached www.test through the chain');
   t.equal(srv.hits(), 1);
   t.same(pauseFaults(r, '127.0.0.1', srv.port), [], 'the first connect took the fast path');
-  const ans = ofKind(r, 'dns_answer', 'www.test');
-  t.equal(ans.length, 1, 'one dns_answer for www.test');
+  const ans = answered(r, 'www.test');
+  t.equal(ans.length, 1, 'one dns_answer with addresses for www.test');
   t.same(ans[0]?.chain, ['edge.cdn.test', 'api.test'], 'faults.jsonl records the chain');
   t.match(ans[0], { addresses: [{ family: 'ipv4', address: '127.0.0.1' }], leases: [{ address: '127.0.0.1', port: srv.port }] }, "the chain's address, leased on www.test's port");
   t.match(r.out, [{ name: 'alias.test', rcode: 'REFUSED' }], 'an alias of an allowed name is not allowed by it: the question is decided');
@@ -274,7 +278,7 @@ t.test("4. a record TTL shorter than the rule's: the lease expires at the record
   t.match(r.stdout, /HTTP 200 rc=0/, 'the first connect, inside the TTL, works');
   t.match(r.out, [{ result: 'EACCES' }], 'the connect after the lease expired is denied');
   t.equal(srv.hits(), 1, 'only the first request reached the listener');
-  const ans = ofKind(r, 'dns_answer', 'ttl.test')[0];
+  const ans = answered(r, 'ttl.test')[0];
   const intent = r.faults.find((l) => l.kind === 'lease_intent' && l.fault_id === ans?.fault_id);
   t.match(intent?.lease, { ttl_s: 7 }, 'TTL = min(rule 60 s, record 2 s + 5 s) = 7 s');
   const expires = BigInt((ans.leases as Lease[])[0].expires_at_boot_ns);
@@ -298,7 +302,7 @@ t.test("5. an answered address on a port the rule does not list: denied, nothing
   t.equal(other.accepted(), 0, 'no connection reached the unlisted port');
   t.equal(other.bytes(), 0, 'no byte');
   t.same(
-    (ofKind(r, 'dns_answer', 'api.test')[0]?.leases as Lease[]).map((l) => l.port),
+    (answered(r, 'api.test')[0]?.leases as Lease[]).map((l) => l.port),
     [listed.port],
     "the answer leased the rule's port only",
   );
@@ -398,37 +402,44 @@ t.test('10. IPv6: an AAAA answer ::1, leased and connected with curl -6', async 
   t.match(r.stdout, /HTTP 200 rc=0/, 'curl -6 reached v6.test');
   t.equal(srv.hits(), 1);
   t.same(pauseFaults(r, '::1', srv.port), [], 'the first connect took the fast path');
-  const ans = ofKind(r, 'dns_answer', 'v6.test');
+  const ans = answered(r, 'v6.test');
   t.equal(ans.length, 1, 'one answer with an address (the empty A answer leases nothing)');
+  t.match(ofKind(r, 'dns_answer', 'v6.test').filter((l) => (l.addresses as unknown[]).length === 0), [{ rcode: 'NOERROR', leases: [] }], 'the empty A answer is recorded');
   t.match(ans[0], { addresses: [{ family: 'ipv6', address: '::1' }], leases: [{ family: 'ipv6', protocol: 'tcp', address: '::1', port: srv.port }] });
   t.ok(r.summary.destinations.some((d) => d.destination === `tcp [::1]:${srv.port}` && d.verdict === 'allow' && d.count === 1), 'the summary counts one allowed connect to [::1]');
   await verified(t, r);
 });
 
-t.test('TCP DNS, and a truncated answer retried over TCP upstream', async (t) => {
+t.test("TCP DNS: the upstream's transport is the operator's, a truncated answer is passed on, never retried over TCP", async (t) => {
   if (!requireKernel(t)) return;
   const srv = await tcpServer(t);
   const auth = await authority(t, {
     'tcp.test': [A('tcp.test', '127.0.0.1')],
     'big.test': (q) => ({ answers: [A(q.name, '127.0.0.1')], tcOverUdp: true }),
   });
-  const r = await runOp(
-    t,
-    'gs-dnt',
-    { leases: [hostRule('tcp.test', srv.port), hostRule('big.test', srv.port)] },
-    up(auth),
-    sh(`${client('ask', 'tcp.test/A/tcp', 'big.test/A')} && '${PROBE}' connect tcp 127.0.0.1 ${srv.port}`),
-  );
+  const policy = { leases: [hostRule('tcp.test', srv.port), hostRule('big.test', srv.port)] };
+  // a UDP upstream (the default): every question goes over UDP, whatever the client used
+  const r = await runOp(t, 'gs-dnt', policy, up(auth), sh(`${client('ask', 'tcp.test/A/tcp', 'big.test/A')} && '${PROBE}' connect tcp 127.0.0.1 ${srv.port}`));
   t.equal(r.code, 0, r.stderr);
   t.match(r.out[0], { name: 'tcp.test', transport: 'tcp', rcode: 'NOERROR', answers: [{ type: 'A', data: '127.0.0.1' }] }, 'a question over TCP is answered over TCP');
-  t.match(r.out[1], { name: 'big.test', transport: 'udp', rcode: 'NOERROR', tc: false, answers: [{ type: 'A', data: '127.0.0.1' }] }, 'the truncated answer reached the client whole over UDP');
-  t.same(auth.seen.filter((s) => s.name === 'tcp.test').map((s) => s.transport), ['tcp'], 'the TCP question went upstream over TCP');
-  t.same(auth.seen.filter((s) => s.name === 'big.test').map((s) => s.transport), ['udp', 'tcp'], 'TC over UDP, retried over TCP');
+  t.match(r.out[1], { name: 'big.test', transport: 'udp', rcode: 'NOERROR', tc: true, answers: [] }, 'the truncated answer reached the client truncated');
+  t.same(auth.seen.filter((s) => s.name === 'tcp.test').map((s) => s.transport), ['udp'], 'the TCP question went upstream over UDP');
+  t.same(auth.seen.filter((s) => s.name === 'big.test').map((s) => s.transport), ['udp'], 'TC over UDP: no TCP retry');
   t.equal(ofKind(r, 'dns_answer', 'tcp.test').length, 1, 'tcp.test leased');
-  t.equal(ofKind(r, 'dns_answer', 'big.test').length, 1, 'big.test leased from the TCP retry');
+  t.match(ofKind(r, 'dns_answer', 'big.test'), [{ truncated: true, leases: [] }], 'big.test recorded, truncated, nothing leased');
   t.match(r.out[2], { result: 'ok' }, 'the connect works');
   t.same(pauseFaults(r, '127.0.0.1', srv.port), [], 'on the fast path');
   await verified(t, r);
+
+  // a TCP upstream (--dns-upstream tcp:ADDR:PORT): every question over TCP, the whole answer
+  const n = auth.seen.length;
+  const r2 = await runOp(t, 'gs-dnt2', policy, `tcp:${up(auth)}`, sh(`${client('ask', 'big.test/A')} && '${PROBE}' connect tcp 127.0.0.1 ${srv.port}`));
+  t.equal(r2.code, 0, r2.stderr);
+  t.match(r2.out[0], { name: 'big.test', transport: 'udp', rcode: 'NOERROR', tc: false, answers: [{ type: 'A', data: '127.0.0.1' }] }, 'asked over UDP, answered whole');
+  t.same(auth.seen.slice(n).map((s) => s.transport), ['tcp'], 'the upstream asked over TCP only');
+  t.equal(ofKind(r2, 'dns_answer', 'big.test').length, 1, 'big.test leased');
+  t.match(r2.out[1], { result: 'ok' }, 'the connect works');
+  await verified(t, r2);
 });
 
 t.test('11. a flood of 10,000 names: the stub stays bounded, the budget refuses past it, another operation resolves', async (t) => {

@@ -1,6 +1,6 @@
 // The DNS stub on loopback: decide before forwarding, the answer held until
-// onAnswer resolves, REFUSED/SERVFAIL/FORMERR recorded, TC retried over TCP,
-// the TCP path, and a query flood that stays bounded. The upstream is a small
+// onAnswer resolves, REFUSED/SERVFAIL/FORMERR recorded, the stub's own
+// canonical query upstream, TC passed on (no TCP fallback), the TCP path, and a query flood that stays bounded. The upstream is a small
 // authoritative server written here with dns-packet (./authority.ts).
 import t from 'tap';
 import * as dgram from 'node:dgram';
@@ -9,6 +9,7 @@ import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { randomBytes } from 'node:crypto';
 import * as dnsPacket from 'dns-packet';
+import { parseDnsListen, parseUpstream } from '../../src/dns/service';
 import { startDnsStub, hostUpstream, registeredDomain, type DnsStubOptions, type DnsRefusal, type DnsAnswer, type NameVerdict } from '../../src/dns/stub';
 import { startAuthority, type Zone, type Authority } from './authority';
 
@@ -170,6 +171,11 @@ t.test('names: registeredDomain and hostUpstream', async (t) => {
   t.same(hostUpstream('options edns0\n  nameserver   2001:DB8::1  # v6\n'), { host: '2001:db8::1', port: 53 }, 'IPv6, canonical');
   t.throws(() => hostUpstream('search example.com\n; nameserver 1.1.1.1\n'), /no nameserver .*--dns-upstream/, 'none: a clear error');
   t.throws(() => hostUpstream('nameserver dns.example\n'), /not an IP address/, 'a name is not an upstream');
+  t.same(parseUpstream('127.0.0.1:5353'), { host: '127.0.0.1', port: 5353 }, '--dns-upstream: UDP by default');
+  t.same(parseUpstream('tcp:[::1]:53'), { host: '::1', port: 53, transport: 'tcp' }, 'tcp: only when the operator says so');
+  t.same(parseUpstream('udp:10.0.0.2'), { host: '10.0.0.2', port: 53, transport: 'udp' });
+  t.throws(() => parseUpstream('tls:10.0.0.2'), /bad --dns-upstream "tls:10\.0\.0\.2"/, 'another transport: a clear error');
+  t.same(parseDnsListen('127.53.0.1'), { host: '127.53.0.1', port: 53 });
 });
 
 t.test('an allowed name: the exact upstream answer, only after onAnswer resolves', async (t) => {
@@ -198,11 +204,17 @@ t.test('an allowed name: the exact upstream answer, only after onAnswer resolves
   const raw = answered as Buffer;
   t.equal(raw.readUInt16BE(0), 0xbeef, "the client's id");
   t.equal(auth.sent.length, 1);
-  t.equal(idless(raw), idless(auth.sent[0]), "the upstream's answer byte for byte (TTLs untouched)");
+  t.equal(auth.seen[0].name, 'api.example.com', 'the upstream was asked in lower case');
+  const spelled = Buffer.from(auth.sent[0]);
+  Buffer.from('\x03api\x07Example').copy(spelled, 12);
+  t.equal(idless(raw), idless(spelled), "the upstream's answer byte for byte (TTLs untouched), the client's spelling in its question");
+  t.equal((dnsPacket.decode(raw) as Decoded).questions?.[0].name, 'api.Example.com');
   t.not(auth.seen[0].id, 0xbeef, 'the upstream saw a fresh id, not the client one');
   t.same(decided, [['api.example.com', 'A']], 'decided once, lower case');
   t.same(seen[0], {
     name: 'api.example.com',
+    rcode: 'NOERROR',
+    truncated: false,
     chain: [],
     addresses: [
       { family: 'ipv4', address: '192.0.2.10', ttl: 123 },
@@ -234,17 +246,36 @@ t.test('a CNAME chain is reported; a chain leaving the answer section is not cha
   const { stub, answers } = await stubFor(t, auth);
   const r = await udpQuery(stub.udpPort, 'www.example.com.');
   t.equal(r.msg.answers?.length, 4, 'the client got the whole answer');
-  t.same(answers[0].a, { name: 'www.example.com', chain: ['cdn.example.net', 'edge.cdn.example.net'], addresses: [{ family: 'ipv4', address: '192.0.2.7', ttl: 20 }] }, 'chain in order; only the end of the chain gives addresses');
+  t.same(answers[0].a, { name: 'www.example.com', rcode: 'NOERROR', truncated: false, chain: ['cdn.example.net', 'edge.cdn.example.net'], addresses: [{ family: 'ipv4', address: '192.0.2.7', ttl: 20 }] }, 'chain in order; only the end of the chain gives addresses');
   await udpQuery(stub.udpPort, 'away.example.com');
-  t.same(answers[1].a, { name: 'away.example.com', chain: ['elsewhere.example.org'], addresses: [] }, 'the chain as far as the answer section goes');
+  t.same(answers[1].a, { name: 'away.example.com', rcode: 'NOERROR', truncated: false, chain: ['elsewhere.example.org'], addresses: [] }, 'the chain as far as the answer section goes');
   await udpQuery(stub.udpPort, 'loop.example.com');
   t.same(answers[2].a.chain, ['loop2.example.com'], 'a CNAME loop ends the chain');
+  const seenBefore = auth.count;
   const mx = await udpQuery(stub.udpPort, 'mail.example.com', 'MX');
-  t.equal(mx.msg.answers?.[0].type, 'MX', 'another qtype is forwarded and answered');
-  t.same(answers[3].a.addresses, [], 'an MX answer gives no addresses to follow');
+  t.equal(mx.msg.rcode, 'REFUSED', 'another qtype (MX) is REFUSED');
+  t.equal(auth.count, seenBefore, '... and never forwarded');
   const nx = await udpQuery(stub.udpPort, 'nope.example.com');
   t.equal(nx.msg.rcode, 'NXDOMAIN', "the upstream's NXDOMAIN is passed on");
-  t.same(answers[4], { q: { name: 'nope.example.com', qtype: 'A' }, a: { name: 'nope.example.com', chain: [], addresses: [] }, ruleRef: 'grants/0' }, 'onAnswer sees it, with no addresses');
+  t.match(answers[3], { q: { name: 'nope.example.com', qtype: 'A' }, a: { name: 'nope.example.com', rcode: 'NXDOMAIN', chain: [], addresses: [] }, ruleRef: 'grants/0' }, 'onAnswer sees it, with its rcode and no addresses');
+});
+
+t.test("the upstream gets the stub's own query: lower case, RD only, no EDNS, A/AAAA only", async (t) => {
+  const auth = await authority(t, (q) => ({ answers: q.type === 'A' ? [A(q.name, '192.0.2.1')] : [] }));
+  const { stub, refused } = await stubFor(t, auth);
+  const opt = (size: number, flags: number, options: dnsPacket.OptAnswer['options']): dnsPacket.OptAnswer => ({ type: 'OPT', name: '.', udpPayloadSize: size, extendedRcode: 0, ednsVersion: 0, flags, flag_do: false, options });
+  const variants: Buffer[] = [
+    dnsPacket.encode({ id: 1, type: 'query', flags: dnsPacket.RECURSION_DESIRED, questions: [{ name: 'WwW.CaSe.TeSt', type: 'A' }] }),
+    dnsPacket.encode({ id: 2, type: 'query', flags: dnsPacket.CHECKING_DISABLED | dnsPacket.AUTHENTIC_DATA | (1 << 6), questions: [{ name: 'www.case.test', type: 'A' }] }),
+    dnsPacket.encode({ id: 3, type: 'query', flags: 0, questions: [{ name: 'www.case.test', type: 'AAAA' }], additionals: [opt(1234, dnsPacket.DNSSEC_OK, [{ code: 12, length: 16 }])] }),
+    dnsPacket.encode({ id: 4, type: 'query', flags: dnsPacket.RECURSION_DESIRED, questions: [{ name: 'www.case.test', type: 'A' }], additionals: [opt(4000, 0, [])] }),
+  ];
+  for (const v of variants) t.ok(await udpRaw(stub.udpPort, v), 'answered');
+  t.equal((dnsPacket.decode((await udpRaw(stub.udpPort, dnsPacket.encode({ id: 5, type: 'query', questions: [{ name: 'www.case.test', type: 'TXT' }] })))!) as Decoded).rcode, 'REFUSED', 'TXT: REFUSED');
+  t.match(refused.at(-1), { control: 'dns/qtype', qtype: 'TXT' });
+  t.equal(auth.seen.length, 4, 'four forwarded');
+  const wire = new Set(auth.seen.map((s) => JSON.stringify({ name: s.name, type: s.type, flags: s.query.flags, add: s.query.additionals?.length ?? 0 })));
+  t.same([...wire].sort(), [JSON.stringify({ name: 'www.case.test', type: 'A', flags: dnsPacket.RECURSION_DESIRED, add: 0 }), JSON.stringify({ name: 'www.case.test', type: 'AAAA', flags: dnsPacket.RECURSION_DESIRED, add: 0 })].sort(), 'two distinct questions on the wire, none of the client bits');
 });
 
 t.test('a refused name: REFUSED, recorded, never forwarded', async (t) => {
@@ -373,32 +404,36 @@ t.test('an upstream answer without a question is a failure at once; the stub as 
   );
 });
 
-t.test('a truncated upstream answer is retried over TCP and the whole answer returned', async (t) => {
+t.test('a truncated upstream answer is passed back truncated, never retried over TCP; a TCP upstream when configured', async (t) => {
   const many = (name: string) => Array.from({ length: 40 }, (_, i) => A(name, `192.0.2.${i + 1}`));
   const auth = await authority(t, (q) => ({ tcOverUdp: true, answers: many(q.name) }));
   const { stub, answers } = await stubFor(t, auth);
-  // with EDNS 4096 the whole answer fits the client's UDP
   const r = await udpQuery(stub.udpPort, 'big.example.com', 'A', { edns: 4096 });
-  t.equal(r.msg.flag_tc, false);
-  t.equal(r.msg.answers?.length, 40, 'all 40 records over UDP');
-  t.same(auth.seen.map((s) => s.transport), ['udp', 'tcp'], 'asked over UDP, then TCP');
-  t.equal(idless(r.raw), idless(auth.sent[1]), 'the TCP answer byte for byte');
-  t.equal(answers[0].a.addresses.length, 40, 'onAnswer got every address');
-  t.equal(stub.stats().tcpRetries, 1);
-  t.ok(r.raw.length > 512, `the answer is ${r.raw.length} bytes`);
+  t.equal(r.msg.flag_tc, true, 'TC passed on');
+  t.equal(r.msg.answers?.length, 0);
+  const overTcp = await tcpQuery(stub.tcpPort, 'big.example.com');
+  t.equal(overTcp.msg.flag_tc, true, 'a client asking over TCP gets the same truncated answer');
+  t.same(auth.seen.map((s) => s.transport), ['udp', 'udp'], 'the upstream is asked over UDP only: no TCP fallback');
+  t.match(answers[0].a, { truncated: true, addresses: [] }, 'onAnswer sees a truncated answer with no addresses');
 
-  // without EDNS the client gets TC, and its retry over TCP gets everything
-  const small = await udpQuery(stub.udpPort, 'big.example.com', 'A', { id: 31 });
+  // the operator configured TCP: every question goes over TCP, whatever the client used
+  const viaTcp = await stubFor(t, auth, { upstream: { host: '127.0.0.1', port: auth.port, transport: 'tcp' } });
+  const n = auth.seen.length;
+  const big = await udpQuery(viaTcp.stub.udpPort, 'big.example.com', 'A', { edns: 4096 });
+  t.equal(big.msg.answers?.length, 40, 'all 40 records over UDP to an EDNS client');
+  t.ok(big.raw.length > 512, `the answer is ${big.raw.length} bytes`);
+  const small = await udpQuery(viaTcp.stub.udpPort, 'big.example.com', 'A', { id: 31 });
   t.equal(small.msg.flag_tc, true, 'over 512 bytes without EDNS: TC');
   t.equal(small.msg.id, 31);
   t.equal(small.msg.answers?.length, 0);
   t.ok(small.raw.length <= 512);
-  const full = await tcpQuery(stub.tcpPort, 'big.example.com');
+  const full = await tcpQuery(viaTcp.stub.tcpPort, 'big.example.com');
   t.equal(full.msg.answers?.length, 40, 'the client retry over TCP gets the whole answer');
-  t.equal(stub.stats().truncated, 1);
+  t.same(auth.seen.slice(n).map((s) => s.transport), ['tcp', 'tcp', 'tcp'], 'asked over TCP only');
+  t.equal(viaTcp.stub.stats().truncated, 1);
 });
 
-t.test('the TCP path: forwarded over TCP, pipelined queries, idle and bounded', async (t) => {
+t.test('the TCP path: forwarded over the upstream\'s transport, pipelined queries, idle and bounded', async (t) => {
   const auth = await authority(t, (q) => ({ answers: [A(q.name, '192.0.2.53')] }));
   const { stub, refused } = await stubFor(t, auth);
   const c = await tcpConn(stub.tcpPort);
@@ -406,7 +441,7 @@ t.test('the TCP path: forwarded over TCP, pipelined queries, idle and bounded', 
   c.send(queryMsg('two.example.com', 'A', { id: 2 }));
   const got = [await c.next(), await c.next()];
   t.same(got.map((g) => g?.msg.id).sort(), [1, 2], 'two pipelined queries, two answers');
-  t.same(auth.seen.map((s) => s.transport), ['tcp', 'tcp'], 'forwarded over TCP');
+  t.same(auth.seen.map((s) => s.transport), ['udp', 'udp'], "forwarded over the upstream's transport (UDP), not the client's");
   t.equal(data(got.find((g) => g?.msg.id === 1)?.msg.answers?.[0]), '192.0.2.53');
   // a query split across writes
   const m = queryMsg('three.example.com', 'A', { id: 3 });
@@ -481,7 +516,8 @@ t.test('malformed queries: FORMERR or dropped, never a crash', async (t) => {
 
   const update = dnsPacket.encode({ id: 10, type: 'query', flags: 5 << 11, questions: [{ name: 'a.example.com', type: 'SOA' }] });
   const mu = dnsPacket.decode((await udpRaw(port, update))!) as Decoded & { opcode?: string };
-  t.same([mu.rcode, mu.opcode], ['FORMERR', 'UPDATE'], 'opcode UPDATE: FORMERR');
+  t.same([mu.rcode, mu.opcode], ['NOTIMP', 'UPDATE'], 'opcode UPDATE: NOTIMP');
+  t.match(refused.at(-1), { control: 'dns/opcode' });
 
   const chaos = dnsPacket.encode({ id: 11, type: 'query', questions: [{ name: 'version.bind', type: 'TXT', class: 'CH' }] });
   t.equal((dnsPacket.decode((await udpRaw(port, chaos))!) as Decoded).rcode, 'REFUSED', 'class CH: REFUSED');
