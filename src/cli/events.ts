@@ -141,7 +141,7 @@ export function formatEvent(o: Obj): string {
       break;
     case 'attention_cleared':
       kind = 'attention_cleared';
-      detail = `by ${clean(o.by)}`;
+      detail = `by ${clean(o.by)}${o.person !== undefined ? ` ${clean(o.person)}` : ''}${o.note ? `: ${clean(o.note)}` : ''}`;
       break;
     default:
       // a line of another kind (torn_line after a crash, ...): shown whole

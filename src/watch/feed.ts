@@ -1,5 +1,8 @@
 // From an operation's own log lines to the watchdog's calls (no I/O):
 //   events.jsonl    boundary          → boundary(seq, event)
+//                   attention         → attentionLogged(seq, signature): open until cleared
+//                   attention_cleared → clearedInLog(by, person, note): what a person or
+//                                       the operation's end cleared (the only clearing)
 //   faults.jsonl    fault             → remembered: fault_id → its network target
 //                   resolution        retry_after_lease → leaseIssued(lease target, its generation)
 //                                     continue_already_authorized → leaseIssued(the fault's target)
@@ -14,7 +17,7 @@
 // their writers appended them (`at`), so a refusal and the lease answering
 // it keep their order whichever file was read first.
 import type { Output, Watchdog } from './signatures';
-import type { BoundaryEvent } from '../events/types';
+import type { BoundaryEvent, ClearedBy, Signature } from '../events/types';
 
 export type WatchedLog = 'events' | 'faults' | 'counters';
 
@@ -70,6 +73,13 @@ export class LogFeed {
         if (v.type === 'boundary' && v.event && typeof v.event === 'object') {
           const ev = v.event as Partial<BoundaryEvent>;
           if (typeof ev.kind === 'string') return this.wd.boundary(seq, { kind: ev.kind, ...(typeof ev.target === 'string' ? { target: ev.target } : {}) }, now);
+        }
+        if (v.type === 'attention' && typeof v.signature === 'string' && seq > 0) return this.wd.attentionLogged(seq, v.signature as Signature);
+        if (v.type === 'attention_cleared' && (v.by === 'person' || v.by === 'operation_stopped')) {
+          return this.wd.clearedInLog(v.by as ClearedBy, {
+            ...(typeof v.person === 'string' ? { person: v.person } : {}),
+            ...(typeof v.note === 'string' ? { note: v.note } : {}),
+          });
         }
         return [];
       case 'faults':

@@ -1,6 +1,7 @@
 // `gensee watch` end to end over files (no kernel, no supervisor): it follows
 // the operation's logs and the agent's stream as they grow, prints nudges on
-// stdout, attention on stderr, and ends once the operation no longer runs.
+// stdout, attention on stderr, and ends once the operation has ended for
+// good (closed or stopped), not when its supervisor merely stops serving.
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -92,9 +93,14 @@ t.test('gensee watch follows the files and ends with the operation', async (t) =
   t.notMatch(stderr, /10\.9\.9\.9/, 'the refusal from before the watch is not evidence');
   t.notMatch(stdout, /attention/, 'attention is not a nudge');
 
+  // no supervisor serving (a restart): the watch carries on, attention open
   await updateOperation(state, 'w1', { resolver: null });
+  await new Promise((r) => setTimeout(r, 2500));
+  t.equal(p.exitCode, null, 'a supervisor gone is not the operation ending: still watching');
+  t.notMatch(stderr, /attention cleared/, 'and nothing cleared the attention');
+  await updateOperation(state, 'w1', { state: 'closed' });
   const code = await exited;
-  t.equal(code, 0, 'ends once the operation no longer runs');
+  t.equal(code, 0, 'ends once the operation has ended for good');
   t.match(stderr, /attention cleared \(operation_stopped\)/);
 });
 
