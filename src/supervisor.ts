@@ -240,7 +240,7 @@ export class Supervisor {
         refusals: resolver,
         hub,
         servedPolicy: (p) => withServedGrants(p, servedGrants),
-        supervisorCommand: (req, peer) => supervisorCommand({ events: ev, tools, resolver, op: o.op }, req, peer),
+        supervisorCommand: (req, peer) => supervisorCommand({ events: ev, tools, resolver, op: o.op, faults }, req, peer),
       });
       const recorder = envelope.recorder;
       reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason) });
@@ -399,7 +399,7 @@ let executorDenials = 0;
  * records (src/executor/report.ts).
  */
 function supervisorCommand(
-  s: { events: EventLog; tools: ToolCgroups; resolver: Resolver; op: string },
+  s: { events: EventLog; tools: ToolCgroups; resolver: Resolver; op: string; faults: ChainedLog },
   req: SupervisorCommand,
   peer: ControlPeer,
 ): Record<string, unknown> | Promise<Record<string, unknown>> {
@@ -410,8 +410,11 @@ function supervisorCommand(
     case 'executor_tool': {
       if (!/^[1-9][0-9]{0,19}$/.test(req.cgroup_id)) throw new GenseeError('E_SCHEMA', `executor_tool: bad cgroup_id ${JSON.stringify(req.cgroup_id)}`);
       if (!req.tool_id || !req.call_id) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are required');
+      if (req.tool_id.length > 200 || req.call_id.length > 200) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are at most 200 characters');
       s.tools.set(req.cgroup_id, { tool_id: req.tool_id, call_id: req.call_id });
-      return { registered: true };
+      // durable before the tool starts: faults.jsonl alone maps the cgroup to the tool
+      const ticket = s.faults.appendTicket({ kind: 'tool_cgroup', cgroup_id: req.cgroup_id, tool_id: req.tool_id, call_id: req.call_id, peer }, true);
+      return s.faults.whenDurable(ticket).then(() => ({ registered: true }));
     }
     case 'executor_denial': {
       if (!EXECUTOR_REASONS.has(req.reason)) throw new GenseeError('E_SCHEMA', `executor_denial: unknown reason ${JSON.stringify(req.reason)}`);

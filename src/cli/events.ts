@@ -133,6 +133,7 @@ export function formatEvent(o: Obj): string {
     case 'suppressed':
       kind = 'suppressed';
       detail = `${clean(o.count)} more boundary events${o.second !== undefined ? ` in ${clean(o.second)}` : ''} not logged one by one (counted in counters.jsonl)`;
+      if (o.tools && typeof o.tools === 'object') detail += `; from tools: ${Object.entries(o.tools as Obj).map(([k, v]) => `${k} ${clean(v)}`).join(', ')}`;
       break;
     case 'attention':
       kind = 'attention';

@@ -11,7 +11,10 @@
 // A flood does not flood the log: at most 200 boundary lines per wall-clock
 // second (src/events/gate.ts); the rest of that second becomes one
 // {"type":"suppressed","count":N,"second":...} line. The counters keep every
-// count regardless.
+// count regardless. A suppressed line also says how many of its lines came
+// from each executor tool's cgroup ("tools": {TOOL_ID: N}), so a tool's
+// refusals are never lost to a flood of others (their fault lines in
+// faults.jsonl name the tool too).
 //
 // Attention is open from its line until an attention_cleared line: a person
 // through the operator path (`gensee attention clear`, control.sock) or the
@@ -53,6 +56,8 @@ export class EventLog {
   private closed = false;
   /** seqs of the attention lines not yet cleared, oldest first */
   private openAttention: number[];
+  /** suppressed lines per second (its ISO start) per tool id, until that second's suppressed line is written */
+  private readonly toolSuppressed = new Map<string, Map<string, number>>();
   readonly stats: EventLogStats = { written: 0, suppressed: 0 };
   private readonly onError: (e: Error) => void;
 
@@ -105,6 +110,7 @@ export class EventLog {
     this.flushPending(verdict.flushed);
     if (!verdict.write) {
       this.stats.suppressed++;
+      if (e.tool_id) this.countToolSuppressed(now, e.tool_id);
       return 0;
     }
     const at = e.at === undefined ? new Date(now).toISOString() : typeof e.at === 'string' ? e.at : e.at.toISOString();
@@ -151,6 +157,17 @@ export class EventLog {
     return seq;
   }
 
+  private countToolSuppressed(now: number, tool: string): void {
+    const second = new Date(Math.floor(now / 1000) * 1000).toISOString();
+    let m = this.toolSuppressed.get(second);
+    if (!m) {
+      m = new Map();
+      this.toolSuppressed.set(second, m);
+    }
+    // a bound on memory: tools beyond it are counted under "*"
+    const key = m.has(tool) || m.size < MAX_TOOLS_PER_LINE ? tool : '*';
+    m.set(key, (m.get(key) ?? 0) + 1);
+  }
 
   private write(fields: EventFields): number {
     if (this.closed) return 0;
@@ -165,7 +182,12 @@ export class EventLog {
   }
 
   private flushPending(p: { second: string; count: number } | null): void {
-    if (p && p.count > 0) this.write({ type: 'suppressed', count: p.count, second: p.second });
+    if (!p || p.count <= 0) return;
+    const tools = this.toolSuppressed.get(p.second);
+    // seconds whose count is written (or was never over): forgotten
+    for (const s of this.toolSuppressed.keys()) if (s <= p.second) this.toolSuppressed.delete(s);
+    if (tools?.size) this.write({ type: 'suppressed', count: p.count, second: p.second, tools: Object.fromEntries(tools) });
+    else this.write({ type: 'suppressed', count: p.count, second: p.second });
   }
 
   private flushSuppressed(now: number): void {
@@ -187,6 +209,9 @@ export class EventLog {
     await this.log.close();
   }
 }
+
+/** at most this many tools are named in one suppressed line; the rest are counted under "*" */
+const MAX_TOOLS_PER_LINE = 64;
 
 /** an attention line in force, as events.jsonl has it */
 export interface OpenAttention {
