@@ -6,6 +6,7 @@
 //   faults.jsonl    fault             → remembered: fault_id → its network target
 //                   resolution        retry_after_lease → leaseIssued(lease target, its generation)
 //                                     continue_already_authorized → leaseIssued(the fault's target)
+//                                     delegate → delegated(the fault's target): its refusal leaves the trail
 //                   lease_added       by operator (`gensee lease add` without a supervisor) → leaseIssued
 //   counters.jsonl  allow             → reached(destination, "counters:SEQ", generation)
 //                   generation        lease_added (the resolver), operator_lease by an operator → leaseIssued;
@@ -109,6 +110,9 @@ export class LogFeed {
         if (t) return this.wd.leaseIssued(t, now, typeof g === 'number' ? g : undefined);
       } else if (r?.action === 'continue_already_authorized' && known) {
         return this.wd.leaseIssued(known, now);
+      } else if (r?.action === 'delegate' && known) {
+        // a hook's refusal answered with a delegation: the executor reaches the target, not a defeat
+        return this.wd.delegated(known, now);
       }
       return [];
     }

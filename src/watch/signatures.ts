@@ -299,6 +299,20 @@ export class Watchdog {
   }
 
   /**
+   * The resolver delegated a fault for `target` to an executor: the hook's
+   * refusal of it (an egress_denied before the resolution) was a
+   * delegation, not a refusal, and leaves the trail. Nothing is covered:
+   * a later refusal of the target is a refusal again.
+   */
+  delegated(target: string, now: number): Output[] {
+    const key = targetKey(target);
+    this.trail = this.trail.filter((r) => r.key !== key);
+    const out: Output[] = [];
+    this.due(now, out);
+    return out;
+  }
+
+  /**
    * A lease for `target` was found in the kernel map that no resolution or
    * command issued (the sampler adopted it: by "external"). It covers
    * nothing, and from now on the generation an allow delta to `target` is

@@ -53,6 +53,12 @@ t.test('feed: log lines to watchdog calls; an adopted lease covers nothing', asy
     f.line({ log: 'faults', v: { seq: 2, at: AT, kind: 'resolution', fault_id: 'f1', resolution: { fault_id: 'f1', action, reason: 'r', ...lease } } }, 3);
     t.same(f.line(allow(13, 6), 4), [], action);
   }
+  // a hook's refusal the resolver answered with a delegation is not a refusal: the executor reaches the target
+  f = new LogFeed(new Watchdog(0));
+  f.line(deny, 1);
+  f.line({ log: 'faults', v: { seq: 1, at: AT, kind: 'fault', fault_id: 'f2', fault: { effect: { network: { family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 9 } } } } }, 2);
+  f.line({ log: 'faults', v: { seq: 2, at: AT, kind: 'resolution', fault_id: 'f2', resolution: { fault_id: 'f2', action: 'delegate', reason: 'policy_delegate', delegate_to: 'egress-proxy' } } }, 3);
+  t.same(f.line(allow(14, 5), 4), [], 'delegated, then reached: nothing');
   // one poll's lines in the order they were appended, a refusal before a lease at the same instant
   const later = { log: 'faults' as const, v: { at: '2026-12-01T10:00:01.000Z' } };
   const same = { log: 'faults' as const, v: { at: AT } };
