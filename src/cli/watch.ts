@@ -27,7 +27,7 @@ import { parse, requireOp, parseDuration, out } from './args';
 import { GenseeError, isErrno } from '../errors';
 import { openOperation, opDir, resolveStateDir } from '../state/operation';
 import { reportAttention } from '../events/attention-client';
-import { readOpenAttention } from '../events/log';
+import { readOpenAttention, readSpentEvidence } from '../events/log';
 import { Watchdog, Output, Attention, DEFAULT_MAX_NUDGES, DEFAULT_NUDGE_EVERY_MS, DEFAULT_STALL_AFTER_MS } from '../watch/signatures';
 import { parseAgentEvent, MAX_AGENT_LINE } from '../watch/agent-event';
 import { LineTail } from '../watch/tail';
@@ -122,6 +122,8 @@ export async function run(argv: string[]): Promise<number> {
   const feed = new LogFeed(wd);
   const tails = LOGS.map((log) => ({ log, tail: new LineTail(path.join(dir, `${log}.jsonl`), { fromStart, maxLine: MAX_LOG_LINE }) }));
 
+  // evidence already spent by attention in the file: read again from the start, it does not flag twice
+  if (fromStart) wd.spend(await readSpentEvidence(path.join(dir, 'events.jsonl')));
   // what attention is open already (a watch restart): the file says, nothing else
   for (const a of await readOpenAttention(path.join(dir, 'events.jsonl'))) {
     wd.attentionLogged(a.seq, a.signature);

@@ -226,6 +226,34 @@ export interface OpenAttention {
 }
 
 /**
+ * The events.jsonl seqs every attention line so far names as evidence: spent,
+ * whether or not the attention is still open (a watch reading the logs from
+ * their start must not flag them again). At most `cap`, the newest kept.
+ */
+export async function readSpentEvidence(file: string, cap = 1 << 16): Promise<Set<number>> {
+  const spent = new Set<number>();
+  await readLines(
+    file,
+    (line, complete) => {
+      if (!complete || line.indexOf('"type":"attention"') < 0) return;
+      try {
+        const v = JSON.parse(line.toString('utf8')) as { type: string; evidence?: unknown };
+        if (v.type !== 'attention' || !Array.isArray(v.evidence)) return;
+        for (const n of v.evidence) {
+          if (typeof n !== 'number') continue;
+          spent.add(n);
+          if (spent.size > cap) spent.delete(spent.values().next().value as number);
+        }
+      } catch {
+        /* a damaged line: verify reports it */
+      }
+    },
+    { chunk: 1 << 16, missingOk: true },
+  );
+  return spent;
+}
+
+/**
  * The attention lines that no later attention_cleared line clears, from
  * events.jsonl as it is (a supervisor or watch restart keeps attention in
  * force), oldest first. Streamed: only lines naming attention are parsed.

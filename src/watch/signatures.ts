@@ -206,6 +206,8 @@ export class Watchdog {
   private forged = new Set<string>();
 
   private attention: Attention[] = [];
+  /** boundary seqs spent by attention recorded before this watchdog started */
+  private readonly spent = new Set<number>();
 
   constructor(start: number, o: WatchdogOptions = {}) {
     this.maxNudges = o.maxNudges ?? DEFAULT_MAX_NUDGES;
@@ -227,6 +229,14 @@ export class Watchdog {
   /** is a hint loop running (two or more denials in a row)? */
   get looping(): boolean {
     return this.loop !== null;
+  }
+
+  /**
+   * Boundary seqs an attention line already named as evidence (a watch
+   * reading the logs from their start): spent, they never join the trail.
+   */
+  spend(seqs: Iterable<number>): void {
+    for (const s of seqs) this.spent.add(s);
   }
 
   /** refusals still held for control_defeat (at most trailCap) */
@@ -274,7 +284,7 @@ export class Watchdog {
     const out: Output[] = [];
     this.activity(now);
     if (this.loop) pushCapped(this.loop.evidence, seq);
-    if (REFUSALS.has(ev.kind) && ev.target !== undefined && ev.target !== '') {
+    if (REFUSALS.has(ev.kind) && ev.target !== undefined && ev.target !== '' && !this.spent.has(seq)) {
       this.trail.push({ seq, key: targetKey(ev.target), target: ev.target, at: now });
       while (this.trail.length > this.trailCap) this.trail.shift();
     }

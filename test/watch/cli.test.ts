@@ -123,3 +123,29 @@ t.test('gensee watch: bad usage', async (t) => {
   t.match(r.stderr, /--agent-events/);
   t.equal((await run(['--op', 'w1', '--agent-events', '-', '--max-nudges', 'x'])).code, 2);
 });
+
+t.test('gensee watch --from-start: evidence an attention line already names does not flag again', async (t) => {
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'gensee-watch-'));
+  t.teardown(() => fs.rmSync(state, { recursive: true, force: true }));
+  await createOperation(state, { id: 'w2', owner_uid: process.getuid!(), cgroup: '/sys/fs/cgroup/none', policy_hash: 'h', resolver: { pid: process.pid, start_time_ticks: 1 } });
+  const dir = opDir(state, 'w2');
+  const agent = path.join(state, 'agent.jsonl');
+  fs.writeFileSync(agent, '');
+  const boundary = (seq: number, port: number) => JSON.stringify({ seq, at: AT, type: 'boundary', event: { kind: 'egress_denied', control: 'ebpf/connect4', detail: 'x', target: `127.0.0.1:${port}`, at: AT } });
+  // an earlier watch found deny-then-reach of :9 (seq 1); :10 (seq 3) was refused and never reported
+  fs.writeFileSync(
+    path.join(dir, 'events.jsonl'),
+    [boundary(1, 9), JSON.stringify({ seq: 2, at: AT, type: 'attention', signature: 'control_defeat', detail: 'x', evidence: [1], refs: ['events:1', 'counters:1'] }), boundary(3, 10)].join('\n') + '\n',
+  );
+  const allow = (seq: number, port: number) => JSON.stringify({ seq, at: AT, kind: 'allow', source: 'ebpf', generation: 4, family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port, delta: 1, total: 1 });
+  fs.writeFileSync(path.join(dir, 'counters.jsonl'), [allow(1, 9), allow(2, 10)].join('\n') + '\n');
+  const p = spawn(process.execPath, [GENSEE, 'watch', '--op', 'w2', '--state-dir', state, '--agent-events', agent, '--stall-after', '1h', '--from-start'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number | null>((r) => p.on('exit', (c) => r(c)));
+  await waitFor('the unreported defeat', () => /E_ATTENTION: control_defeat: 127\.0\.0\.1:10 /.test(stderr));
+  await updateOperation(state, 'w2', { state: 'closed', resolver: null });
+  t.equal(await exited, 0);
+  t.notMatch(stderr, /E_ATTENTION: control_defeat: 127\.0\.0\.1:9 /, 'the spent evidence (events:1) does not flag twice');
+  t.match(stderr, /attention in force since events:2 \(control_defeat\)/, 'the open attention is read back');
+});

@@ -200,6 +200,16 @@ t.test('control_defeat: evidence is spent, never flags twice', async (t) => {
   t.equal(w.activeAttention.length, 2);
 });
 
+t.test('control_defeat: evidence spent before a restart does not flag again', async (t) => {
+  // a watch reading the logs from their start: seq 3 is named by an attention line already
+  const w = new Watchdog(0);
+  w.spend([3]);
+  w.boundary(3, egress(A), 1 * S);
+  t.same(w.reached(A, 'counters:12', 2 * S), [], 'spent: nothing');
+  w.boundary(9, egress(A), 3 * S);
+  t.match(w.reached(A, 'counters:14', 4 * S), [{ signature: 'control_defeat', evidence: [9] }], 'a refusal not yet named is new evidence');
+});
+
 t.test('control_defeat: the trail holds 64 refusals; the oldest is forgotten', async (t) => {
   const run = (others: number) => {
     const w = new Watchdog(0);
