@@ -17,6 +17,8 @@
 //   - while nudges_exhausted is raised, no further nudge is printed for that
 //     loop, even by a restarted watch reading the same loop again. Catches:
 //     a watch that nudges over an active flag.
+//   - `gensee run` ending with its workload clears attention
+//     (operation_stopped): the operation has ended for good.
 import t, { type Test } from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -25,8 +27,9 @@ import { createHash } from 'node:crypto';
 import { opDir, readKey, openOperation } from '../../src/state/operation';
 import { connectEvents, type StreamMessage } from '../../src/events/client';
 import { readToken } from '../../src/events/token';
-import { requireKernel, tcpServer, probe, waitFor, sleep, GENSEE_BIN } from '../helpers/kernel';
-import { supervisedOp, superviseProcess, jsonlLines, type SupervisedOp, type LogLine } from '../helpers/supervisor';
+import { requireKernel, tcpServer, probe, waitFor, sleep, uniqueName, GENSEE_BIN } from '../helpers/kernel';
+import { supervisedOp, superviseProcess, shortStateDir, jsonlLines, type SupervisedOp, type LogLine } from '../helpers/supervisor';
+import { reportAttention } from '../../src/events/attention-client';
 import { gensee, Proc } from '../helpers/gensee';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [], fault_deadline_ms: 5000 };
@@ -266,4 +269,23 @@ t.test('while nudges_exhausted is raised, no further nudge is printed for that l
   t.equal(attentions(o).length, 1, 'nor raises it again');
   t.same(cleared(o), [], 'still open');
   t.ok(loop.seq > 0);
+});
+
+t.test('gensee run ending with its workload clears attention: operation_stopped', async (t) => {
+  if (!requireKernel(t)) return;
+  const st = shortStateDir(t);
+  const op = uniqueName('gs-war');
+  const run = new Proc(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--no-dns', '--', '/bin/sleep', '3']);
+  t.teardown(() => run.end());
+  const dir = opDir(st, op);
+  await waitFor(() => fs.existsSync(path.join(dir, 'control.sock')) || !run.running, 15_000, 50);
+  let resolver = null;
+  for (const until = Date.now() + 5000; !(resolver = (await openOperation(st, op)).resolver) && Date.now() < until; ) await sleep(50);
+  t.ok(resolver, `gensee run serves the operation ${run.stderr}`);
+  const seq = await reportAttention(st, op, { signature: 'stall', detail: 'no events for 300 s', evidence: [] });
+  t.ok(seq > 0, 'attention raised over control.sock');
+  const ex = await run.exited;
+  t.equal(ex.code, 0, `gensee run exits with its workload ${run.stderr}`);
+  const lines = jsonlLines(path.join(dir, 'events.jsonl'));
+  t.match(lines.filter((l) => l.type === 'attention_cleared'), [{ by: 'operation_stopped', attention: [seq] }], 'cleared as the operation ended');
 });
