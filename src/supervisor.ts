@@ -454,14 +454,16 @@ function attentionCommand(
   events: EventLog,
   req: Extract<ControlRequest, { command: 'attention_raise' | 'attention_clear' }>,
   peer: ControlPeer,
-): Record<string, unknown> {
+): Promise<Record<string, unknown>> {
+  // acknowledged once the line is durable: a person's clearing is recorded before it is answered
+  const durable = (r: Record<string, unknown>) => events.flushNow().then(() => r);
   if (req.command === 'attention_clear') {
     if (req.by !== 'person') throw new GenseeError('E_SCHEMA', `attention_clear: by must be person, not ${JSON.stringify(req.by)}`);
     if (!req.person || req.person.length > 100 || !PRINTABLE_RE.test(req.person)) throw new GenseeError('E_SCHEMA', 'attention_clear: person must be 1-100 printable characters');
     if (req.note.length > 300 || !PRINTABLE_RE.test(req.note)) throw new GenseeError('E_SCHEMA', 'attention_clear: note must be one line of at most 300 characters');
     const cleared = [...events.openAttentionSeqs];
     const seq = events.clearAttention('person', { person: req.person, note: req.note, peer: { pid: peer.pid, uid: peer.uid } });
-    return { seq, cleared };
+    return durable({ seq, cleared });
   }
   if (req.signature !== 'hint_loop' && req.signature !== 'stall' && req.signature !== 'control_defeat') {
     throw new GenseeError('E_SCHEMA', `attention_raise: unknown signature ${JSON.stringify(req.signature)}`);
@@ -473,7 +475,7 @@ function attentionCommand(
   const agentRefs = req.refs.some((r) => r.startsWith('agent:'));
   if (agentRefs && !req.agent_events) throw new GenseeError('E_SCHEMA', 'attention_raise: agent: refs need agent_events (the file they point into, or -)');
   if (req.agent_events.length > 1024 || !PRINTABLE_RE.test(req.agent_events)) throw new GenseeError('E_SCHEMA', 'attention_raise: agent_events must be a path of at most 1024 printable characters');
-  return { seq: events.raiseAttention(req.signature, req.detail, req.evidence, req.refs, req.agent_events || undefined) };
+  return durable({ seq: events.raiseAttention(req.signature, req.detail, req.evidence, req.refs, req.agent_events || undefined) });
 }
 
 /**

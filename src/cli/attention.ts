@@ -38,7 +38,16 @@ export async function run(argv: string[]): Promise<number> {
   const stateDir = resolveStateDir(values['state-dir']);
   const rec = await openOperation(stateDir, op);
   if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}: its attention was cleared when it ended`, 1);
-  const r = await clearAttention(stateDir, op, { person, note });
+  let r: Awaited<ReturnType<typeof clearAttention>>;
+  try {
+    r = await clearAttention(stateDir, op, { person, note });
+  } catch (e) {
+    // the one writer of events.jsonl is the supervisor: without one, nothing can be recorded
+    if (e instanceof GenseeError && e.code === 'E_STATE' && !/refused/.test(e.message)) {
+      throw new GenseeError('E_STATE', `${e.message}; attention is cleared through a running supervisor (gensee supervise --op ${op} …), or ends with the operation (gensee stop --op ${op})`, 1);
+    }
+    throw e;
+  }
   if (values.flags.has('json')) {
     out(JSON.stringify({ op, seq: r.seq, cleared: r.cleared, by: 'person', person, note }));
   } else if (r.seq === 0) {

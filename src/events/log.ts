@@ -157,6 +157,11 @@ export class EventLog {
     return seq;
   }
 
+  /** every line written so far is durable (fdatasync) when this resolves */
+  async flushNow(): Promise<void> {
+    if (!this.closed) await this.log.flushNow();
+  }
+
   private countToolSuppressed(now: number, tool: string): void {
     const second = new Date(Math.floor(now / 1000) * 1000).toISOString();
     let m = this.toolSuppressed.get(second);

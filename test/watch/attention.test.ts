@@ -161,6 +161,14 @@ t.test('gensee watch against a running supervisor: attention reaches events.json
   t.match(f2, { log: 'events', type: 'attention', signature: 'control_defeat' }, 'a frame on the stream');
   t.equal(srv.accepted(), 0, 'nothing reached the listener');
 
+  // what the supervisor refuses, and records nothing for
+  const n = events(o).length;
+  const bad = (refs: string[], agent_events?: string) => reportAttention(o.stateDir, o.op, { signature: 'stall', detail: 'x', evidence: [], refs, ...(agent_events ? { agent_events } : {}) }).catch((e: Error) => e);
+  t.match(await bad(['agent:5']), { code: 'E_SCHEMA' }, 'an agent ref without the hash of its line');
+  t.match(await bad([`agent:5:${'a'.repeat(64)}`]), { code: 'E_SCHEMA' }, 'an agent ref without the stream it points into');
+  t.match(await bad(['calls:1']), { code: 'E_SCHEMA' }, 'a log that is not one of faults, counters, events');
+  t.match(await bad([], 'a\nb'), { code: 'E_SCHEMA' }, 'a stream name on two lines');
+  t.equal(events(o).length, n, 'nothing written for them');
   t.notMatch(w.stderr, /could not record/, `nothing was dropped on the way (${w.stderr.trim()})`);
   t.match(w.stderr, /E_ATTENTION: control_defeat: /, 'and an error line on stderr');
   const v = await gensee(['verify', '--op', o.op, '--state-dir', o.stateDir]);

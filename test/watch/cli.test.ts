@@ -124,6 +124,29 @@ t.test('gensee watch: bad usage', async (t) => {
   t.equal((await run(['--op', 'w1', '--agent-events', '-', '--max-nudges', 'x'])).code, 2);
 });
 
+t.test('gensee attention: bad usage is refused before anything is sent', async (t) => {
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, [GENSEE, 'attention', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      p.on('exit', (code) => resolve({ code, stderr }));
+    });
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'gensee-att-'));
+  t.teardown(() => fs.rmSync(state, { recursive: true, force: true }));
+  await createOperation(state, { id: 'a1', owner_uid: process.getuid!(), cgroup: '/sys/fs/cgroup/none', policy_hash: 'h' });
+  const sd = ['--state-dir', state];
+  t.match(await run([]), { code: 2, stderr: /usage: gensee attention clear/ });
+  t.match(await run(['lift', '--op', 'a1', ...sd]), { code: 2, stderr: /unknown subcommand "lift"/ });
+  t.match(await run(['clear', ...sd]), { code: 2, stderr: /--op ID is required/ });
+  t.match(await run(['clear', '--op', 'a1', '--note', 'two\nlines', ...sd]), { code: 2, stderr: /--note: one line/ });
+  t.match(await run(['clear', '--op', 'a1', '--by', '', ...sd]), { code: 2, stderr: /--by: 1-100 printable/ });
+  t.match(await run(['clear', '--op', 'nope', ...sd]), { code: 2, stderr: /E_UNKNOWN_OP/ });
+  t.match(await run(['clear', '--op', 'a1', ...sd]), { code: 1, stderr: /no resolver is running.*through a running supervisor/ }, 'no supervisor: nothing can record it, and it says what can');
+  await updateOperation(state, 'a1', { state: 'closed' });
+  t.match(await run(['clear', '--op', 'a1', ...sd]), { code: 1, stderr: /is closed: its attention was cleared when it ended/ });
+});
+
 t.test('gensee watch --from-start: evidence an attention line already names does not flag again', async (t) => {
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'gensee-watch-'));
   t.teardown(() => fs.rmSync(state, { recursive: true, force: true }));
