@@ -135,7 +135,7 @@ export async function run(argv: string[]): Promise<number> {
   let reports: Promise<void> = Promise.resolve();
   let opState: 'ended' | 'served' | 'unserved' = 'served';
   let stopping = false;
-  const toSupervisor = (what: string, f: () => Promise<number>) => {
+  const toSupervisor = (what: string, f: () => Promise<number>, onLost: () => void) => {
     reports = reports.then(async () => {
       for (;;) {
         try {
@@ -145,6 +145,7 @@ export async function run(argv: string[]): Promise<number> {
           const unserved = e instanceof GenseeError && e.code === 'E_STATE';
           if (!unserved || opState === 'ended' || stopping) {
             err(`could not record ${what} in events.jsonl: ${(e as Error).message}`);
+            onLost();
             return;
           }
           await new Promise((r) => setTimeout(r, REPORT_RETRY_MS));
@@ -165,7 +166,8 @@ export async function run(argv: string[]): Promise<number> {
           process.stderr.write(attentionLine(o) + '\n');
           const { signature, detail, evidence, refs } = o;
           const agent = refs?.some((r) => r.startsWith('agent:')) ? { agent_events: agentEvents } : {};
-          toSupervisor('attention', () => reportAttention(stateDir, op, { signature, detail, evidence, ...(refs ? { refs } : {}), ...agent }));
+          // not in the record, it holds nothing back: nobody could clear it
+          toSupervisor('attention', () => reportAttention(stateDir, op, { signature, detail, evidence, ...(refs ? { refs } : {}), ...agent }), () => wd.notRecorded(o));
           break;
         }
         case 'attention_cleared':

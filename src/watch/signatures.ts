@@ -380,6 +380,15 @@ export class Watchdog {
     return [];
   }
 
+  /**
+   * An attention this watchdog raised could not be recorded in events.jsonl:
+   * it is no longer held open here (nobody could clear what the record does
+   * not hold), so it does not hold the nudges back for good.
+   */
+  notRecorded(a: Attention): void {
+    if (a.seq === undefined) this.attention = this.attention.filter((x) => x !== a);
+  }
+
   /** An attention_cleared line of events.jsonl: a person, or the operation ending. */
   clearedInLog(by: ClearedBy, who?: { person?: string; note?: string }): Output[] {
     const out: Output[] = [];

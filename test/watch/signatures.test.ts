@@ -261,6 +261,13 @@ t.test('attention survives more events; no nudge over it; only a person (the log
   // the loop still running nudges again once nothing is open
   t.match(w.tick(3060 * S), [{ type: 'nudge', signature: 'hint_loop' }], 'nudges resume after the clearing');
 
+  // an attention the record refused holds nothing back
+  const u = new Watchdog(0);
+  u.boundary(3, egress(A), 1 * S);
+  const [lost] = attentions(u.reached(A, 'counters:9', 2 * S));
+  u.notRecorded(lost);
+  t.notOk(u.attentionOpen, 'not recorded: not open');
+
   const v = new Watchdog(0);
   v.boundary(3, egress(A), 1 * S);
   v.reached(A, 'counters:9', 2 * S);
