@@ -26,7 +26,7 @@ import { EventLog } from './events/log';
 import { reportResolver, ToolCgroups } from './events/reporter';
 import { ensureToken } from './events/token';
 import { startEventStream, EventStream, StreamListen } from './events/stream';
-import type { ControlRequest, SupervisorCommand } from './counters/control-types';
+import type { ControlPeer, ControlRequest, SupervisorCommand } from './counters/control-types';
 import type { Fault } from './protocol/types';
 import { withServedGrants } from './protocol/ip';
 import { startDnsService, stubAddressFor, DnsService } from './dns/service';
@@ -244,7 +244,7 @@ export class Supervisor {
         refusals: resolver,
         hub,
         servedPolicy: (p) => withServedGrants(p, servedGrants),
-        supervisorCommand: (req) => supervisorCommand({ events: ev, tools, resolver, op: o.op }, req),
+        supervisorCommand: (req, peer) => supervisorCommand({ events: ev, tools, resolver, op: o.op, faults }, req, peer),
       });
       const recorder = envelope.recorder;
       reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason) });
@@ -369,8 +369,10 @@ export class Supervisor {
       process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us, ${s.slowSyncs} over 1 ms\n`);
     }
     await this.faults.close();
-    // the operation stopping clears attention in force
-    await this.events.close({ stopping: true });
+    // only the operation ending for good (close: `gensee run` ending with its
+    // workload, an OCI container gone) clears attention in force; a restart
+    // or a supervise leaving its workload running does not
+    await this.events.close({ stopping: !!opts.close });
     this.dp.close();
     if (opts.close) {
       this.live.active = false;
@@ -400,16 +402,23 @@ let executorDenials = 0;
  * `gensee watch` (src/events/attention-client.ts), and the executor's
  * records (src/executor/report.ts).
  */
-function supervisorCommand(s: { events: EventLog; tools: ToolCgroups; resolver: Resolver; op: string }, req: SupervisorCommand): Record<string, unknown> | Promise<Record<string, unknown>> {
+function supervisorCommand(
+  s: { events: EventLog; tools: ToolCgroups; resolver: Resolver; op: string; faults: ChainedLog },
+  req: SupervisorCommand,
+  peer: ControlPeer,
+): Record<string, unknown> | Promise<Record<string, unknown>> {
   switch (req.command) {
     case 'attention_raise':
     case 'attention_clear':
-      return attentionCommand(s.events, req);
+      return attentionCommand(s.events, req, peer);
     case 'executor_tool': {
       if (!/^[1-9][0-9]{0,19}$/.test(req.cgroup_id)) throw new GenseeError('E_SCHEMA', `executor_tool: bad cgroup_id ${JSON.stringify(req.cgroup_id)}`);
       if (!req.tool_id || !req.call_id) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are required');
+      if (req.tool_id.length > 200 || req.call_id.length > 200) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are at most 200 characters');
       s.tools.set(req.cgroup_id, { tool_id: req.tool_id, call_id: req.call_id });
-      return { registered: true };
+      // durable before the tool starts: faults.jsonl alone maps the cgroup to the tool
+      const ticket = s.faults.appendTicket({ kind: 'tool_cgroup', cgroup_id: req.cgroup_id, tool_id: req.tool_id, call_id: req.call_id, peer }, true);
+      return s.faults.whenDurable(ticket).then(() => ({ registered: true }));
     }
     case 'executor_denial': {
       if (!EXECUTOR_REASONS.has(req.reason)) throw new GenseeError('E_SCHEMA', `executor_denial: unknown reason ${JSON.stringify(req.reason)}`);
@@ -433,14 +442,32 @@ function supervisorCommand(s: { events: EventLog; tools: ToolCgroups; resolver: 
   }
 }
 
-/** control.sock's attention commands, from `gensee watch` (src/events/attention-client.ts) */
+/** a ref to gensee's own logs (LOG:SEQ), or to a line of the agent's stream (agent:LINE:SHA256 of the line) */
+const REF_RE = /^(?:(?:faults|counters|events):[1-9][0-9]{0,14}|agent:[1-9][0-9]{0,14}:[0-9a-f]{64})$/;
+/** a name or note from `gensee attention clear`: one line, printable */
+const PRINTABLE_RE = /^[^\u0000-\u001f\u007f]*$/;
+
+/**
+ * control.sock's attention commands: `gensee watch` raising
+ * (src/events/attention-client.ts), a person clearing (`gensee attention
+ * clear`). Only an operator reaches control.sock: the peer admission
+ * refuses any process of the operation's cgroup, so the workload can
+ * neither raise nor clear.
+ */
 function attentionCommand(
   events: EventLog,
   req: Extract<ControlRequest, { command: 'attention_raise' | 'attention_clear' }>,
-): Record<string, unknown> {
+  peer: ControlPeer,
+): Promise<Record<string, unknown>> {
+  // acknowledged once the line is durable: a person's clearing is recorded before it is answered
+  const durable = (r: Record<string, unknown>) => events.flushNow().then(() => r);
   if (req.command === 'attention_clear') {
-    if (req.by !== 'person_message') throw new GenseeError('E_SCHEMA', `attention_clear: by must be person_message, not ${JSON.stringify(req.by)}`);
-    return { seq: events.clearAttention('person_message') };
+    if (req.by !== 'person') throw new GenseeError('E_SCHEMA', `attention_clear: by must be person, not ${JSON.stringify(req.by)}`);
+    if (!req.person || req.person.length > 100 || !PRINTABLE_RE.test(req.person)) throw new GenseeError('E_SCHEMA', 'attention_clear: person must be 1-100 printable characters');
+    if (req.note.length > 300 || !PRINTABLE_RE.test(req.note)) throw new GenseeError('E_SCHEMA', 'attention_clear: note must be one line of at most 300 characters');
+    const cleared = [...events.openAttentionSeqs];
+    const seq = events.clearAttention('person', { person: req.person, note: req.note, peer: { pid: peer.pid, uid: peer.uid } });
+    return durable({ seq, cleared });
   }
   if (req.signature !== 'hint_loop' && req.signature !== 'stall' && req.signature !== 'control_defeat') {
     throw new GenseeError('E_SCHEMA', `attention_raise: unknown signature ${JSON.stringify(req.signature)}`);
@@ -448,8 +475,11 @@ function attentionCommand(
   if (!req.detail) throw new GenseeError('E_SCHEMA', 'attention_raise: detail is empty');
   if (req.evidence.length > 64 || req.refs.length > 64) throw new GenseeError('E_SCHEMA', 'attention_raise: at most 64 evidence entries and 64 refs');
   if (req.evidence.some((n) => !Number.isSafeInteger(n) || n < 1 || n > events.seq)) throw new GenseeError('E_SCHEMA', 'attention_raise: evidence must be seqs of lines in events.jsonl');
-  if (req.refs.some((r) => !/^(faults|counters|events):[1-9][0-9]{0,14}$/.test(r))) throw new GenseeError('E_SCHEMA', 'attention_raise: refs must be LOG:SEQ');
-  return { seq: events.raiseAttention(req.signature, req.detail, req.evidence, req.refs) };
+  if (req.refs.some((r) => !REF_RE.test(r))) throw new GenseeError('E_SCHEMA', 'attention_raise: refs must be LOG:SEQ (faults, counters, events) or agent:LINE:SHA256');
+  const agentRefs = req.refs.some((r) => r.startsWith('agent:'));
+  if (agentRefs && !req.agent_events) throw new GenseeError('E_SCHEMA', 'attention_raise: agent: refs need agent_events (the file they point into, or -)');
+  if (req.agent_events.length > 1024 || !PRINTABLE_RE.test(req.agent_events)) throw new GenseeError('E_SCHEMA', 'attention_raise: agent_events must be a path of at most 1024 printable characters');
+  return durable({ seq: events.raiseAttention(req.signature, req.detail, req.evidence, req.refs, req.agent_events || undefined) });
 }
 
 /**

@@ -133,6 +133,7 @@ export function formatEvent(o: Obj): string {
     case 'suppressed':
       kind = 'suppressed';
       detail = `${clean(o.count)} more boundary events${o.second !== undefined ? ` in ${clean(o.second)}` : ''} not logged one by one (counted in counters.jsonl)`;
+      if (o.tools && typeof o.tools === 'object') detail += `; from tools: ${Object.entries(o.tools as Obj).map(([k, v]) => `${k} ${clean(v)}`).join(', ')}`;
       break;
     case 'attention':
       kind = 'attention';
@@ -141,7 +142,7 @@ export function formatEvent(o: Obj): string {
       break;
     case 'attention_cleared':
       kind = 'attention_cleared';
-      detail = `by ${clean(o.by)}`;
+      detail = `by ${clean(o.by)}${o.person !== undefined ? ` ${clean(o.person)}` : ''}${o.note ? `: ${clean(o.note)}` : ''}`;
       break;
     default:
       // a line of another kind (torn_line after a crash, ...): shown whole

@@ -1,7 +1,8 @@
 // gensee ls [--json]: every operation in the state directory, its condition
 // (an active one whose resolver is gone shows as resolver_gone, with the
 // command that ends it), its hooks, its workload identity and its last
-// event (the last line of events.jsonl: kind and time).
+// event (the last line of events.jsonl: kind and time), and the watchdog's
+// attention in force.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, out, table } from './args';
@@ -9,7 +10,8 @@ import { GenseeError } from '../errors';
 import { resolveStateDir, openOperation, isValidOpId, opDir, OPERATIONS_DIR, OperationRecord } from '../state/operation';
 import { assertNoSymlinks } from '../state/fsutil';
 import { hooksAttached } from '../dataplane';
-import { Condition, operationCondition, conditionHint, resolverAlive } from './status';
+import { Condition, operationCondition, conditionHint, resolverAlive, openAttentionOf } from './status';
+import type { OpenAttention } from '../events/log';
 import { LastEvent, lastEvent } from './events';
 
 export const usage = 'usage: gensee ls [--json]';
@@ -30,6 +32,8 @@ interface Row {
   hint: string | null;
   /** the last line of events.jsonl (null: none, or it could not be read) */
   last_event: LastEvent | null;
+  /** the watchdog's attention lines in force (events.jsonl), oldest first */
+  attention: OpenAttention[];
 }
 
 function attached(op: string): boolean | null {
@@ -54,7 +58,7 @@ async function row(stateDir: string, id: string): Promise<Row> {
     rec = await openOperation(stateDir, id);
   } catch (e) {
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
-    return { id, error: { code, message: (e as Error).message }, condition: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id) };
+    return { id, error: { code, message: (e as Error).message }, condition: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id), attention: await openAttentionOf(stateDir, id) };
   }
   const condition = operationCondition(rec);
   return {
@@ -71,6 +75,7 @@ async function row(stateDir: string, id: string): Promise<Row> {
     stopped: rec.stopped,
     hint: conditionHint(condition, id, stateDir),
     last_event: lastEventOf(stateDir, id),
+    attention: await openAttentionOf(stateDir, id),
   };
 }
 
@@ -98,11 +103,12 @@ export async function run(argv: string[]): Promise<number> {
   }
   const hooks = (h: boolean | null) => (h === null ? '?' : h ? 'attached' : '-');
   const last = (e: LastEvent | null) => (e ? `${e.kind} ${e.at}` : '-');
+  const att = (a: OpenAttention[]) => (a.length ? a.map((x) => `${x.signature}@events:${x.seq}`).join(',') : '-');
   out(table([
-    ['OP', 'CONDITION', 'RESOLVER', 'HOOKS', 'WORKLOAD', 'UPDATED', 'LAST EVENT', 'CGROUP'],
+    ['OP', 'CONDITION', 'RESOLVER', 'HOOKS', 'WORKLOAD', 'UPDATED', 'LAST EVENT', 'ATTENTION', 'CGROUP'],
     ...rows.map((r) =>
       r.error
-        ? [r.id, 'unreadable', '-', hooks(r.hooks_attached), '-', '-', last(r.last_event), `${r.error.code}: ${r.error.message}`]
+        ? [r.id, 'unreadable', '-', hooks(r.hooks_attached), '-', '-', last(r.last_event), att(r.attention), `${r.error.code}: ${r.error.message}`]
         : [
             r.id,
             r.condition!,
@@ -111,10 +117,12 @@ export async function run(argv: string[]): Promise<number> {
             r.workload ? `${r.workload.identity} ${r.workload.uid}:${r.workload.gid}` : '-',
             r.updated_at!,
             last(r.last_event),
+            att(r.attention),
             r.cgroup!,
           ],
     ),
   ]));
   for (const r of rows) if (r.hint) out(`${r.id}: ${r.condition}; to end it: ${r.hint}`);
+  for (const r of rows) if (r.attention.length) out(`${r.id}: attention in force (${att(r.attention)}); a person clears it: gensee attention clear --op ${r.id}`);
   return 0;
 }

@@ -17,6 +17,7 @@ import * as oci from './oci';
 import * as watch from './watch';
 import * as events from './events';
 import * as executor from './executor';
+import * as attention from './attention';
 
 type Command = (argv: string[]) => number | Promise<number>;
 
@@ -34,6 +35,7 @@ const commands: Record<string, Command> = {
   watch: watch.run,
   events: events.run,
   executor: executor.run,
+  attention: attention.run,
   run: (argv) => {
     if (argv[0] === 'fault') return runfault.run(argv.slice(1));
     return runcmd.run(argv);
@@ -54,6 +56,7 @@ const usages: Record<string, string> = {
   watch: watch.usage,
   events: events.usage,
   executor: executor.usage,
+  attention: attention.usage,
   run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
 };
 
@@ -77,6 +80,7 @@ const USAGE = `usage: gensee <command> [options]
   stop                  end an operation: kill its cgroup, then remove hooks and pins, record the stop
   verify                check the evidence hash chains (faults, counters, events, calls) and fault/resolution pairing
   watch                 the watchdog: a workload's events + the boundary → nudges, attention
+  attention clear       a person clears the watchdog's attention (recorded: who, why)
   events                boundary events and attention (events.jsonl); --follow the live stream
   executor call|recover run a tool call through the executor (keyed writes); recover crashed calls
 Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;

@@ -1,6 +1,6 @@
 // gensee status --op ID [--json]: the operation, its condition (is anyone
 // serving it?), its generation, live leases (from the kernel map when the
-// hooks are pinned) and totals.
+// hooks are pinned), totals, and the watchdog's attention in force.
 import { parse, requireOp, out, table } from './args';
 import { resolveStateDir, openOperation, OperationRecord } from '../state/operation';
 import { readNetwork } from '../state/network';
@@ -8,6 +8,9 @@ import { hooksAttached, DataPlane, bootNs } from '../dataplane';
 import { leaseJson, leaseRow } from './lease';
 import { identityAlive } from '../resolver/subject';
 import { describeLimits } from '../resources';
+import * as path from 'node:path';
+import { opDir } from '../state/operation';
+import { readOpenAttention, OpenAttention, EVENTS_FILE } from '../events/log';
 
 export const usage = 'usage: gensee status --op ID [--json]';
 
@@ -46,6 +49,25 @@ export function conditionWhy(c: Condition): string {
   return '';
 }
 
+/** the attention lines in force (events.jsonl), oldest first; none when the file cannot be read */
+export async function openAttentionOf(stateDir: string, op: string): Promise<OpenAttention[]> {
+  try {
+    return await readOpenAttention(path.join(opDir(stateDir, op), EVENTS_FILE));
+  } catch {
+    return []; // unreadable: gensee verify says why
+  }
+}
+
+/** One line per attention in force, and how a person clears it. */
+export function attentionLines(op: string, stateDir: string, open: readonly OpenAttention[]): string[] {
+  if (!open.length) return [];
+  const sd = stateDir === resolveStateDir() ? '' : ` --state-dir ${stateDir}`;
+  return [
+    ...open.map((a) => `attention in force: events:${a.seq} ${a.signature} (since ${a.at}): ${a.detail}`),
+    `to clear it, a person runs: gensee attention clear --op ${op}${sd} [--by NAME] [--note TEXT]`,
+  ];
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
   const op = requireOp(values.op);
@@ -65,8 +87,9 @@ export async function run(argv: string[]): Promise<number> {
   const alive = resolverAlive(rec);
   const condition = operationCondition(rec);
   const hint = conditionHint(condition, op, stateDir);
+  const attention = await openAttentionOf(stateDir, op);
   if (values.flags.has('json')) {
-    out(JSON.stringify({ operation: rec, condition, hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, kernel_leases: leases.map(leaseJson), totals: rec.totals }));
+    out(JSON.stringify({ operation: rec, condition, hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, kernel_leases: leases.map(leaseJson), totals: rec.totals, attention }));
     return 0;
   }
   const now = bootNs();
@@ -78,5 +101,6 @@ export async function run(argv: string[]): Promise<number> {
   out(`totals: allow ${rec.totals.allow}, deny ${JSON.stringify(rec.totals.deny)}, lost events ${rec.totals.lost_events}`);
   out(table([['LEASE', 'GEN', 'EXPIRES IN', 'USES LEFT'], ...leases.map((l) => leaseRow(l, now))]));
   if (hint) out(`${condition}: ${conditionWhy(condition)}; to end it: ${hint}`);
+  for (const l of attentionLines(op, stateDir, attention)) out(l);
   return 0;
 }

@@ -8,7 +8,9 @@
 //      run` or OCI session ends when its workload does), then SIGTERM, then
 //      SIGKILL
 //   4. close every fault the resolver left open (deny/abandoned, through the
-//      chain: src/evidence/abandon.ts), so verify passes and says how many
+//      chain: src/evidence/abandon.ts), so verify passes and says how many;
+//      clear the watchdog's attention in force (attention_cleared by
+//      operation_stopped): the operation ends for good
 //   5. remove the cgroup directory: from here nothing can join it; then its
 //      cgroup v1 limit cgroups, if any (src/resources.ts)
 //   6. detach and unpin the hooks and maps; remove the nftables table
@@ -27,6 +29,7 @@ import { nftTableName, nftTableExists, nftRemoveTable } from '../backends/nft';
 import { resolveStateDir, openOperation, updateOperation, opDir, OperationRecord, ResolverIdentity, StopFound } from '../state/operation';
 import { ChainedLog } from '../evidence/chain';
 import { closeOpenFaults } from '../evidence/abandon';
+import { EventLog, EVENTS_FILE } from '../events/log';
 import { operationCondition } from './status';
 import { identityAlive } from '../resolver/subject';
 
@@ -112,6 +115,17 @@ export async function run(argv: string[]): Promise<number> {
       await log.close();
     }
   }
+  // the resolver is gone: nobody else writes events.jsonl now
+  let attentionCleared = 0;
+  if (fs.existsSync(path.join(opDir(stateDir, op), EVENTS_FILE))) {
+    const events = await EventLog.open(opDir(stateDir, op));
+    try {
+      attentionCleared = events.openAttentionSeqs.length;
+      events.clearAttention('operation_stopped');
+    } finally {
+      await events.close();
+    }
+  }
 
   // 5. the cgroup directory; a process moved in since step 2 is killed first
   try {
@@ -148,10 +162,10 @@ export async function run(argv: string[]): Promise<number> {
   await updateOperation(stateDir, op, { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: why } });
 
   if (json) {
-    out(JSON.stringify({ event: 'stopped', op, found: why, cgroup: rec.cgroup, cgroup_removed: hadCgroup, resolver: rec.resolver ? { pid: rec.resolver.pid, ended: resolver } : null, faults_abandoned: abandoned, hooks_detached: hadPins, nft_removed: nft, at }));
+    out(JSON.stringify({ event: 'stopped', op, found: why, cgroup: rec.cgroup, cgroup_removed: hadCgroup, resolver: rec.resolver ? { pid: rec.resolver.pid, ended: resolver } : null, faults_abandoned: abandoned, attention_cleared: attentionCleared, hooks_detached: hadPins, nft_removed: nft, at }));
   } else {
     const res = !rec.resolver ? 'no resolver recorded' : resolver === 'gone' ? `resolver pid ${rec.resolver.pid} was already gone` : resolver === 'let_go' ? `resolver pid ${rec.resolver.pid} let go with its workload` : `resolver pid ${rec.resolver.pid} ${resolver}`;
-    out(`gensee: stopped operation ${op}: ${hadCgroup ? `cgroup ${rec.cgroup} killed and removed` : `cgroup ${rec.cgroup} was already gone`}; ${res}; ${abandoned ? `${abandoned} open fault(s) closed as abandoned; ` : ''}${hadPins ? 'hooks detached and unpinned' : 'no hooks were pinned'}${nft ? '; nftables table removed' : ''}; recorded in operation.json`);
+    out(`gensee: stopped operation ${op}: ${hadCgroup ? `cgroup ${rec.cgroup} killed and removed` : `cgroup ${rec.cgroup} was already gone`}; ${res}; ${abandoned ? `${abandoned} open fault(s) closed as abandoned; ` : ''}${attentionCleared ? `${attentionCleared} attention line(s) cleared; ` : ''}${hadPins ? 'hooks detached and unpinned' : 'no hooks were pinned'}${nft ? '; nftables table removed' : ''}; recorded in operation.json`);
   }
   return 0;
 }

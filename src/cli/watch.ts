@@ -5,18 +5,29 @@
 //   - prints nudges and flags as JSON lines on stdout, for the harness to inject;
 //   - reports attention as an error line on stderr and, through the
 //     supervisor (the one writer of events.jsonl, over control.sock), as an
-//     `attention` line; a person's message clears it the same way.
-// Ends when the agent input has ended (stdin closed; a FILE is followed until
-// the operation ends) and the operation is no longer running (operation.json
-// records no resolver), or on SIGINT/SIGTERM.
+//     `attention` line. Its refs name the agent's own lines as
+//     "agent:LINE:SHA256" (the line's number in the stream and the SHA-256 of
+//     its text), with the stream named in the line's `agent_events`, so a
+//     person finds the evidence on both sides. A supervisor that is not
+//     serving (a restart) gets it once it serves again.
+// Attention is open as events.jsonl says: read back at start (a watch
+// restart keeps it), cleared only by an attention_cleared line (`gensee
+// attention clear`, or the operation ending for good). Nothing in the agent
+// stream clears it: that stream is the workload's.
+// Ends when the operation has ended for good (operation.json: closed or
+// stopped) once a FILE has been read, or when stdin has closed and no
+// supervisor serves the operation; or on SIGINT/SIGTERM. A supervisor
+// restart is not an end: the watch carries on.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { performance } from 'node:perf_hooks';
+import { createHash } from 'node:crypto';
 import { parse, requireOp, parseDuration, out } from './args';
 import { GenseeError, isErrno } from '../errors';
 import { openOperation, opDir, resolveStateDir } from '../state/operation';
-import { reportAttention, clearAttention } from '../events/attention-client';
+import { reportAttention } from '../events/attention-client';
+import { readOpenAttention, readSpentEvidence } from '../events/log';
 import { Watchdog, Output, Attention, DEFAULT_MAX_NUDGES, DEFAULT_NUDGE_EVERY_MS, DEFAULT_STALL_AFTER_MS } from '../watch/signatures';
 import { parseAgentEvent, MAX_AGENT_LINE } from '../watch/agent-event';
 import { LineTail } from '../watch/tail';
@@ -30,7 +41,8 @@ export const usage = `usage: gensee watch --op ID --agent-events FILE|- [--stall
   --max-nudges N         hint-loop nudges before nudges_exhausted (default ${DEFAULT_MAX_NUDGES})
   --nudge-every DUR      the hint-loop nudge period, counted from the progress before the loop (default ${DEFAULT_NUDGE_EVERY_MS / 1000}s)
   --from-start           read the operation's logs from their first line (default: from their end)
-Nudges and flags: JSON lines on stdout. Attention: stderr, and an attention line in events.jsonl.`;
+Nudges and flags: JSON lines on stdout. Attention: stderr, and an attention line in events.jsonl,
+open until a person runs \`gensee attention clear --op ID\` or the operation ends for good.`;
 
 const LOGS: readonly WatchedLog[] = ['faults', 'events', 'counters'];
 /** how often the files are polled and time is ticked */
@@ -39,8 +51,8 @@ const POLL_MS = 200;
 const STATE_EVERY_MS = 1000;
 /** a gensee log line is at most this long (faults lines carry a fault: well under) */
 const MAX_LOG_LINE = 1 << 20;
-/** attempts to hand one attention to the supervisor, a second apart */
-const REPORT_ATTEMPTS = 5;
+/** how long between attempts to hand attention to a supervisor that does not answer (a restart) */
+const REPORT_RETRY_MS = 1000;
 
 function parseMaxNudges(s: string): number {
   if (!/^[0-9]{1,4}$/.test(s)) throw new GenseeError('E_BAD_COUNT', `bad --max-nudges "${s}": expected an integer 0-9999`);
@@ -57,15 +69,25 @@ function attentionLine(a: Attention): string {
   return `gensee: E_ATTENTION: ${a.signature}: ${a.detail}${ev}${refs}`;
 }
 
-/** Is the operation still served (operation.json names a resolver)? An unreadable record counts as ended. */
-async function running(stateDir: string, op: string): Promise<boolean> {
+/**
+ * The operation as operation.json has it: ended for good (closed, stopped,
+ * or a record that cannot be read), served (a resolver is recorded), or
+ * neither (a supervisor restarting, or none yet: the watch waits).
+ */
+async function condition(stateDir: string, op: string): Promise<'ended' | 'served' | 'unserved'> {
   try {
     const rec = await openOperation(stateDir, op);
-    return rec.resolver !== null && rec.state === 'active';
+    if (rec.state !== 'active') return 'ended';
+    return rec.resolver !== null ? 'served' : 'unserved';
   } catch (e) {
-    if (e instanceof GenseeError) return false;
+    if (e instanceof GenseeError) return 'ended';
     throw e;
   }
+}
+
+/** "agent:LINE:SHA256": a line of the agent's stream, found again by its number and its text */
+export function agentRef(line: number, text: string): string {
+  return `agent:${line}:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -100,25 +122,38 @@ export async function run(argv: string[]): Promise<number> {
   const feed = new LogFeed(wd);
   const tails = LOGS.map((log) => ({ log, tail: new LineTail(path.join(dir, `${log}.jsonl`), { fromStart, maxLine: MAX_LOG_LINE }) }));
 
-  // attention goes to the supervisor one at a time, in order
+  // evidence already spent by attention in the file: read again from the start, it does not flag twice
+  if (fromStart) wd.spend(await readSpentEvidence(path.join(dir, 'events.jsonl')));
+  // what attention is open already (a watch restart): the file says, nothing else
+  for (const a of await readOpenAttention(path.join(dir, 'events.jsonl'))) {
+    wd.attentionLogged(a.seq, a.signature);
+    err(`attention in force since events:${a.seq} (${a.signature}): ${a.detail}; gensee attention clear --op ${op} clears it`);
+  }
+
+  // attention goes to the supervisor one at a time, in order; while no
+  // supervisor serves (a restart) it waits, until the operation ends
   let reports: Promise<void> = Promise.resolve();
-  let opRunning = true;
-  const toSupervisor = (what: string, f: () => Promise<number>) => {
+  let opState: 'ended' | 'served' | 'unserved' = 'served';
+  let stopping = false;
+  const toSupervisor = (what: string, f: () => Promise<number>, onLost: () => void) => {
     reports = reports.then(async () => {
-      for (let i = 1; ; i++) {
+      for (;;) {
         try {
           await f();
           return;
         } catch (e) {
-          if (i >= REPORT_ATTEMPTS || !opRunning) {
+          const unserved = e instanceof GenseeError && e.code === 'E_STATE';
+          if (!unserved || opState === 'ended' || stopping) {
             err(`could not record ${what} in events.jsonl: ${(e as Error).message}`);
+            onLost();
             return;
           }
-          await new Promise((r) => setTimeout(r, 1000));
+          await new Promise((r) => setTimeout(r, REPORT_RETRY_MS));
         }
       }
     });
   };
+  const agentEvents = agentSrc === '-' ? '-' : path.resolve(agentSrc);
 
   const emit = (outs: Output[]) => {
     for (const o of outs) {
@@ -130,13 +165,14 @@ export async function run(argv: string[]): Promise<number> {
         case 'attention': {
           process.stderr.write(attentionLine(o) + '\n');
           const { signature, detail, evidence, refs } = o;
-          toSupervisor('attention', () => reportAttention(stateDir, op, { signature, detail, evidence, ...(refs ? { refs } : {}) }));
+          const agent = refs?.some((r) => r.startsWith('agent:')) ? { agent_events: agentEvents } : {};
+          // not in the record, it holds nothing back: nobody could clear it
+          toSupervisor('attention', () => reportAttention(stateDir, op, { signature, detail, evidence, ...(refs ? { refs } : {}), ...agent }), () => wd.notRecorded(o));
           break;
         }
         case 'attention_cleared':
-          err(`attention cleared (${o.by})`);
-          // the supervisor records attention_cleared {by: operation_stopped} itself when the operation ends
-          if (o.by === 'person_message') toSupervisor('attention_cleared', () => clearAttention(stateDir, op, 'person_message'));
+          // as events.jsonl records it: the watch itself never clears
+          err(`attention cleared (${o.by}${o.person !== undefined ? ` ${o.person}` : ''}${o.note ? `: ${o.note}` : ''})`);
           break;
       }
     }
@@ -152,7 +188,7 @@ export async function run(argv: string[]): Promise<number> {
       err(`agent-events line ${n}: ${r.error}`);
       return;
     }
-    emit(wd.agent(r.event, clock(), `agent:${n}`));
+    emit(wd.agent(r.event, clock(), agentRef(n, text)));
   };
   let agentTail: LineTail | null = null;
   let rl: readline.Interface | null = null;
@@ -179,11 +215,11 @@ export async function run(argv: string[]): Promise<number> {
     agentTail = new LineTail(agentSrc, { fromStart: true, maxLine: MAX_AGENT_LINE });
   }
 
+  // One poll: gensee's logs first, then the agent's lines. Which came first
+  // among lines read in one poll cannot be known; taking a refusal as before
+  // the agent's report of a success is the side a workload cannot exploit
+  // (writing its success right after the refusal would otherwise hide it).
   const pollAll = () => {
-    if (agentTail) {
-      for (const l of agentTail.poll()) onAgentLine(l.text, l.n);
-      for (const n of agentTail.takeSkipped()) err(`agent-events line ${n}: longer than ${MAX_AGENT_LINE} characters`);
-    }
     const batch: LogLine[] = [];
     for (const { log, tail } of tails) {
       for (const l of tail.poll()) {
@@ -198,10 +234,13 @@ export async function run(argv: string[]): Promise<number> {
     }
     const now = clock();
     for (const l of appendOrder(batch)) emit(feed.line(l, now));
+    if (agentTail) {
+      for (const l of agentTail.poll()) onAgentLine(l.text, l.n);
+      for (const n of agentTail.takeSkipped()) err(`agent-events line ${n}: longer than ${MAX_AGENT_LINE} characters`);
+    }
     emit(wd.tick(clock()));
   };
 
-  let stopping = false;
   let wake: (() => void) | null = null;
   const onSignal = () => {
     stopping = true;
@@ -215,15 +254,17 @@ export async function run(argv: string[]): Promise<number> {
       pollAll();
       if (clock() >= nextState) {
         nextState = clock() + STATE_EVERY_MS;
-        const was = opRunning;
-        opRunning = await running(stateDir, op);
-        if (!opRunning) {
-          if (was) {
-            pollAll(); // what the operation wrote before it ended
+        const was = opState;
+        opState = await condition(stateDir, op);
+        if (opState === 'ended') {
+          if (was !== 'ended') {
+            pollAll(); // what the operation wrote before it ended (its attention_cleared among it)
             emit(wd.operationStopped());
           }
-          // a FILE is followed for as long as the operation runs; stdin until it closes
+          // a FILE is followed for as long as the operation lives; stdin until it closes
           if (agentTail || agentEnded) break;
+        } else if (opState === 'unserved' && agentEnded) {
+          break; // stdin has closed and nobody serves the operation: nothing more will come
         }
       }
       await new Promise<void>((r) => {

@@ -10,8 +10,8 @@ export type ControlRequest =
   | { schema: 1; command: 'policy_apply'; policy_text: string }
   | { schema: 1; command: 'lease_add'; protocol: string; address: string; port: number; ttl_ms: number; max_uses: number }
   | { schema: 1; command: 'lease_rm'; protocol: string; address: string; port: number }
-  | { schema: 1; command: 'attention_raise'; signature: string; detail: string; evidence: number[]; refs: string[] }
-  | { schema: 1; command: 'attention_clear'; by: string }
+  | { schema: 1; command: 'attention_raise'; signature: string; detail: string; evidence: number[]; refs: string[]; agent_events: string }
+  | { schema: 1; command: 'attention_clear'; by: string; person: string; note: string }
   | { schema: 1; command: 'executor_tool'; cgroup_id: string; tool_id: string; call_id: string }
   | { schema: 1; command: 'executor_denial'; tool_id: string; call_id: string; reason: string; target: string; detail: string; pid: number };
 

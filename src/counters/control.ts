@@ -101,9 +101,13 @@ export function decodeRequest(body: Uint8Array): ControlRequest {
       detail: a.detail ?? '',
       evidence: (a.evidence ?? []).map((n) => Number(n)),
       refs: a.refs ?? [],
+      agent_events: a.agent_events ?? '',
     };
   }
-  if (m.attention_clear) return { schema: 1, command: 'attention_clear', by: m.attention_clear.by ?? '' };
+  if (m.attention_clear) {
+    const c = m.attention_clear;
+    return { schema: 1, command: 'attention_clear', by: c.by ?? '', person: c.person ?? '', note: c.note ?? '' };
+  }
   if (m.executor_tool) {
     const x = m.executor_tool;
     return { schema: 1, command: 'executor_tool', cgroup_id: String(x.cgroup_id ?? 0), tool_id: x.tool_id ?? '', call_id: x.call_id ?? '' };
@@ -137,10 +141,10 @@ export function encodeRequest(r: ControlRequest): Buffer {
       m = { schema: CONTROL_SCHEMA, lease_rm: { tuple: { protocol: r.protocol, address: r.address, port: r.port } } };
       break;
     case 'attention_raise':
-      m = { schema: CONTROL_SCHEMA, attention_raise: { signature: r.signature, detail: r.detail, evidence: r.evidence, refs: r.refs } };
+      m = { schema: CONTROL_SCHEMA, attention_raise: { signature: r.signature, detail: r.detail, evidence: r.evidence, refs: r.refs, agent_events: r.agent_events } };
       break;
     case 'attention_clear':
-      m = { schema: CONTROL_SCHEMA, attention_clear: { by: r.by } };
+      m = { schema: CONTROL_SCHEMA, attention_clear: { by: r.by, person: r.person, note: r.note } };
       break;
     case 'executor_tool':
       m = { schema: CONTROL_SCHEMA, executor_tool: { cgroup_id: Number(r.cgroup_id), tool_id: r.tool_id, call_id: r.call_id } };

@@ -11,14 +11,22 @@
 // A flood does not flood the log: at most 200 boundary lines per wall-clock
 // second (src/events/gate.ts); the rest of that second becomes one
 // {"type":"suppressed","count":N,"second":...} line. The counters keep every
-// count regardless.
+// count regardless. A suppressed line also says how many of its lines came
+// from each executor tool's cgroup ("tools": {TOOL_ID: N}), so a tool's
+// refusals are never lost to a flood of others (their fault lines in
+// faults.jsonl name the tool too).
+//
+// Attention is open from its line until an attention_cleared line: a person
+// through the operator path (`gensee attention clear`, control.sock) or the
+// operation ending for good. Nothing else clears it: a supervisor restart
+// reads what is open back from the file.
 import * as path from 'node:path';
 import { ChainedLog } from '../evidence/chain';
 import { readLines } from '../state/fsutil';
 import { FloodGate } from './gate';
 import { redactDetail, redactTarget } from './redact';
 import type { LogHub } from './hub';
-import type { BoundaryEvent, BoundaryKind, ClearedBy, EventFields, Signature } from './types';
+import type { BoundaryEvent, BoundaryKind, ClearedWho, EventFields, Signature } from './types';
 
 export const EVENTS_FILE = 'events.jsonl';
 /** boundary lines per second per operation before the rest is one suppressed line */
@@ -46,12 +54,14 @@ export class EventLog {
   private readonly gate: FloodGate;
   private readonly timer: NodeJS.Timeout;
   private closed = false;
-  /** seq of the attention line not yet cleared, if any */
-  private openAttention: number | null;
+  /** seqs of the attention lines not yet cleared, oldest first */
+  private openAttention: number[];
+  /** suppressed lines per second (its ISO start) per tool id, until that second's suppressed line is written */
+  private readonly toolSuppressed = new Map<string, Map<string, number>>();
   readonly stats: EventLogStats = { written: 0, suppressed: 0 };
   private readonly onError: (e: Error) => void;
 
-  private constructor(log: ChainedLog, openAttention: number | null, onError: (e: Error) => void, limit: number) {
+  private constructor(log: ChainedLog, openAttention: number[], onError: (e: Error) => void, limit: number) {
     this.log = log;
     this.openAttention = openAttention;
     this.onError = onError;
@@ -65,9 +75,9 @@ export class EventLog {
   static async open(dir: string, o: { hub?: LogHub; onError?: (e: Error) => void; limitPerSecond?: number } = {}): Promise<EventLog> {
     const file = path.join(dir, EVENTS_FILE);
     const log = ChainedLog.openSync(file, { groupWindowMs: 20, onLine: o.hub ? (seq, text) => o.hub!.publish('events', seq, text) : undefined });
-    let open: number | null;
+    let open: number[];
     try {
-      open = await lastOpenAttention(file);
+      open = (await readOpenAttention(file)).map((a) => a.seq);
     } catch (e) {
       log.closeSync();
       throw e;
@@ -79,8 +89,13 @@ export class EventLog {
     return this.log.seq;
   }
 
-  /** seq of the attention line in force, or null */
+  /** seq of the newest attention line in force, or null */
   get attention(): number | null {
+    return this.openAttention.length ? this.openAttention[this.openAttention.length - 1] : null;
+  }
+
+  /** seqs of every attention line in force, oldest first */
+  get openAttentionSeqs(): readonly number[] {
     return this.openAttention;
   }
 
@@ -95,6 +110,7 @@ export class EventLog {
     this.flushPending(verdict.flushed);
     if (!verdict.write) {
       this.stats.suppressed++;
+      if (e.tool_id) this.countToolSuppressed(now, e.tool_id);
       return 0;
     }
     const at = e.at === undefined ? new Date(now).toISOString() : typeof e.at === 'string' ? e.at : e.at.toISOString();
@@ -107,21 +123,55 @@ export class EventLog {
     return this.write(fields);
   }
 
-  /** The watchdog's finding: in force until a person's message or the operation stopping. */
-  raiseAttention(signature: Signature, detail: string, evidence: number[], refs?: string[]): number {
-    const fields: EventFields & { refs?: string[] } = { type: 'attention', signature, detail: redactDetail(detail), evidence: evidence.slice(0, 64) };
+  /**
+   * The watchdog's finding: in force until a person clears it or the
+   * operation ends for good. `agentEvents` names where refs "agent:N:HASH"
+   * point (the --agent-events file, or "-" for the watch's stdin).
+   */
+  raiseAttention(signature: Signature, detail: string, evidence: number[], refs?: string[], agentEvents?: string): number {
+    const fields: Extract<EventFields, { type: 'attention' }> = { type: 'attention', signature, detail: redactDetail(detail), evidence: evidence.slice(0, 64) };
     if (refs?.length) fields.refs = refs.slice(0, 64);
+    if (agentEvents) fields.agent_events = agentEvents;
     const seq = this.write(fields);
-    if (seq) this.openAttention = seq;
+    if (seq) {
+      this.openAttention.push(seq);
+      if (this.openAttention.length > 4096) this.openAttention.shift();
+    }
     return seq;
   }
 
-  /** Clear attention in force (a no-op returning 0 when none is). */
-  clearAttention(by: ClearedBy): number {
-    if (this.openAttention === null) return 0;
-    const seq = this.write({ type: 'attention_cleared', by });
-    if (seq) this.openAttention = null;
+  /**
+   * Clear every attention line in force: a person (who, and why), or the
+   * operation ending for good. A no-op returning 0 when none is in force.
+   */
+  clearAttention(by: 'operation_stopped'): number;
+  clearAttention(by: 'person', who: ClearedWho): number;
+  clearAttention(by: 'person' | 'operation_stopped', who?: ClearedWho): number {
+    if (!this.openAttention.length) return 0;
+    const attention = [...this.openAttention];
+    const seq =
+      by === 'person'
+        ? this.write({ type: 'attention_cleared', by, person: who!.person, note: redactDetail(who!.note), peer: who!.peer, attention })
+        : this.write({ type: 'attention_cleared', by, attention });
+    if (seq) this.openAttention = [];
     return seq;
+  }
+
+  /** every line written so far is durable (fdatasync) when this resolves */
+  async flushNow(): Promise<void> {
+    if (!this.closed) await this.log.flushNow();
+  }
+
+  private countToolSuppressed(now: number, tool: string): void {
+    const second = new Date(Math.floor(now / 1000) * 1000).toISOString();
+    let m = this.toolSuppressed.get(second);
+    if (!m) {
+      m = new Map();
+      this.toolSuppressed.set(second, m);
+    }
+    // a bound on memory: tools beyond it are counted under "*"
+    const key = m.has(tool) || m.size < MAX_TOOLS_PER_LINE ? tool : '*';
+    m.set(key, (m.get(key) ?? 0) + 1);
   }
 
   private write(fields: EventFields): number {
@@ -137,7 +187,12 @@ export class EventLog {
   }
 
   private flushPending(p: { second: string; count: number } | null): void {
-    if (p && p.count > 0) this.write({ type: 'suppressed', count: p.count, second: p.second });
+    if (!p || p.count <= 0) return;
+    const tools = this.toolSuppressed.get(p.second);
+    // seconds whose count is written (or was never over): forgotten
+    for (const s of this.toolSuppressed.keys()) if (s <= p.second) this.toolSuppressed.delete(s);
+    if (tools?.size) this.write({ type: 'suppressed', count: p.count, second: p.second, tools: Object.fromEntries(tools) });
+    else this.write({ type: 'suppressed', count: p.count, second: p.second });
   }
 
   private flushSuppressed(now: number): void {
@@ -146,7 +201,9 @@ export class EventLog {
 
   /**
    * Write what is pending (a suppressed count; attention_cleared when the
-   * operation stops) and close once durable.
+   * operation ends for good: `stopping`) and close once durable. A
+   * supervisor that only stops serving (a restart, `supervise` leaving the
+   * workload running) leaves attention in force.
    */
   async close(o: { stopping?: boolean } = {}): Promise<void> {
     if (this.closed) return;
@@ -158,21 +215,68 @@ export class EventLog {
   }
 }
 
+/** at most this many tools are named in one suppressed line; the rest are counted under "*" */
+const MAX_TOOLS_PER_LINE = 64;
+
+/** an attention line in force, as events.jsonl has it */
+export interface OpenAttention {
+  seq: number;
+  /** when the line was written */
+  at: string;
+  signature: Signature;
+  detail: string;
+  evidence: number[];
+  refs?: string[];
+  agent_events?: string;
+}
+
 /**
- * The seq of an attention line that no later attention_cleared line
- * clears, from the file as it is (a supervisor restart keeps attention in
- * force). Streamed: only lines naming attention are parsed.
+ * The events.jsonl seqs every attention line so far names as evidence: spent,
+ * whether or not the attention is still open (a watch reading the logs from
+ * their start must not flag them again). At most `cap`, the newest kept.
  */
-async function lastOpenAttention(file: string): Promise<number | null> {
-  let open: number | null = null;
+export async function readSpentEvidence(file: string, cap = 1 << 16): Promise<Set<number>> {
+  const spent = new Set<number>();
+  await readLines(
+    file,
+    (line, complete) => {
+      if (!complete || line.indexOf('"type":"attention"') < 0) return;
+      try {
+        const v = JSON.parse(line.toString('utf8')) as { type: string; evidence?: unknown };
+        if (v.type !== 'attention' || !Array.isArray(v.evidence)) return;
+        for (const n of v.evidence) {
+          if (typeof n !== 'number') continue;
+          spent.add(n);
+          if (spent.size > cap) spent.delete(spent.values().next().value as number);
+        }
+      } catch {
+        /* a damaged line: verify reports it */
+      }
+    },
+    { chunk: 1 << 16, missingOk: true },
+  );
+  return spent;
+}
+
+/**
+ * The attention lines that no later attention_cleared line clears, from
+ * events.jsonl as it is (a supervisor or watch restart keeps attention in
+ * force), oldest first. Streamed: only lines naming attention are parsed.
+ * A missing file has none.
+ */
+export async function readOpenAttention(file: string): Promise<OpenAttention[]> {
+  let open: OpenAttention[] = [];
   await readLines(
     file,
     (line, complete) => {
       if (!complete || line.indexOf('"type":"attention') < 0) return;
       try {
-        const v = JSON.parse(line.toString('utf8')) as { seq: number; type: string };
-        if (v.type === 'attention') open = v.seq;
-        else if (v.type === 'attention_cleared') open = null;
+        const v = JSON.parse(line.toString('utf8')) as OpenAttention & { type: string };
+        if (v.type === 'attention') {
+          const { seq, at, signature, detail, evidence, refs, agent_events } = v;
+          open.push({ seq, at, signature, detail, evidence, ...(refs ? { refs } : {}), ...(agent_events ? { agent_events } : {}) });
+          if (open.length > 4096) open.shift();
+        } else if (v.type === 'attention_cleared') open = [];
       } catch {
         /* a damaged line: verify reports it */
       }

@@ -31,15 +31,29 @@ export interface BoundaryEvent {
 /** the three watchdog signatures */
 export type Signature = 'hint_loop' | 'stall' | 'control_defeat';
 
-/** what clears attention */
-export type ClearedBy = 'person_message' | 'operation_stopped';
+/**
+ * what clears attention: a person through the operator path (`gensee
+ * attention clear`, over control.sock), or the operation ending for good
+ */
+export type ClearedBy = 'person' | 'operation_stopped';
+
+/** who cleared attention, when a person did: the name they gave, why, and the authenticated peer */
+export interface ClearedWho {
+  /** the name given with --by (default: the peer's user name); a claim, the peer's uid is the fact */
+  person: string;
+  /** why, one line (redacted), may be empty */
+  note: string;
+  /** SO_PEERCRED of the control.sock client */
+  peer: { pid: number; uid: number };
+}
 
 /** the fields of one events.jsonl line, before the chain adds seq, at and prev */
 export type EventFields =
   | { type: 'boundary'; event: BoundaryEvent; tool_id?: string; fault_id?: string }
-  | { type: 'suppressed'; count: number; second: string }
-  | { type: 'attention'; signature: Signature; detail: string; evidence: number[] }
-  | { type: 'attention_cleared'; by: ClearedBy };
+  | { type: 'suppressed'; count: number; second: string; tools?: Record<string, number> }
+  | { type: 'attention'; signature: Signature; detail: string; evidence: number[]; refs?: string[]; agent_events?: string }
+  | ({ type: 'attention_cleared'; by: 'person'; attention: number[] } & ClearedWho)
+  | { type: 'attention_cleared'; by: 'operation_stopped'; attention: number[] };
 
 /** the logs of an operation that the live stream carries */
 export const STREAM_LOGS = ['faults', 'counters', 'events'] as const;

@@ -83,6 +83,7 @@ export namespace gensee {
             detail?: (string|null);
             evidence?: ((number|Long)[]|null);
             refs?: (string[]|null);
+            agent_events?: (string|null);
         }
 
         class AttentionRaise implements IAttentionRaise {
@@ -91,6 +92,7 @@ export namespace gensee {
             public detail: string;
             public evidence: (number|Long)[];
             public refs: string[];
+            public agent_events: string;
             public static create(properties?: gensee.v2.IAttentionRaise): gensee.v2.AttentionRaise;
             public static encode(message: gensee.v2.IAttentionRaise, writer?: $protobuf.Writer): $protobuf.Writer;
             public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.AttentionRaise;
@@ -102,11 +104,15 @@ export namespace gensee {
 
         interface IAttentionClear {
             by?: (string|null);
+            person?: (string|null);
+            note?: (string|null);
         }
 
         class AttentionClear implements IAttentionClear {
             constructor(properties?: gensee.v2.IAttentionClear);
             public by: string;
+            public person: string;
+            public note: string;
             public static create(properties?: gensee.v2.IAttentionClear): gensee.v2.AttentionClear;
             public static encode(message: gensee.v2.IAttentionClear, writer?: $protobuf.Writer): $protobuf.Writer;
             public static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): gensee.v2.AttentionClear;

@@ -973,6 +973,7 @@ $root.gensee = (function() {
              * @property {string|null} [detail] AttentionRaise detail
              * @property {Array.<number|Long>|null} [evidence] AttentionRaise evidence
              * @property {Array.<string>|null} [refs] AttentionRaise refs
+             * @property {string|null} [agent_events] AttentionRaise agent_events
              */
 
             /**
@@ -1025,6 +1026,14 @@ $root.gensee = (function() {
             AttentionRaise.prototype.refs = $util.emptyArray;
 
             /**
+             * AttentionRaise agent_events.
+             * @member {string} agent_events
+             * @memberof gensee.v2.AttentionRaise
+             * @instance
+             */
+            AttentionRaise.prototype.agent_events = "";
+
+            /**
              * Creates a new AttentionRaise instance using the specified properties.
              * @function create
              * @memberof gensee.v2.AttentionRaise
@@ -1065,6 +1074,8 @@ $root.gensee = (function() {
                 if (message.refs != null && message.refs.length)
                     for (var i = 0; i < message.refs.length; ++i)
                         writer.uint32(/* id 4, wireType 2 =*/34).string(message.refs[i]);
+                if (message.agent_events != null && Object.hasOwnProperty.call(message, "agent_events"))
+                    writer.uint32(/* id 5, wireType 2 =*/42).string(message.agent_events);
                 return writer;
             };
 
@@ -1133,6 +1144,10 @@ $root.gensee = (function() {
                             message.refs.push(reader.string());
                             break;
                         }
+                    case 5: {
+                            message.agent_events = reader.string();
+                            break;
+                        }
                     default:
                         reader.skipType(tag & 7, long);
                         break;
@@ -1181,6 +1196,9 @@ $root.gensee = (function() {
                         if (!$util.isString(message.refs[i]))
                             return "refs: string[] expected";
                 }
+                if (message.agent_events != null && Object.hasOwnProperty.call(message, "agent_events"))
+                    if (!$util.isString(message.agent_events))
+                        return "agent_events: string expected";
                 return null;
             };
 
@@ -1227,6 +1245,8 @@ $root.gensee = (function() {
                     for (var i = 0; i < object.refs.length; ++i)
                         message.refs[i] = String(object.refs[i]);
                 }
+                if (object.agent_events != null)
+                    message.agent_events = String(object.agent_events);
                 return message;
             };
 
@@ -1254,6 +1274,7 @@ $root.gensee = (function() {
                 if (options.defaults) {
                     object.signature = "";
                     object.detail = "";
+                    object.agent_events = "";
                 }
                 if (message.signature != null && Object.hasOwnProperty.call(message, "signature"))
                     object.signature = message.signature;
@@ -1274,6 +1295,8 @@ $root.gensee = (function() {
                     for (var j = 0; j < message.refs.length; ++j)
                         object.refs[j] = message.refs[j];
                 }
+                if (message.agent_events != null && Object.hasOwnProperty.call(message, "agent_events"))
+                    object.agent_events = message.agent_events;
                 return object;
             };
 
@@ -1298,6 +1321,8 @@ $root.gensee = (function() {
              * @memberof gensee.v2
              * @interface IAttentionClear
              * @property {string|null} [by] AttentionClear by
+             * @property {string|null} [person] AttentionClear person
+             * @property {string|null} [note] AttentionClear note
              */
 
             /**
@@ -1322,6 +1347,22 @@ $root.gensee = (function() {
              * @instance
              */
             AttentionClear.prototype.by = "";
+
+            /**
+             * AttentionClear person.
+             * @member {string} person
+             * @memberof gensee.v2.AttentionClear
+             * @instance
+             */
+            AttentionClear.prototype.person = "";
+
+            /**
+             * AttentionClear note.
+             * @member {string} note
+             * @memberof gensee.v2.AttentionClear
+             * @instance
+             */
+            AttentionClear.prototype.note = "";
 
             /**
              * Creates a new AttentionClear instance using the specified properties.
@@ -1353,6 +1394,10 @@ $root.gensee = (function() {
                     throw Error("max depth exceeded");
                 if (message.by != null && Object.hasOwnProperty.call(message, "by"))
                     writer.uint32(/* id 1, wireType 2 =*/10).string(message.by);
+                if (message.person != null && Object.hasOwnProperty.call(message, "person"))
+                    writer.uint32(/* id 2, wireType 2 =*/18).string(message.person);
+                if (message.note != null && Object.hasOwnProperty.call(message, "note"))
+                    writer.uint32(/* id 3, wireType 2 =*/26).string(message.note);
                 return writer;
             };
 
@@ -1394,6 +1439,14 @@ $root.gensee = (function() {
                             message.by = reader.string();
                             break;
                         }
+                    case 2: {
+                            message.person = reader.string();
+                            break;
+                        }
+                    case 3: {
+                            message.note = reader.string();
+                            break;
+                        }
                     default:
                         reader.skipType(tag & 7, long);
                         break;
@@ -1425,6 +1478,12 @@ $root.gensee = (function() {
                 if (message.by != null && Object.hasOwnProperty.call(message, "by"))
                     if (!$util.isString(message.by))
                         return "by: string expected";
+                if (message.person != null && Object.hasOwnProperty.call(message, "person"))
+                    if (!$util.isString(message.person))
+                        return "person: string expected";
+                if (message.note != null && Object.hasOwnProperty.call(message, "note"))
+                    if (!$util.isString(message.note))
+                        return "note: string expected";
                 return null;
             };
 
@@ -1448,6 +1507,10 @@ $root.gensee = (function() {
                 var message = new $root.gensee.v2.AttentionClear();
                 if (object.by != null)
                     message.by = String(object.by);
+                if (object.person != null)
+                    message.person = String(object.person);
+                if (object.note != null)
+                    message.note = String(object.note);
                 return message;
             };
 
@@ -1468,10 +1531,17 @@ $root.gensee = (function() {
                 if (q > $util.recursionLimit)
                     throw Error("max depth exceeded");
                 var object = {};
-                if (options.defaults)
+                if (options.defaults) {
                     object.by = "";
+                    object.person = "";
+                    object.note = "";
+                }
                 if (message.by != null && Object.hasOwnProperty.call(message, "by"))
                     object.by = message.by;
+                if (message.person != null && Object.hasOwnProperty.call(message, "person"))
+                    object.person = message.person;
+                if (message.note != null && Object.hasOwnProperty.call(message, "note"))
+                    object.note = message.note;
                 return object;
             };
 

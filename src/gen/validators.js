@@ -3373,10 +3373,9 @@ return errors === 0;
 }
 
 exports.validateBoundaryEvent = validate38;
-const schema54 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/boundary-event.schema.json","title":"gensee boundary event","$comment":"Reporting only: an event records that a control refused something; it grants nothing. detail is redacted and at most 300 characters.","type":"object","additionalProperties":false,"required":["kind","control","detail","at"],"properties":{"kind":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"control":{"type":"string","pattern":"^[a-z][a-z0-9_./-]{0,63}$"},"detail":{"type":"string","maxLength":300},"target":{"type":"string","minLength":1,"maxLength":300},"at":{"$comment":"RFC 3339 UTC timestamp, e.g. new Date().toISOString()","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"}}};
-const pattern24 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const pattern25 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
-const pattern26 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
+const schema54 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/boundary-event.schema.json","title":"gensee boundary event","$comment":"Reporting only: an event records that a control refused something; it grants nothing. detail is redacted and at most 300 characters.","type":"object","additionalProperties":false,"required":["kind","control","detail","at"],"properties":{"kind":{"$comment":"closed: DESIGN.md \"Boundary events\"; src/events/types.ts BOUNDARY_KINDS is the same list (test/protocol/json.test.ts checks)","enum":["egress_denied","fault_denied","fault_delegated","peer_refused","frame_rejected","write_denied","dns_denied","records_lost"]},"control":{"type":"string","pattern":"^[a-z][a-z0-9_./-]{0,63}$"},"detail":{"type":"string","maxLength":300},"target":{"type":"string","minLength":1,"maxLength":300},"at":{"$comment":"RFC 3339 UTC timestamp, e.g. new Date().toISOString()","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"}}};
+const pattern24 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
+const pattern25 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://gensee.dev/schema/boundary-event.schema.json" */;
@@ -3402,17 +3401,9 @@ if(_errs2 === errors){
 if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern24.test(data0)){
-validate38.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!((((((((data0 === "egress_denied") || (data0 === "fault_denied")) || (data0 === "fault_delegated")) || (data0 === "peer_refused")) || (data0 === "frame_rejected")) || (data0 === "write_denied")) || (data0 === "dns_denied")) || (data0 === "records_lost"))){
+validate38.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema54.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
-}
-}
-else {
-validate38.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid0 = _errs3 === errors;
 }
@@ -3425,7 +3416,7 @@ let data1 = data.control;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern25.test(data1)){
+if(!pattern24.test(data1)){
 validate38.errors = [{instancePath:instancePath+"/control",schemaPath:"#/properties/control/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_./-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_./-]{0,63}$"+"\""}];
 return false;
 }
@@ -3494,7 +3485,7 @@ let data4 = data.at;
 const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data4 === "string"){
-if(!pattern26.test(data4)){
+if(!pattern25.test(data4)){
 validate38.errors = [{instancePath:instancePath+"/at",schemaPath:"#/properties/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
@@ -3530,7 +3521,7 @@ const schema55 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"htt
 const schema56 = {"type":"object","additionalProperties":false,"required":["type","tool_id","errored","at"],"properties":{"type":{"const":"tool_result"},"tool_id":{"type":"string","minLength":1,"maxLength":200},"errored":{"type":"boolean"},"denial":{"$comment":"the tool's error was a refusal: what class of thing was refused and the hint the refusal gave","type":"object","additionalProperties":false,"required":["class","hint"],"properties":{"class":{"type":"string","minLength":1,"maxLength":100},"hint":{"type":"string","maxLength":1000},"target":{"$ref":"#/definitions/target"}}},"target":{"$ref":"#/definitions/target"},"at":{"$ref":"#/definitions/at"}}};
 const schema57 = {"$comment":"host:port, [v6]:port or a path, as a boundary event names it","type":"string","minLength":1,"maxLength":300};
 const schema59 = {"$comment":"RFC 3339 timestamp, e.g. new Date().toISOString() or 2026-12-01T10:00:00+01:00","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"};
-const pattern27 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$", "u");
+const pattern26 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$", "u");
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3748,7 +3739,7 @@ const _errs23 = errors;
 const _errs24 = errors;
 if(errors === _errs24){
 if(typeof data8 === "string"){
-if(!pattern27.test(data8)){
+if(!pattern26.test(data8)){
 validate40.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3833,7 +3824,7 @@ const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
-if(!pattern27.test(data2)){
+if(!pattern26.test(data2)){
 validate42.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3902,7 +3893,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern27.test(data1)){
+if(!pattern26.test(data1)){
 validate44.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -3970,7 +3961,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern27.test(data1)){
+if(!pattern26.test(data1)){
 validate46.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }
@@ -4038,7 +4029,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern27.test(data1)){
+if(!pattern26.test(data1)){
 validate48.errors = [{instancePath:instancePath+"/at",schemaPath:"#/definitions/at/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"+"\""}];
 return false;
 }

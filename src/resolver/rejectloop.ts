@@ -31,6 +31,8 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
     // read the start time at once: the process may be about to exit
     const start = readStartTimeTicks(ev.tgid);
     const id = `hk-${ev.bootNs}-${ev.tgid}-${++seq}`;
+    // a tool call's cgroup (the executor registered it): its fault line names the tool
+    const tool = tools?.get(ev.cgroupId);
     if (events) reportHookDenial(events, ev, id, tools);
     if (!LEASE_HOOKS.has(ev.hook) || ev.socket || ev.unix) {
       // nothing a lease can answer: a socket kind, an option, a bind or
@@ -55,7 +57,7 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
       observed_at_boot_ns: ev.bootNs,
       cgroup_id: ev.cgroupId,
     };
-    track(resolver.resolve(fault, { via: 'cgroup_hook' }));
+    track(resolver.resolve(fault, { via: 'cgroup_hook', ...(tool ? { tool } : {}) }));
   };
   const track = (p: Promise<unknown>) => {
     const q = p.catch((e: Error) => onError(e)).finally(() => inflight.delete(q));

@@ -25,6 +25,8 @@ export interface FaultContext {
   peer?: PeerInfo;
   /** which gensee socket, when via is socket (default supervisor.sock) */
   socket?: 'supervisor.sock' | 'control.sock' | 'events.sock';
+  /** the executor tool call whose cgroup raised the fault (a hook refusal): named on the fault line */
+  tool?: { tool_id: string; call_id: string };
 }
 
 export interface ResolverScope {
@@ -115,6 +117,7 @@ export class Resolver extends EventEmitter {
         fault_id: fault.fault_id,
         via: ctx.via,
         peer: ctx.peer ?? null,
+        ...(ctx.tool ? { tool_id: ctx.tool.tool_id, call_id: ctx.tool.call_id } : {}),
         fault: faultToJson(fault),
       },
       false,

@@ -1,8 +1,12 @@
 // From an operation's own log lines to the watchdog's calls (no I/O):
 //   events.jsonl    boundary          → boundary(seq, event)
+//                   attention         → attentionLogged(seq, signature): open until cleared
+//                   attention_cleared → clearedInLog(by, person, note): what a person or
+//                                       the operation's end cleared (the only clearing)
 //   faults.jsonl    fault             → remembered: fault_id → its network target
 //                   resolution        retry_after_lease → leaseIssued(lease target, its generation)
 //                                     continue_already_authorized → leaseIssued(the fault's target)
+//                                     delegate → delegated(the fault's target): its refusal leaves the trail
 //                   lease_added       by operator (`gensee lease add` without a supervisor) → leaseIssued
 //   counters.jsonl  allow             → reached(destination, "counters:SEQ", generation)
 //                   generation        lease_added (the resolver), operator_lease by an operator → leaseIssued;
@@ -14,7 +18,7 @@
 // their writers appended them (`at`), so a refusal and the lease answering
 // it keep their order whichever file was read first.
 import type { Output, Watchdog } from './signatures';
-import type { BoundaryEvent } from '../events/types';
+import type { BoundaryEvent, ClearedBy, Signature } from '../events/types';
 
 export type WatchedLog = 'events' | 'faults' | 'counters';
 
@@ -71,6 +75,13 @@ export class LogFeed {
           const ev = v.event as Partial<BoundaryEvent>;
           if (typeof ev.kind === 'string') return this.wd.boundary(seq, { kind: ev.kind, ...(typeof ev.target === 'string' ? { target: ev.target } : {}) }, now);
         }
+        if (v.type === 'attention' && typeof v.signature === 'string' && seq > 0) return this.wd.attentionLogged(seq, v.signature as Signature);
+        if (v.type === 'attention_cleared' && (v.by === 'person' || v.by === 'operation_stopped')) {
+          return this.wd.clearedInLog(v.by as ClearedBy, {
+            ...(typeof v.person === 'string' ? { person: v.person } : {}),
+            ...(typeof v.note === 'string' ? { note: v.note } : {}),
+          });
+        }
         return [];
       case 'faults':
         return this.fault(v, now);
@@ -99,6 +110,9 @@ export class LogFeed {
         if (t) return this.wd.leaseIssued(t, now, typeof g === 'number' ? g : undefined);
       } else if (r?.action === 'continue_already_authorized' && known) {
         return this.wd.leaseIssued(known, now);
+      } else if (r?.action === 'delegate' && known) {
+        // a hook's refusal answered with a delegation: the executor reaches the target, not a defeat
+        return this.wd.delegated(known, now);
       }
       return [];
     }

@@ -8,7 +8,7 @@
 //   nudge       {type:"nudge", signature, ...}  printed on stdout for the harness to inject
 //   flag        {type:"flag", flag:"nudges_exhausted"|"stalled", signature}
 //   attention   {type:"attention", signature, detail, evidence, refs?}
-//   attention_cleared {type:"attention_cleared", by}
+//   attention_cleared {type:"attention_cleared", by}  (only as events.jsonl says, or the operation ending)
 //
 // hint_loop — two or more consecutive errored tool results carrying a denial,
 //   with no success between, are a loop. The second one nudges at once
@@ -21,7 +21,8 @@
 //   nudges, the next period that would have been due raises the
 //   `nudges_exhausted` flag and attention, once per loop. A success, a
 //   person's message, a question or a turn end ends the loop (and is the new
-//   progress).
+//   progress). A "person's message" in the agent stream only ends a loop: it
+//   is the workload's own line, so it clears nothing.
 // stall — no events at all (agent lines, boundary events, reaches) for
 //   `stallAfterMs`: a nudge; another `stallAfterMs` with still nothing: the
 //   `stalled` flag and attention. Any event starts it over. A lease an
@@ -29,7 +30,10 @@
 // control_defeat — deny-then-reach: a target refused by a boundary event and
 //   later reached (an allow delta to it in counter evidence, or a successful
 //   tool result naming it) with no lease or grant covering it issued in
-//   between. The refusals it names are spent: they never flag again. The
+//   between. A delegation (fault_delegated) and an executor's refused write
+//   (write_denied) are not refusals here: the executor reaches their target
+//   on the workload's behalf, so the success that follows is the delegation
+//   working, not a defeat. The refusals it names are spent: they never flag again. The
 //   trail of refusals is in memory, capped at `trailCap` (64): the oldest is
 //   forgotten first. An allow delta counted under a generation that a
 //   covering lease or a policy brought is never a defeat (the sampler reads
@@ -40,8 +44,13 @@
 //   traffic before the sampler re-tags it is counted under that tag.
 //
 // Attention is not a stop. It persists: more events, nudges, flags, the
-// workload carrying on do not lift it. Only a person's message or the
-// operation stopping clears it (one attention_cleared for all of it).
+// workload carrying on, a watch restart do not lift it. Exactly two things
+// clear it, and both reach the watchdog as lines of events.jsonl
+// (attentionLogged / clearedInLog): a person through the operator path
+// (`gensee attention clear`, control.sock) and the operation ending for good
+// (operationStopped). While any attention is open the watchdog does not
+// nudge over it (no hint-loop or stall nudge) nor replace it with a stall
+// flag; a control_defeat is new evidence and is still raised.
 import type { Signature, ClearedBy, BoundaryEvent } from '../events/types';
 import type { AgentEvent, Denial } from './agent-event';
 
@@ -105,13 +114,18 @@ export interface Attention {
   detail: string;
   /** events.jsonl seqs */
   evidence: number[];
-  /** where else the evidence is: "events:3", "counters:12", "faults:5", "agent:9" */
+  /** where else the evidence is: "events:3", "counters:12", "faults:5", and the agent's own lines as the caller named them */
   refs?: string[];
+  /** its events.jsonl seq, once the line is known (attentionLogged) */
+  seq?: number;
 }
 
 export interface AttentionCleared {
   type: 'attention_cleared';
   by: ClearedBy;
+  /** who, when a person cleared it */
+  person?: string;
+  note?: string;
 }
 
 export type Output = Nudge | Flag | Attention | AttentionCleared;
@@ -121,7 +135,7 @@ const DEFAULT_PORTS: Readonly<Record<string, string>> = { 'http:': '80', 'https:
 const ATTENTION_CAP = 256;
 
 /** the kinds of boundary event that refuse a target the workload may later reach */
-const REFUSALS: ReadonlySet<string> = new Set(['egress_denied', 'fault_denied', 'fault_delegated', 'dns_denied', 'write_denied']);
+const REFUSALS: ReadonlySet<string> = new Set(['egress_denied', 'fault_denied', 'dns_denied']);
 
 /** `host:port`, `[v6]:port` or a path; a URL becomes its host:port. Case-insensitive. */
 export function targetKey(target: string): string {
@@ -192,6 +206,8 @@ export class Watchdog {
   private forged = new Set<string>();
 
   private attention: Attention[] = [];
+  /** boundary seqs spent by attention recorded before this watchdog started */
+  private readonly spent = new Set<number>();
 
   constructor(start: number, o: WatchdogOptions = {}) {
     this.maxNudges = o.maxNudges ?? DEFAULT_MAX_NUDGES;
@@ -215,6 +231,14 @@ export class Watchdog {
     return this.loop !== null;
   }
 
+  /**
+   * Boundary seqs an attention line already named as evidence (a watch
+   * reading the logs from their start): spent, they never join the trail.
+   */
+  spend(seqs: Iterable<number>): void {
+    for (const s of seqs) this.spent.add(s);
+  }
+
   /** refusals still held for control_defeat (at most trailCap) */
   get trailLength(): number {
     return this.trail.length;
@@ -229,16 +253,15 @@ export class Watchdog {
         if (ev.errored && ev.denial) this.denied(ev.denial, ev.tool_id, now, ref, out);
         else if (!ev.errored) {
           this.endLoop(now);
-          if (ev.target !== undefined) this.reach(ev.target, ref ?? `tool_result:${ev.tool_id}`, now, null, out);
+          if (ev.target !== undefined) this.reach(ev.target, ref, now, null, out, `a successful ${ev.tool_id} result`);
         }
         // an error without a denial is neither progress nor a denial
         break;
       case 'message':
-        if (ev.from === 'person') {
-          this.endLoop(now);
-          this.clear('person_message', out);
-        }
-        // an agent's own message is not progress: inside a loop it is churn
+        // a person's message ends a loop; it clears no attention: the line is
+        // the workload's own, and the workload cannot speak for a person.
+        // An agent's own message is not progress: inside a loop it is churn.
+        if (ev.from === 'person') this.endLoop(now);
         break;
       case 'question':
       case 'turn_end':
@@ -261,7 +284,7 @@ export class Watchdog {
     const out: Output[] = [];
     this.activity(now);
     if (this.loop) pushCapped(this.loop.evidence, seq);
-    if (REFUSALS.has(ev.kind) && ev.target !== undefined && ev.target !== '') {
+    if (REFUSALS.has(ev.kind) && ev.target !== undefined && ev.target !== '' && !this.spent.has(seq)) {
       this.trail.push({ seq, key: targetKey(ev.target), target: ev.target, at: now });
       while (this.trail.length > this.trailCap) this.trail.shift();
     }
@@ -280,6 +303,20 @@ export class Watchdog {
     this.trail = this.trail.filter((r) => r.key !== key);
     this.forged.delete(key);
     if (generation !== undefined) this.cover(generation, key);
+    const out: Output[] = [];
+    this.due(now, out);
+    return out;
+  }
+
+  /**
+   * The resolver delegated a fault for `target` to an executor: the hook's
+   * refusal of it (an egress_denied before the resolution) was a
+   * delegation, not a refusal, and leaves the trail. Nothing is covered:
+   * a later refusal of the target is a refusal again.
+   */
+  delegated(target: string, now: number): Output[] {
+    const key = targetKey(target);
+    this.trail = this.trail.filter((r) => r.key !== key);
     const out: Output[] = [];
     this.due(now, out);
     return out;
@@ -327,10 +364,49 @@ export class Watchdog {
     return out;
   }
 
+  /**
+   * An attention line of events.jsonl: open from now on (a watch restart
+   * reads what is open back from the file). One this watchdog raised is
+   * matched to its line, not counted twice.
+   */
+  attentionLogged(seq: number, signature: Signature): Output[] {
+    if (this.attention.some((a) => a.seq === seq)) return [];
+    const mine = this.attention.find((a) => a.seq === undefined && a.signature === signature);
+    if (mine) mine.seq = seq;
+    else {
+      this.attention.push({ type: 'attention', signature, detail: '', evidence: [], seq });
+      if (this.attention.length > ATTENTION_CAP) this.attention.shift();
+    }
+    return [];
+  }
+
+  /**
+   * An attention this watchdog raised could not be recorded in events.jsonl:
+   * it is no longer held open here (nobody could clear what the record does
+   * not hold), so it does not hold the nudges back for good.
+   */
+  notRecorded(a: Attention): void {
+    if (a.seq === undefined) this.attention = this.attention.filter((x) => x !== a);
+  }
+
+  /** An attention_cleared line of events.jsonl: a person, or the operation ending. */
+  clearedInLog(by: ClearedBy, who?: { person?: string; note?: string }): Output[] {
+    const out: Output[] = [];
+    this.clear(by, out, who);
+    return out;
+  }
+
+  /** is attention open (raised here or read from events.jsonl, and not cleared)? */
+  get attentionOpen(): boolean {
+    return this.attention.length > 0;
+  }
+
   /** The passing of time: the nudge schedule and the stall. */
   tick(now: number): Output[] {
     const out: Output[] = [];
     this.due(now, out);
+    // no stall nudge or flag over open attention
+    if (this.attentionOpen) return out;
     if (this.stallStage === 0 && now - this.lastEventAt >= this.stallAfterMs) {
       this.stallStage = 1;
       this.stallNudgedAt = now;
@@ -369,7 +445,8 @@ export class Watchdog {
       if (this.first?.ref) refs.push(this.first.ref);
       if (ref) refs.push(ref);
       this.loop = { anchor: this.progressAt, slot: this.slot(now, this.progressAt), sent: 0, exhausted: false, denials: this.streak, last, evidence: [], refs };
-      if (this.maxNudges > 0) this.nudge(this.loop, out);
+      // no nudge over open attention: the loop's clock runs on, and its first nudge waits
+      if (this.maxNudges > 0 && !this.attentionOpen) this.nudge(this.loop, out);
       return;
     }
     this.loop.denials = this.streak;
@@ -402,7 +479,7 @@ export class Watchdog {
   /** A nudge or the exhaustion flag, when the loop's next period has come. */
   private due(now: number, out: Output[]): void {
     const l = this.loop;
-    if (!l || l.exhausted) return;
+    if (!l || l.exhausted || this.attentionOpen) return;
     const slot = this.slot(now, l.anchor);
     if (slot <= l.slot) return;
     l.slot = slot;
@@ -438,7 +515,7 @@ export class Watchdog {
     if (this.covering.size > COVERING_CAP) this.covering.delete(this.covering.keys().next().value as number);
   }
 
-  private reach(target: string, ref: string, now: number, generation: number | null, out: Output[]): void {
+  private reach(target: string, ref: string | undefined, now: number, generation: number | null, out: Output[], what?: string): void {
     const key = targetKey(target);
     if (generation !== null && !this.forged.has(key)) {
       const c = this.covering.get(generation);
@@ -455,10 +532,10 @@ export class Watchdog {
         type: 'attention',
         signature: 'control_defeat',
         detail: clip(
-          `${hit[0].target} was refused by the boundary (event${seqs.length > 1 ? 's' : ''} ${seqs.join(', ')}) and reached ${Math.round((now - refusedAt) / 1000)} s later (${ref}) with no lease or grant issued for it in between.`,
+          `${hit[0].target} was refused by the boundary (event${seqs.length > 1 ? 's' : ''} ${seqs.join(', ')}) and reached ${Math.round((now - refusedAt) / 1000)} s later (${ref ?? what}) with no lease or grant issued for it in between.`,
         ),
         evidence: seqs,
-        refs: [...seqs.map((s) => `events:${s}`), ref],
+        refs: [...seqs.map((s) => `events:${s}`), ...(ref ? [ref] : [])],
       },
       out,
     );
@@ -470,9 +547,9 @@ export class Watchdog {
     out.push(a);
   }
 
-  private clear(by: ClearedBy, out: Output[]): void {
+  private clear(by: ClearedBy, out: Output[], who?: { person?: string; note?: string }): void {
     if (!this.attention.length) return;
     this.attention = [];
-    out.push({ type: 'attention_cleared', by });
+    out.push({ type: 'attention_cleared', by, ...(who?.person !== undefined ? { person: who.person } : {}), ...(who?.note ? { note: who.note } : {}) });
   }
 }

@@ -27,7 +27,7 @@ const EVENTS = [
   { type: 'boundary', event: { kind: 'fault_denied', control: 'resolver/policy_denied', detail: 'tcp 10.0.0.1:443 denied by policy', at: '2026-12-01T10:00:01.000Z' } },
   { type: 'suppressed', count: 12, second: '2026-12-01T10:00:01Z' },
   { type: 'attention', signature: 'control_defeat', detail: 'deny then reach\u001b[31m red', evidence: [1, 2] },
-  { type: 'attention_cleared', by: 'person_message' },
+  { type: 'attention_cleared', by: 'person', person: 'ana', note: 'looked at it', peer: { pid: 1, uid: 0 }, attention: [4] },
 ];
 
 async function prepared(t: Test, events = EVENTS): Promise<{ st: string; op: string; dir: string; file: string }> {
@@ -66,7 +66,7 @@ t.test('gensee events: one line each for a person; control characters defused', 
   t.match(lines[2], /suppressed {2}- {2}- {2}12 more boundary events/);
   t.match(lines[3], /attention {2}control_defeat {2}- {2}deny then reach\?\[31m red \(evidence: lines 1, 2\)$/);
   t.notOk(r.stdout.includes('\u001b'), 'no escape reaches the terminal');
-  t.match(lines[4], /attention_cleared {2}- {2}- {2}by person_message$/);
+  t.match(lines[4], /attention_cleared {2}- {2}- {2}by person ana: looked at it$/);
 
   const none = await prepared(t, []);
   const e = await gensee(['events', '--op', none.op, '--state-dir', none.st]);
@@ -157,7 +157,7 @@ t.test('gensee ls shows the last event of each operation', async (t) => {
   const h = await gensee(['ls', '--state-dir', st]);
   t.equal(h.code, 0, h.stderr);
   const [head, ...body] = h.stdout.split('\n');
-  t.match(head, /UPDATED +LAST EVENT +CGROUP/);
+  t.match(head, /UPDATED +LAST EVENT +ATTENTION +CGROUP/);
   t.match(body.find((l) => l.startsWith(op + ' ')), /attention_cleared 20\d\d-\d\d-\d\dT[\d:.]+Z/);
   const quiet = body.find((l) => l.startsWith(none + ' '))!;
   const col = head.indexOf('LAST EVENT');

@@ -1,6 +1,9 @@
 // JSON forms: fault validation names the offending field, resolution output
 // is exactly the DESIGN form, policies parse CIDRs and port ranges.
 import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { BOUNDARY_KINDS } from '../../src/events/types';
 import {
   checkBoundaryEvent,
   faultFromJson,
@@ -229,10 +232,15 @@ t.test('ip helpers', async (t) => {
 t.test('policyHash and boundary events', async (t) => {
   t.equal(policyHash(''), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   t.equal(policyHash(Buffer.from('{}')), policyHash('{}'));
-  const ev = { kind: 'connect_denied', control: 'ebpf', detail: 'tcp 10.0.0.1:443 no lease', target: '10.0.0.1:443', at: new Date(0).toISOString() };
+  const ev = { kind: 'egress_denied', control: 'ebpf', detail: 'tcp 10.0.0.1:443 no lease', target: '10.0.0.1:443', at: new Date(0).toISOString() };
   t.equal(checkBoundaryEvent(ev), null);
   t.equal(checkBoundaryEvent({ ...ev, detail: 'x'.repeat(301) }), '/detail: must NOT have more than 300 characters');
   t.equal(checkBoundaryEvent({ ...ev, detail: 'é'.repeat(300) }), null, 'characters, not bytes');
   t.equal(checkBoundaryEvent({ ...ev, grant: true }), '/: unknown field "grant"');
-  t.equal(checkBoundaryEvent({ kind: 'x', control: 'y', detail: '', at: 'yesterday' }), '/at: must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"');
+  // kind is the closed list DESIGN.md fixes, the same as BOUNDARY_KINDS
+  for (const kind of BOUNDARY_KINDS) t.equal(checkBoundaryEvent({ ...ev, kind }), null, kind);
+  for (const kind of ['connect_denied', 'attention', 'Egress_denied', 'egress_denied ', '']) t.match(checkBoundaryEvent({ ...ev, kind }), /^\/kind: must be one of/, `${JSON.stringify(kind)} is not a kind`);
+  const schema = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../schema/boundary-event.schema.json'), 'utf8')) as { properties: { kind: { enum: string[] } } };
+  t.same(schema.properties.kind.enum, [...BOUNDARY_KINDS], 'the schema enum is BOUNDARY_KINDS, in order');
+  t.equal(checkBoundaryEvent({ kind: 'egress_denied', control: 'y', detail: '', at: 'yesterday' }), '/at: must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"');
 });

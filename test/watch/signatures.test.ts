@@ -200,6 +200,16 @@ t.test('control_defeat: evidence is spent, never flags twice', async (t) => {
   t.equal(w.activeAttention.length, 2);
 });
 
+t.test('control_defeat: evidence spent before a restart does not flag again', async (t) => {
+  // a watch reading the logs from their start: seq 3 is named by an attention line already
+  const w = new Watchdog(0);
+  w.spend([3]);
+  w.boundary(3, egress(A), 1 * S);
+  t.same(w.reached(A, 'counters:12', 2 * S), [], 'spent: nothing');
+  w.boundary(9, egress(A), 3 * S);
+  t.match(w.reached(A, 'counters:14', 4 * S), [{ signature: 'control_defeat', evidence: [9] }], 'a refusal not yet named is new evidence');
+});
+
 t.test('control_defeat: the trail holds 64 refusals; the oldest is forgotten', async (t) => {
   const run = (others: number) => {
     const w = new Watchdog(0);
@@ -219,30 +229,86 @@ t.test('control_defeat: the trail holds 64 refusals; the oldest is forgotten', a
   t.match(w.reached(B, 'counters:2', 2 * S), [{ evidence: [2] }]);
 });
 
-t.test('attention survives more events; only a person or the stop clears it', async (t) => {
+t.test('attention survives more events; no nudge over it; only a person (the log) or the stop clears it', async (t) => {
   const w = new Watchdog(0, { nudgeEveryMs: 60 * S, stallAfterMs: 300 * S });
   w.boundary(3, egress(A), 1 * S);
   const [a] = attentions(w.reached(A, 'counters:9', 2 * S));
   t.ok(a);
-  // the workload carries on; nudges and flags come and go
+  // the workload carries on: a loop, a stall, a person's message on its own stream
   const seen: Output[] = [];
   seen.push(...w.agent(ok(), 3 * S), ...w.agent(progress, 4 * S), ...w.agent(agentSays, 5 * S), ...w.agent(question, 6 * S), ...w.agent(turnEnd, 7 * S));
   seen.push(...w.agent(deny(), 8 * S), ...w.agent(deny(), 9 * S));
+  t.ok(w.looping, 'a loop runs');
   for (let s = 60; s <= 1200; s += 60) seen.push(...w.tick(s * S));
+  seen.push(...w.agent(person, 1250 * S), ...w.agent(deny(), 1260 * S), ...w.agent(deny(), 1270 * S));
   seen.push(...w.boundary(10, egress(B), 1300 * S), ...w.leaseIssued(B, 1301 * S));
-  t.ok(nudges(seen).length >= 2 && flags(seen).length >= 1, 'nudges and flags happened');
-  t.notOk(seen.some((o) => o.type === 'attention_cleared'), 'none of it cleared attention');
+  for (let s = 1320; s <= 3000; s += 60) seen.push(...w.tick(s * S));
+  t.same(nudges(seen), [], 'no nudge over open attention (hint loop or stall)');
+  t.same(flags(seen), [], 'no flag replaces it (stalled, nudges_exhausted)');
+  t.notOk(seen.some((o) => o.type === 'attention_cleared'), 'none of it cleared attention, a person\'s message in the agent stream included');
   t.equal(w.activeAttention[0], a, 'still there, first');
-  const out = w.agent(person, 1400 * S);
-  t.same(out.filter((o) => o.type === 'attention_cleared'), [{ type: 'attention_cleared', by: 'person_message' }]);
+  t.ok(w.attentionOpen);
+
+  // its line in events.jsonl is matched to it, not counted twice
+  w.attentionLogged(11, 'control_defeat');
+  t.equal(w.activeAttention.length, 1);
+  t.equal(w.activeAttention[0].seq, 11);
+  // a person, through the operator path: the attention_cleared line of events.jsonl
+  const out = w.clearedInLog('person', { person: 'ana', note: 'lease was mine' });
+  t.same(out, [{ type: 'attention_cleared', by: 'person', person: 'ana', note: 'lease was mine' }]);
   t.same(w.activeAttention, []);
-  t.same(w.agent(person, 1401 * S), [], 'nothing left to clear');
+  t.same(w.clearedInLog('person', { person: 'ana' }), [], 'nothing left to clear');
+  // the loop still running nudges again once nothing is open
+  t.match(w.tick(3060 * S), [{ type: 'nudge', signature: 'hint_loop' }], 'nudges resume after the clearing');
+
+  // an attention the record refused holds nothing back
+  const u = new Watchdog(0);
+  u.boundary(3, egress(A), 1 * S);
+  const [lost] = attentions(u.reached(A, 'counters:9', 2 * S));
+  u.notRecorded(lost);
+  t.notOk(u.attentionOpen, 'not recorded: not open');
 
   const v = new Watchdog(0);
   v.boundary(3, egress(A), 1 * S);
   v.reached(A, 'counters:9', 2 * S);
   t.same(v.operationStopped(), [{ type: 'attention_cleared', by: 'operation_stopped' }]);
   t.same(v.activeAttention, []);
+});
+
+t.test('attention read back from events.jsonl (a watch restart) holds the nudges and the stall', async (t) => {
+  const w = new Watchdog(0, { nudgeEveryMs: 60 * S, stallAfterMs: 300 * S });
+  t.same(w.attentionLogged(7, 'hint_loop'), []);
+  t.ok(w.attentionOpen);
+  const seen: Output[] = [...w.agent(deny(), 1 * S), ...w.agent(deny(), 2 * S)];
+  for (let s = 60; s <= 2000; s += 60) seen.push(...w.tick(s * S), ...w.agent(deny(), s * S + 1));
+  for (let s = 2100; s <= 4000; s += 100) seen.push(...w.tick(s * S));
+  t.same(nudges(seen), [], 'the loop that exhausted its nudges before the restart gets none');
+  t.same(flags(seen), [], 'and no stall flag');
+  t.same(attentions(seen), [], 'nor a second attention');
+  // a new finding is still raised: control_defeat is evidence, not a nudge
+  w.boundary(20, egress(A), 4001 * S);
+  t.match(w.reached(A, 'counters:30', 4002 * S), [{ type: 'attention', signature: 'control_defeat' }]);
+  // the operation ending clears it
+  t.same(w.clearedInLog('operation_stopped'), [{ type: 'attention_cleared', by: 'operation_stopped' }]);
+  t.notOk(w.attentionOpen);
+});
+
+t.test('control_defeat: a delegation or an executor\'s refused write is not a refusal', async (t) => {
+  // the executor performs a delegated effect, and a tool's write through its
+  // handle, on the workload's behalf: the success that follows is the
+  // delegation working, not the boundary defeated
+  for (const kind of ['fault_delegated', 'write_denied'] as const) {
+    const w = new Watchdog(0);
+    w.boundary(3, { kind, target: A }, 1 * S);
+    t.same(w.agent(ok(A), 2 * S, 'agent:2:x'), [], `${kind}, then a successful tool result: nothing`);
+    t.same(w.reached(A, 'counters:4', 3 * S), [], `${kind}, then an allow delta: nothing`);
+    t.equal(w.trailLength, 0);
+  }
+  for (const kind of ['egress_denied', 'fault_denied', 'dns_denied'] as const) {
+    const w = new Watchdog(0);
+    w.boundary(3, { kind, target: A }, 1 * S);
+    t.match(w.agent(ok(A), 2 * S, 'agent:2:x'), [{ signature: 'control_defeat' }], `${kind} is a refusal`);
+  }
 });
 
 t.test('a lease or grant issued between the refusal and the reach fires nothing', async (t) => {

@@ -809,7 +809,7 @@ const ProtobufCMessageDescriptor gensee__v2__lease_rm__descriptor =
   (ProtobufCMessageInit) gensee__v2__lease_rm__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor gensee__v2__attention_raise__field_descriptors[4] =
+static const ProtobufCFieldDescriptor gensee__v2__attention_raise__field_descriptors[5] =
 {
   {
     "signature",
@@ -859,8 +859,21 @@ static const ProtobufCFieldDescriptor gensee__v2__attention_raise__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "agent_events",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__AttentionRaise, agent_events),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned gensee__v2__attention_raise__field_indices_by_name[] = {
+  4,   /* field[4] = agent_events */
   1,   /* field[1] = detail */
   2,   /* field[2] = evidence */
   3,   /* field[3] = refs */
@@ -869,7 +882,7 @@ static const unsigned gensee__v2__attention_raise__field_indices_by_name[] = {
 static const ProtobufCIntRange gensee__v2__attention_raise__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor gensee__v2__attention_raise__descriptor =
 {
@@ -879,14 +892,14 @@ const ProtobufCMessageDescriptor gensee__v2__attention_raise__descriptor =
   "Gensee__V2__AttentionRaise",
   "gensee.v2",
   sizeof(Gensee__V2__AttentionRaise),
-  4,
+  5,
   gensee__v2__attention_raise__field_descriptors,
   gensee__v2__attention_raise__field_indices_by_name,
   1,  gensee__v2__attention_raise__number_ranges,
   (ProtobufCMessageInit) gensee__v2__attention_raise__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor gensee__v2__attention_clear__field_descriptors[1] =
+static const ProtobufCFieldDescriptor gensee__v2__attention_clear__field_descriptors[3] =
 {
   {
     "by",
@@ -900,14 +913,40 @@ static const ProtobufCFieldDescriptor gensee__v2__attention_clear__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "person",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__AttentionClear, person),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "note",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Gensee__V2__AttentionClear, note),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned gensee__v2__attention_clear__field_indices_by_name[] = {
   0,   /* field[0] = by */
+  2,   /* field[2] = note */
+  1,   /* field[1] = person */
 };
 static const ProtobufCIntRange gensee__v2__attention_clear__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor gensee__v2__attention_clear__descriptor =
 {
@@ -917,7 +956,7 @@ const ProtobufCMessageDescriptor gensee__v2__attention_clear__descriptor =
   "Gensee__V2__AttentionClear",
   "gensee.v2",
   sizeof(Gensee__V2__AttentionClear),
-  1,
+  3,
   gensee__v2__attention_clear__field_descriptors,
   gensee__v2__attention_clear__field_indices_by_name,
   1,  gensee__v2__attention_clear__number_ranges,

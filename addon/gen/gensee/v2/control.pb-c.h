@@ -134,30 +134,46 @@ struct  Gensee__V2__AttentionRaise
   size_t n_evidence;
   uint64_t *evidence;
   /*
-   * "LOG:SEQ" of evidence in other logs, at most 64
+   * "LOG:SEQ" of evidence in other logs, or "agent:LINE:SHA256" of
    */
   size_t n_refs;
   char **refs;
+  /*
+   * a line of the agent's own stream; at most 64
+   */
+  /*
+   * where "agent:" refs point: the --agent-events path, or "-" (stdin)
+   */
+  char *agent_events;
 };
 #define GENSEE__V2__ATTENTION_RAISE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&gensee__v2__attention_raise__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string }
 
 
 /*
- * A person's message clears the attention in force.
+ * A person clears the attention in force (`gensee attention clear`). Only an
+ * operator reaches control.sock (peer admission): the workload never can.
  */
 struct  Gensee__V2__AttentionClear
 {
   ProtobufCMessage base;
   /*
-   * "person_message"
+   * "person"
    */
   char *by;
+  /*
+   * the name the person gave (--by); the peer's uid is recorded beside it
+   */
+  char *person;
+  /*
+   * why, one line (--note), may be empty
+   */
+  char *note;
 };
 #define GENSEE__V2__ATTENTION_CLEAR__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&gensee__v2__attention_clear__descriptor) \
-    , (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*
