@@ -41,7 +41,12 @@ t.test('operator leases through the control socket', async (t) => {
   await t.rejects(controlRequest({ socketPath: sock, key: Buffer.alloc(32, 7), resolver: s.sup.record.resolver, request: { schema: 1, command: 'lease_rm', protocol: 'tcp', address: '127.0.0.1', port: 1 } }), /MAC does not verify/);
   await t.rejects(controlRequest({ socketPath: sock, key: s.key, resolver: { pid: 1, start_time_ticks: 1 }, request: { schema: 1, command: 'lease_rm', protocol: 'tcp', address: '127.0.0.1', port: 1 } }), /not the resolver/);
 
-  // a client inside the operation's cgroup: refused, recorded
+  // a client inside the operation's cgroup: no unix rule names control.sock,
+  // so the connect_unix hook refuses it before gensee's socket sees it...
+  const hooked = await controlRequestFromCgroup(s, sock);
+  t.match(hooked, /EPERM/, `workload refused by the AF_UNIX hook: ${hooked}`);
+  // ...and where a rule did name it, the socket's own peer check refuses it, recorded
+  s.sup.dp.setRules([], [{ path: sock }]);
   const out = await controlRequestFromCgroup(s, sock);
   t.match(out, /^refused .*inside the operation's cgroup/, `workload refused: ${out}`);
   t.equal(s.sup.dp.getLease(parseDestination('tcp', '127.0.0.1:4444')), null, 'nothing installed');

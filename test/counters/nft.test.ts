@@ -5,7 +5,7 @@
 // removed when the operation is closed.
 import t from 'tap';
 import * as path from 'node:path';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { probe, tcpServer, udpServer, testCgroup, uniqueName, waitFor, freePort } from '../helpers/kernel';
 import { shortStateDir, workload, networkFault } from '../helpers/supervisor';
 import { Supervisor } from '../../src/supervisor';
@@ -16,6 +16,7 @@ import { submitFault } from '../../src/resolver/client';
 import { encodeFault } from '../../src/protocol/codec';
 import { NftBackend, nftTableExists, nftTableName, nftRemoveTable, nftCgroupMatch } from '../../src/backends/nft';
 import { findCgroup2Mount } from '../../src/cgroup';
+import { pinDirFor } from '../../src/bpffs';
 import { counterLines, sumDelta, matching, requireNft, leasePolicy } from './lib';
 
 const POLICY = leasePolicy(
@@ -99,6 +100,11 @@ t.test('nftables layer: table, agreeing counters, default deny, removal at close
   // a destination without a lease: the hook refuses before any packet exists
   const denied = await freePort();
   await probe(['--cgroup', cgroup, '--repeat', '3', '--summary', 'connect', 'tcp', '127.0.0.2', String(denied)]);
+  // cgroup/sock_create refuses a raw socket in the cgroup outright; with that
+  // hook detached, nft (whose output chain runs before the cgroup's egress
+  // program) is what drops and counts the raw packet: the second layer holds alone
+  const pinned = path.join(pinDirFor(op), 'link_sock_create');
+  t.equal(spawnSync('bpftool', ['link', 'detach', 'pinned', pinned]).status, 0, 'the socket-kind hook detached for this check');
   const ping = await rawPing(cgroup);
   t.match(ping, /^errno 1$/, `a raw ICMP packet from the cgroup is dropped by nft (${ping})`);
 

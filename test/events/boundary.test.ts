@@ -149,8 +149,11 @@ t.test('an eBPF hook EPERM under supervise: egress_denied with the hook as contr
 t.test('refused peers: a workload on supervisor.sock, a wrong token on events.sock', async (t) => {
   if (!requireKernel(t)) return;
   const o = supervisedOp(t, 'gs-evp', DENY_ALL);
-  await superviseProcess(t, o.args);
   const dir = opDir(o.stateDir, o.op);
+  // a unix rule names supervisor.sock, so the connect passes the AF_UNIX hook
+  // and meets the socket's own peer check (without it the hook refuses first)
+  fs.writeFileSync(o.policyFile, JSON.stringify({ ...DENY_ALL, unix: [{ path: path.join(dir, 'supervisor.sock') }] }));
+  await superviseProcess(t, o.args);
   // a process inside the operation's cgroup submits a fault to the supervisor socket
   const ffile = path.join(o.stateDir, 'f.json');
   fs.writeFileSync(

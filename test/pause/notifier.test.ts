@@ -172,6 +172,7 @@ t.test('seccomp pause', async (t) => {
 
   await t.test('AF_UNIX connect passes without a fault', async (t) => {
     const o = testOp(t, 'gs-nf');
+    // the socket must be one a unix rule names: the connect_unix hook refuses any other
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-nfu-')); // short: sun_path is 108 bytes
     t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
     const sock = path.join(dir, 's');
@@ -181,6 +182,7 @@ t.test('seccomp pause', async (t) => {
     fs.chmodSync(dir, 0o711);
     fs.chmodSync(sock, 0o666);
     t.teardown(() => new Promise<void>((r) => srv.close(() => r())));
+    o.dp.setRules([], [{ path: sock }]);
     const script = `require('net').connect(${JSON.stringify(sock)}).on('data', (d) => { console.log(String(d)); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(1) })`;
     const w = await workload(t, o, [process.execPath, '-e', script], (f, w) => w.l.notifier!.respond(f.id, EACCES));
     const r = await w.done;

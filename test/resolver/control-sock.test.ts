@@ -74,6 +74,8 @@ t.test('control.sock served by the supervisor socket code', async (t) => {
 
   // a client inside the operation's cgroup: refused, recorded, handler never called
   const before = seen.length;
+  // (a unix rule names the socket, so the connect passes the connect_unix hook and meets the peer check)
+  s.sup.dp.setRules([], [{ path: sockPath }]);
   const out = await controlRequestFromCgroup(s, sockPath);
   t.match(out, /^refused .*inside the operation's cgroup/, `workload refused: ${out}`);
   t.equal(seen.length, before, 'the handler never saw it');

@@ -114,6 +114,8 @@ t.test('hostile input is refused, recorded, and others are still served', async 
   // a peer inside the operation's cgroup is refused even as root
   const ffile = path.join(shortStateDir(t), 'f.json');
   fs.writeFileSync(ffile, JSON.stringify(faultToJson(networkFault(s.op, w.pid, w.start, 'tcp', '127.0.0.1', 8082))));
+  // (a unix rule names the socket, so the connect passes the connect_unix hook and meets the peer check)
+  s.sup.dp.setRules([], [{ path: sockPath }]);
   const inside = await gensee(['run', 'fault', '--socket', sockPath, '--fault', ffile], s.cgroup);
   t.equal(inside.code, 1, 'client inside the cgroup: deny, exit 1');
   t.match(JSON.parse(inside.stdout), { action: 'deny', reason: 'unauthenticated_peer' });
