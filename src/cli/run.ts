@@ -1,7 +1,12 @@
-// gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] -- CMD ARGS…
+// gensee run [--op ID] [--policy FILE] [--json] [--json-out FILE] [--user USER | --host-root] -- CMD ARGS…
 // The main job: create an operation (cgroup, hooks, resolver, seccomp pause),
 // run CMD inside it from its first instruction, print faults and resolutions
 // as they happen, leave the evidence. Exit code is CMD's.
+//
+// CMD keeps the stdout and stderr it was given; gensee's own lines never go
+// to stdout. They go to stderr (text, or JSON with --json), where CMD's
+// stderr may hold lines that look like them: that is for people. A machine
+// reads --json-out FILE, which only gensee can write.
 import { parseListen } from '../events/stream';
 import { hostUpstream, type Upstream } from '../dns/stub';
 import { parseUpstream, resolvConfText } from '../dns/service';
@@ -11,7 +16,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
-import { parse, liveOut, requireOp } from './args';
+import { parse, liveOut, liveTo, flushLive, requireOp } from './args';
+import { openJsonOut, writeAll } from './json-out';
 import { GenseeError } from '../errors';
 import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgroup';
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
@@ -24,7 +30,7 @@ import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream ADDR[:PORT] | --no-dns] -- CMD ARGS…';
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--json-out FILE] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream ADDR[:PORT] | --no-dns] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
@@ -64,6 +70,7 @@ export async function run(argv: string[]): Promise<number> {
     user: { type: 'string' },
     'host-root': { type: 'boolean' },
     json: { type: 'boolean' },
+    'json-out': { type: 'string' },
     nft: { type: 'boolean' },
     'keep-hooks': { type: 'boolean' },
     listen: { type: 'string' },
@@ -76,10 +83,15 @@ export async function run(argv: string[]): Promise<number> {
   if (hostRoot && values.user !== undefined) throw new GenseeError('E_USAGE', `--user and --host-root exclude each other: ${usage}`);
   const identity: WorkloadIdentityOption = hostRoot ? { kind: 'host_root' } : values.user !== undefined ? { kind: 'user', user: values.user } : { kind: 'userns', ...workloadIdFor(op) };
   const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
-  const json = values.flags.has('json');
   const listen = values.listen !== undefined ? parseListen(values.listen) : undefined;
   const dns = runDns(policy.policy, values['dns-upstream'], values.flags.has('no-dns'));
   const stateDir = resolveStateDir(values['state-dir']);
+  // gensee's lines: to the --json-out file (JSON), else to stderr; opened
+  // here, before the workload exists, so it never holds the descriptor
+  const jsonOut = values['json-out'] !== undefined ? openJsonOut(values['json-out']) : null;
+  const json = values.flags.has('json') || jsonOut !== null;
+  const tty = jsonOut === null && process.stderr.isTTY === true;
+  liveTo(jsonOut !== null ? (text) => writeAll(jsonOut, text) : (text) => process.stderr.write(text));
   const say = (line: string) => liveOut(line);
 
   // the operation's cgroup: <cgroup2>/gensee/<op>
@@ -106,8 +118,8 @@ export async function run(argv: string[]): Promise<number> {
     );
   try {
     sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
-    sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
-    sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
+    sup.resolver.on('resolved', (e) => say(formatResolved(e, json, tty)));
+    sup.resolver.on('refused', (e) => say(formatRefused(e, json, tty)));
     const key = await readKey(stateDir, op);
     if (!json) say(`gensee: operation ${op}: cgroup ${cgroup}, evidence ${sup.dir}`);
     else say(JSON.stringify({ event: 'start', op, cgroup, evidence: sup.dir, argv: cmd }));
@@ -198,6 +210,16 @@ export async function run(argv: string[]): Promise<number> {
         }
       } catch (e) {
         process.stderr.write(`gensee: cleanup of ${cgroup}: ${(e as Error).message}\n`);
+      }
+    }
+    if (jsonOut !== null) {
+      // the summary is on disk before gensee run exits
+      flushLive();
+      liveTo((text) => process.stderr.write(text));
+      try {
+        fs.fsyncSync(jsonOut);
+      } finally {
+        fs.closeSync(jsonOut);
       }
     }
   }
