@@ -50,7 +50,16 @@ obj/gensee.skel.h: obj/gensee.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name gensee_bpf > $@.tmp && mv $@.tmp $@
 
-$(ADDON): obj/gensee.skel.h binding.gyp $(ADDON_SRC) $(SETUP_STAMP)
+# the lease top-up program (run by the resolver, never attached)
+obj/lease_topup.bpf.o: bpf/lease_topup.bpf.c bpf/lease_topup.h $(BPF_HDR) $(SETUP_STAMP)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) -O2 -g $(CWARN) -target bpf -mcpu=v3 -I$(ARCH_INC) -Ibpf -c $< -o $@
+
+obj/lease_topup.skel.h: obj/lease_topup.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name lease_topup_bpf > $@.tmp && mv $@.tmp $@
+
+$(ADDON): obj/gensee.skel.h obj/lease_topup.skel.h bpf/lease_topup.h binding.gyp $(ADDON_SRC) $(SETUP_STAMP)
 	@echo "  ADDON   $@"
 	$(Q)test -f build/Makefile || $(NODE_GYP) configure $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
 	$(Q)$(NODE_GYP) build $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
