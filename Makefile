@@ -163,6 +163,15 @@ $(ADV_FLOOD_BIN): $(ADV_FLOOD_SRC) $(PROBE_HDR)
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_FLOOD_SRC) -luring
 build: obj/adv/flood
 
+# test/adversarial/race.test.ts's workload: threads racing first connects
+# to one destination whose lease rule has max_uses
+ADV_RACE_BIN := obj/adv/race
+$(ADV_RACE_BIN): test/adversarial/race.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
+build: $(ADV_RACE_BIN)
+
 # the adversarial suite's attack programs (test/adversarial/*.c), run as the
 # workload by test/adversarial/*.test.ts; flood.c is built by its own rule
 ADV_SRC  := $(filter-out test/adversarial/flood.c,$(wildcard test/adversarial/*.c))
