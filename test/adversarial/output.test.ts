@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { GENSEE_BIN, PROBE, requireKernel } from '../helpers/kernel';
+import { findCgroup2Mount } from '../../src/cgroup';
 import { IDENTITIES, attackEnv, verify, Env } from './lib';
 
 const MARK = 'forged-by-the-workload';
@@ -137,4 +138,17 @@ t.test('--json-out refuses what the workload could share or reach', async (t) =>
   t.notOk(fs.existsSync(path.join(dir, 'target')), 'nothing was created through the symlink');
   t.equal(fs.readFileSync(loose, 'utf8'), 'keep', 'a refused file is left as it was');
   t.notOk(fs.existsSync(path.join(env.opDir, 'operation.json')), 'no operation was started');
+});
+
+t.test("a reader of gensee's stderr going away does not end the run", async (t) => {
+  if (!requireKernel(t)) return;
+  const env = await attackEnv(t, 'adv-oute');
+  const r = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    const c = spawn(GENSEE_BIN, ['run', '--state-dir', env.st, '--op', env.op, '--policy', env.policy, '--', '/bin/sh', '-c', 'sleep 0.5; exit 5'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    c.stderr.destroy(); // every live line now meets EPIPE
+    c.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  t.same(r, { code: 5, signal: null }, "gensee run ends with the workload's code, not of the EPIPE");
+  t.notOk(fs.existsSync(path.join(findCgroup2Mount(), 'gensee', env.op)), 'and cleans up after it: no cgroup left');
+  t.equal(verify(env).code, 0, 'verify holds');
 });
