@@ -56,7 +56,16 @@ obj/gensee.skel.h: obj/gensee.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name gensee_bpf > $@.tmp && mv $@.tmp $@
 
-$(ADDON): obj/gensee.skel.h binding.gyp $(ADDON_SRC) $(SETUP_STAMP)
+# the lease top-up program (run by the resolver, never attached)
+obj/lease_topup.bpf.o: bpf/lease_topup.bpf.c bpf/lease_topup.h $(BPF_HDR) $(SETUP_STAMP)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) -O2 -g $(CWARN) -target bpf -mcpu=v3 -I$(ARCH_INC) -Ibpf -c $< -o $@
+
+obj/lease_topup.skel.h: obj/lease_topup.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name lease_topup_bpf > $@.tmp && mv $@.tmp $@
+
+$(ADDON): obj/gensee.skel.h obj/lease_topup.skel.h bpf/lease_topup.h binding.gyp $(ADDON_SRC) $(SETUP_STAMP)
 	@echo "  ADDON   $@"
 	$(Q)test -f build/Makefile || $(NODE_GYP) configure $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
 	$(Q)$(NODE_GYP) build $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
@@ -169,6 +178,15 @@ $(ADV_BOMB_BIN): $(ADV_BOMB_SRC)
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_BOMB_SRC)
 build: $(ADV_BOMB_BIN)
+
+# test/adversarial/race.test.ts's workload: threads racing first connects
+# to one destination whose lease rule has max_uses
+ADV_RACE_BIN := obj/adv/race
+$(ADV_RACE_BIN): test/adversarial/race.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
+build: $(ADV_RACE_BIN)
 
 # the adversarial suite's attack programs (test/adversarial/*.c), run as the
 # workload by test/adversarial/*.test.ts; flood.c and bomb.c are built by

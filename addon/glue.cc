@@ -7,6 +7,7 @@
 #include <cstring>
 #include <cerrno>
 #include "dataplane.h"
+#include "topup.h"
 #include "peercred.h"
 #include "nan_util.h"
 
@@ -106,6 +107,7 @@ class DataPlane : public Nan::ObjectWrap {
                          {"leaseDel", LeaseDel},
                          {"ruleSet", RuleSet},
                          {"ruleClear", RuleClear},
+                         {"leaseTopUp", LeaseTopUp},
                          {"leaseList", LeaseList},
                          {"countersRead", CountersRead},
                          {"statsRead", StatsRead},
@@ -118,6 +120,7 @@ class DataPlane : public Nan::ObjectWrap {
  private:
   gs_dp dp_;
   bool open_ = false;
+  gs_topup topup_ = {};
   gs_events *events_ = nullptr;
   uv_poll_t *poll_ = nullptr;
   Nan::Callback on_events_;
@@ -134,6 +137,7 @@ class DataPlane : public Nan::ObjectWrap {
 
   void Shutdown() {
     StopPoll();
+    gs_topup_close(&topup_);
     if (open_) gs_dp_close(&dp_);
     open_ = false;
   }
@@ -183,6 +187,23 @@ class DataPlane : public Nan::ObjectWrap {
     if (r < 0) return ThrowErr(err);
     if (r == 0) return info.GetReturnValue().SetNull();
     info.GetReturnValue().Set(CopyBuffer(&v, sizeof(v)));
+  }
+
+  // leaseTopUp(args): args is a gs_topup_args, rewritten in place with the
+  // program's outputs; returns its gs_topup_status
+  static NAN_METHOD(LeaseTopUp) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    const char *buf;
+    if (!BufferArg(info, 0, "args", sizeof(gs_topup_args), &buf)) return;
+    gs_topup_args a;
+    std::memcpy(&a, buf, sizeof(a));
+    gs_err err = {};
+    if (gs_topup_load(&self->topup_, self->dp_.leases_fd, &err)) return ThrowErr(err);
+    int r = gs_topup_run(&self->topup_, &a, &err);
+    if (r < 0) return ThrowErr(err);
+    std::memcpy(const_cast<char *>(buf), &a, sizeof(a));
+    info.GetReturnValue().Set(Nan::New<v8::Number>(r));
   }
 
   static NAN_METHOD(LeaseDel) {

@@ -663,10 +663,17 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 	{
 		struct gs_lease_value lv;
 
+		/*
+		 * Not for a lease with max uses: its uses may all be promised
+		 * to calls the resolver answered and that have not run again
+		 * yet (racing first connects); a call let through here would
+		 * spend one of them. The resolver decides such a call, and a
+		 * grant adds its own use.
+		 */
 		v = GS_V_FAULT;
 		if (bpf_map_lookup_elem(n->leases_fd, &c->key, &lv) == 0 && !gs_lease_expired(&lv, gs_boot_ns()) &&
-		    !gs_lease_spent(&lv))
-			v = GS_V_FAST; /* the hook will count (and spend) the use */
+		    !(lv.flags & GS_LEASE_LIMITED))
+			v = GS_V_FAST; /* the hook will count the use */
 	}
 out:
 	close_if(sfd);

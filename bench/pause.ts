@@ -73,7 +73,7 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
       return l;
     };
     let op = 0;
-    /** every JSON line of `gensee run --json -- CMD…` (its events and the probes' results) */
+    /** the probes' JSON lines under `gensee run --json -- CMD…` (gensee's own lines go to its stderr) */
     const genseeRun = (policy: string, cmd: string[]) =>
       execJson(GENSEE, ['run', '--state-dir', st, '--op', `gs-bench-p-${process.pid}-${op++}`, '--policy', policy, '--json', '--', ...cmd]);
     const connect = ['--repeat', String(opts.n), 'bench-connect', 'tcp', '127.0.0.1', String(port)];

@@ -125,12 +125,13 @@ export async function benchWarmup(opts: { rounds: number; only: string[] }): Pro
   /** `gensee run` (pause mode): one probe per bucket, one after the other, each connect a new port */
   const pauseRun = async (v: Variant): Promise<Buckets> => {
     const chain = BUCKETS.map(([a, b]) => `"$0" --repeat ${b - a + 1} bench-ports tcp 127.0.0.1 ${20000 + a - 1}`).join(' && ');
-    const out = await run(process.execPath, [...genseeArgs(v), 'run', '--state-dir', st, '--op', `gs-bench-w-${process.pid}-${op++}`, '--policy', slow, '--json', '--', '/bin/sh', '-c', chain, PROBE], v.env);
-    const all = out.trim().split('\n');
-    const lines = all.filter((l) => l.includes('ns_per_op')).map((l) => JSON.parse(l) as Record<string, number>);
+    const jsonOut = path.join(tmp, `run-${op}.jsonl`);
+    const out = await run(process.execPath, [...genseeArgs(v), 'run', '--state-dir', st, '--op', `gs-bench-w-${process.pid}-${op++}`, '--policy', slow, '--json-out', jsonOut, '--', '/bin/sh', '-c', chain, PROBE], v.env);
+    const lines = out.trim().split('\n').filter((l) => l.includes('ns_per_op')).map((l) => JSON.parse(l) as Record<string, number>);
     if (lines.length !== BUCKETS.length) throw new Error(`warmup bench: ${lines.length} probe lines from ${v.name}`);
     // the resolver's own time per fault (fault in → resolution line written; the live line's micros), in fault order
-    const micros = all.filter((l) => l.startsWith('{"event":"resolved"')).map((l) => (JSON.parse(l) as { micros: number }).micros);
+    const micros = fs.readFileSync(jsonOut, 'utf8').split('\n').filter((l) => l.startsWith('{"event":"resolved"')).map((l) => (JSON.parse(l) as { micros: number }).micros);
+    fs.rmSync(jsonOut, { force: true });
     if (micros.length !== BUCKETS[BUCKETS.length - 1][1]) throw new Error(`warmup bench: ${micros.length} resolved lines from ${v.name}`);
     inner.get(v.name)!.push(BUCKETS.map(([a, b]) => ({ p50: percentile(micros.slice(a - 1, b), 50), p99: percentile(micros.slice(a - 1, b), 99) })));
     return lines.map((l) => ({ p50: l.p50_ns / 1000, p99: l.p99_ns / 1000 }));
@@ -213,7 +214,7 @@ export async function benchWarmup(opts: { rounds: number; only: string[] }): Pro
       void base;
       print(
         kind === 'resolver'
-          ? `the same runs, the resolver's own time per fault (resolveTicket: fault in → resolution line written, the --json line's micros), us p50 / p99 per bucket`
+          ? `the same runs, the resolver's own time per fault (resolveTicket: fault in → resolution line written, the --json-out line's micros), us p50 / p99 per bucket`
           : kind === 'run'
           ? `fresh \`gensee run\` (pause mode, slow path: each connect a new allowed destination), faults 1..3000, us p50 / p99 per bucket, median of ${opts.rounds} interleaved rounds`
           : `fresh \`gensee supervise\` (faults over supervisor.sock, 1 client, each a new destination), faults 1..3000, us p50 / p99 per bucket, median of ${opts.rounds} interleaved rounds`,
@@ -223,7 +224,7 @@ export async function benchWarmup(opts: { rounds: number; only: string[] }): Pro
     }
     process.stdout.write(
       '  run: each bucket is one gs-probe process (bench-ports: every connect a new port, refused by the kernel after CONTINUE),\n' +
-        '  the probes one after the other under one fresh `gensee run --json`; p99 of 1-100 is its 99th of 100 calls.\n' +
+        '  the probes one after the other under one fresh `gensee run --json-out FILE`; p99 of 1-100 is its 99th of 100 calls.\n' +
         '  supervise: the round trip as the bench\'s client times it (encode done before the clock).\n' +
         '  `run true` ms: wall time of `gensee run -- /bin/true` (median of the rounds\' starts).\n',
     );

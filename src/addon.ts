@@ -25,6 +25,8 @@ export interface NativeDataPlane {
   leasePut(key: Buffer, value: Buffer, onlyNew?: boolean): void;
   leaseGet(key: Buffer): Buffer | null;
   leaseDel(key: Buffer): boolean;
+  /** run the lease top-up program on a gs_topup_args (rewritten in place); its gs_topup_status */
+  leaseTopUp(args: Buffer): number;
   leaseList(): { count: number; keys: Buffer; values: Buffer };
   countersRead(): { count: number; keys: Buffer; sums: Buffer };
   statsRead(): { lostEvents: bigint; counterFull: bigint; socketRefused: bigint; unixRefused: bigint };

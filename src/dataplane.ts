@@ -26,6 +26,11 @@ import type { ListenRule, UnixRule } from './protocol/types';
 import { ensureBpffs, pinDirFor, pinRoot } from './bpffs';
 import { GenseeError, isErrno } from './errors';
 
+/** sizeof(struct gs_topup_args) of bpf/lease_topup.h (the glue refuses any other size) */
+const TOPUP_ARGS_SIZE = 64;
+/** GS_TOPUP_ADDED: the program added the uses */
+const TOPUP_ADDED = 0;
+
 export interface Lease extends LeaseValue {
   tuple: Tuple;
 }
@@ -174,6 +179,34 @@ export class DataPlane {
       throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} read back differs from what was installed`, 1);
     }
     return { tuple: spec.tuple, ...got };
+  }
+
+  /**
+   * Add `uses` to the limited lease on `tuple` in the kernel, in place,
+   * move its expiry to `expiresBootNs` if that is later (0n: never) and tag
+   * it with `generation` (0n: keep its own). The add is the kernel's atomic
+   * add on the value the hooks spend from (bpf/lease_topup.bpf.c): no
+   * concurrent use is lost or given back. Returns the lease as the kernel
+   * holds it right after, or null when there is nothing to add to: no
+   * lease, an unlimited one, or one expired at `nowBootNs`.
+   */
+  topUpLease(tuple: Tuple, uses: number, expiresBootNs: bigint, nowBootNs: bigint, generation: bigint, encodedKey?: Buffer): Lease | null {
+    if (!Number.isSafeInteger(uses) || uses < 1) throw new GenseeError('E_BAD_COUNT', `bad uses to add: ${uses}`);
+    // struct gs_topup_args (bpf/lease_topup.h): key, uses, now, expires, uses_left, generation
+    const a = Buffer.alloc(TOPUP_ARGS_SIZE);
+    (encodedKey ?? encodeLeaseKey(tuple)).copy(a, 0);
+    a.writeBigInt64LE(BigInt(uses), LEASE_KEY_SIZE);
+    a.writeBigUInt64LE(nowBootNs, LEASE_KEY_SIZE + 8);
+    a.writeBigUInt64LE(expiresBootNs, LEASE_KEY_SIZE + 16);
+    a.writeBigUInt64LE(generation, LEASE_KEY_SIZE + 32);
+    const status = this.native.leaseTopUp(a);
+    if (status !== TOPUP_ADDED) return null;
+    return {
+      tuple,
+      generation: a.readBigUInt64LE(LEASE_KEY_SIZE + 32),
+      expiresBootNs: a.readBigUInt64LE(LEASE_KEY_SIZE + 16),
+      usesLeft: a.readBigInt64LE(LEASE_KEY_SIZE + 24),
+    };
   }
 
   /** encodedKey: encodeLeaseKey(tuple), when the caller has it already */

@@ -230,11 +230,31 @@ export class NetworkBackend {
     await intents(planned.map((p) => ({ generation: Number(p.generation), ...p.tuple, ttl_s, max_uses: maxUses })));
     const out: WireLease[] = [];
     for (const p of planned) {
-      const l = this.dp.putLease({ tuple: p.tuple, generation: p.generation, ttlMs, maxUses });
-      await this.remember(l, maxUses);
+      const { lease: l, added } = this.install(p.tuple, p.generation, ttlMs, maxUses);
+      await this.remember(l, maxUses, added);
       out.push(toWire(l, maxUses));
     }
     return out;
+  }
+
+  /**
+   * Put a granted lease in the kernel, read back. A grant of limited uses
+   * on a destination whose limited lease is still there (not expired, spent
+   * or not) adds its uses to it in place instead, tagged with the grant's
+   * generation and its expiry moved later, never earlier: installing over
+   * it would take back uses promised to retries already answered (racing
+   * first connects, each answered with a lease of its own) and lose a use
+   * a hook spends meanwhile. Decided here, after the intent's write, with
+   * nothing awaited between the look and the install: a grant answered
+   * while this one waited is seen.
+   */
+  private install(tuple: Tuple, generation: bigint, ttlMs: number, maxUses: number, key?: Buffer): { lease: Lease; added: boolean } {
+    if (maxUses > 0) {
+      const now = bootNs();
+      const l = this.dp.topUpLease(tuple, maxUses, now + BigInt(Math.round(ttlMs)) * 1_000_000n, now, generation, key);
+      if (l) return { lease: l, added: true };
+    }
+    return { lease: this.dp.putLease({ tuple, generation, ttlMs, maxUses }, key), added: false };
   }
 
   async resolve(e: NetworkEffect, opts: ResolveOptions = {}): Promise<NetworkDecision> {
@@ -255,16 +275,19 @@ export class NetworkBackend {
     }
     const key = encodeLeaseKey(tuple); // once, for the lookup, the install and the read-back
     const cur = this.dp.getLease(tuple, key);
-    if (live(cur, now)) return { action: 'continue_already_authorized', reason: 'lease_active' };
-
     const rule = this.index.leases.first(e, addr);
+    // a limited lease's uses may all be promised to retries already
+    // answered: a grant of limited uses adds its own (install())
+    if (live(cur, now) && !(cur!.usesLeft !== null && rule && rule.max_uses > 0)) return { action: 'continue_already_authorized', reason: 'lease_active' };
+
     if (rule) {
       const generation = BigInt(this.leaseGeneration(tuple));
       await opts.intent?.({ generation: Number(generation), ...tuple, ttl_s: rule.ttl_s, max_uses: rule.max_uses });
-      const l = this.dp.putLease({ tuple, generation, ttlMs: rule.ttl_s * 1000, maxUses: rule.max_uses }, key);
-      await this.remember(l, rule.max_uses);
+      const { lease: l, added } = this.install(tuple, generation, rule.ttl_s * 1000, rule.max_uses, key);
+      await this.remember(l, rule.max_uses, added);
       return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
     }
+    if (live(cur, now)) return { action: 'continue_already_authorized', reason: 'lease_active' };
     const del = this.index.delegate.first(e, addr) ?? this.namedDelegate(e, now);
     if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to, ...(del.tool ? { delegate_tool: del.tool } : {}) };
     return { action: 'deny', reason: 'policy_denied' };
@@ -279,8 +302,14 @@ export class NetworkBackend {
     return m.protocol === e.protocol && e.port >= m.ports.lo && e.port <= m.ports.hi ? n.rule : undefined;
   }
 
-  /** Record an installed lease in network.json before the answer goes out. */
-  private remember(l: Lease, maxUses: number): Promise<void> {
+  /**
+   * Record an installed lease in network.json before the answer goes out.
+   * One that had uses added (install()) records every use granted on its
+   * kernel entry: its max_uses is the sum of its grants'.
+   */
+  private remember(l: Lease, maxUses: number, added = false): Promise<void> {
+    const prev = this.leases().get(leaseKey(l.tuple));
+    if (added && prev) maxUses = Math.min(0xffffffff, prev.max_uses + maxUses);
     const rec: LeaseRecord = {
       generation: Number(l.generation),
       family: l.tuple.family,
@@ -291,10 +320,9 @@ export class NetworkBackend {
       max_uses: maxUses,
       installed_at: new Date().toISOString(),
     };
-    const replaced = this.leases().get(leaseKey(rec));
     this.leases().set(leaseKey(rec), rec);
     this.scheduleSnapshot();
-    return this.sink?.open ? this.sink.installed(rec, replaced) : Promise.resolve();
+    return this.sink?.open ? this.sink.installed(rec, prev) : Promise.resolve();
   }
 
   private scheduleSnapshot(): void {

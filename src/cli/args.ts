@@ -49,6 +49,17 @@ export function parseCount(s: string, what: string): number {
 
 let live: string[] = [];
 let liveScheduled = false;
+let liveWrite: (text: string) => void = (text) => process.stdout.write(text);
+
+/**
+ * Where live lines go from now on (stdout unless told): `gensee run` sends
+ * them to stderr or its --json-out file, never to the stdout its workload
+ * shares. What is collected so far goes where it was meant to.
+ */
+export function liveTo(write: (text: string) => void): void {
+  flushLive();
+  liveWrite = write;
+}
 
 /**
  * One line of live output (a line per fault): collected for the current turn
@@ -69,7 +80,7 @@ export function flushLive(): void {
   if (live.length === 0) return;
   const text = live.join('\n') + '\n';
   live = [];
-  process.stdout.write(text);
+  liveWrite(text);
 }
 
 process.on('exit', flushLive);

@@ -117,6 +117,11 @@ function quietWhenStdoutCloses(name: string): void {
     }
     if (READ_ONLY.has(name)) process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
   });
+  // stderr carries `gensee run`'s live lines: a reader of it going away
+  // (`gensee run -- CMD 2>&1 | head`) must not end the run either
+  process.stderr.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE' && READ_ONLY.has(name)) process.exit(1);
+  });
 }
 
 /** Commands that serve an operation for as long as it runs. */

@@ -1,8 +1,13 @@
-// gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] -- CMD ARGS…
+// gensee run [--op ID] [--policy FILE] [--json] [--json-out FILE] [--user USER | --host-root] -- CMD ARGS…
 // The main job: create an operation (cgroup with its pids and memory limits,
 // hooks, resolver, seccomp pause), run CMD inside it from its first
 // instruction, print faults and resolutions as they happen, leave the
 // evidence. Exit code is CMD's.
+//
+// CMD keeps the stdout and stderr it was given; gensee's own lines never go
+// to stdout. They go to stderr (text, or JSON with --json), where CMD's
+// stderr may hold lines that look like them: that is for people. A machine
+// reads --json-out FILE, which only gensee can write.
 import { parseListen } from '../events/stream';
 import { hostUpstream, type Upstream } from '../dns/stub';
 import { parseUpstream, resolvConfText } from '../dns/service';
@@ -12,7 +17,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
-import { parse, liveOut, requireOp } from './args';
+import { parse, liveOut, liveTo, flushLive, requireOp } from './args';
+import { openJsonOut, writeAll } from './json-out';
 import { GenseeError } from '../errors';
 import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgroup';
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
@@ -27,7 +33,7 @@ import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
 import { applyOperationLimits, limitCgroupsOf, missingPolicyLimits, removeLimitCgroups, unappliedLimits, type AppliedLimits } from '../resources';
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream [tcp:]ADDR[:PORT] | --no-dns] -- CMD ARGS…';
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--json-out FILE] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream [tcp:]ADDR[:PORT] | --no-dns] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
@@ -67,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
     user: { type: 'string' },
     'host-root': { type: 'boolean' },
     json: { type: 'boolean' },
+    'json-out': { type: 'string' },
     nft: { type: 'boolean' },
     'keep-hooks': { type: 'boolean' },
     listen: { type: 'string' },
@@ -79,10 +86,15 @@ export async function run(argv: string[]): Promise<number> {
   if (hostRoot && values.user !== undefined) throw new GenseeError('E_USAGE', `--user and --host-root exclude each other: ${usage}`);
   const identity: WorkloadIdentityOption = hostRoot ? { kind: 'host_root' } : values.user !== undefined ? { kind: 'user', user: values.user } : { kind: 'userns', ...workloadIdFor(op) };
   const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
-  const json = values.flags.has('json');
   const listen = values.listen !== undefined ? parseListen(values.listen) : undefined;
   const dns = runDns(policy.policy, values['dns-upstream'], values.flags.has('no-dns'));
   const stateDir = resolveStateDir(values['state-dir']);
+  // gensee's lines: to the --json-out file (JSON), else to stderr; opened
+  // here, before the workload exists, so it never holds the descriptor
+  const jsonOut = values['json-out'] !== undefined ? openJsonOut(values['json-out']) : null;
+  const json = values.flags.has('json') || jsonOut !== null;
+  const tty = jsonOut === null && process.stderr.isTTY === true;
+  liveTo(jsonOut !== null ? (text) => writeAll(jsonOut, text) : (text) => process.stderr.write(text));
   const say = (line: string) => liveOut(line);
 
   // the operation's cgroup: <cgroup2>/gensee/<op> (GENSEE_CGROUP_PARENT names
@@ -118,8 +130,8 @@ export async function run(argv: string[]): Promise<number> {
     if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`, 1);
     for (const w of unappliedLimits(limits.record)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
     sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
-    sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
-    sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
+    sup.resolver.on('resolved', (e) => say(formatResolved(e, json, tty)));
+    sup.resolver.on('refused', (e) => say(formatRefused(e, json, tty)));
     await updateOperation(stateDir, op, { resources: limits.record });
     const key = await readKey(stateDir, op);
     if (!json) say(`gensee: operation ${op}: cgroup ${cgroup}, evidence ${sup.dir}`);
@@ -221,6 +233,16 @@ export async function run(argv: string[]): Promise<number> {
         }
       } catch (e) {
         process.stderr.write(`gensee: cleanup of ${cgroup}: ${(e as Error).message}\n`);
+      }
+    }
+    if (jsonOut !== null) {
+      // the summary is on disk before gensee run exits
+      flushLive();
+      liveTo((text) => process.stderr.write(text));
+      try {
+        fs.fsyncSync(jsonOut);
+      } finally {
+        fs.closeSync(jsonOut);
       }
     }
   }

@@ -162,12 +162,15 @@ export async function cleanupOp(st: string, op: string): Promise<void> {
   }
 }
 
+let runs = 0;
+
 export interface RunOut {
   code: number | null;
   signal: NodeJS.Signals | null;
   reports: Report[];
-  /** lines that are neither gensee's events nor reports (e.g. signal-kill-all) */
+  /** the attack's lines that are not reports (e.g. signal-kill-all) */
   other: Record<string, unknown>[];
+  /** gensee's own lines (--json-out) */
   events: Record<string, unknown>[];
   stdout: string;
   stderr: string;
@@ -176,9 +179,10 @@ export interface RunOut {
 }
 
 /**
- * `gensee run --json [identity flags] -- attack MODE …`. onReady answers
- * each {"phase":"ready"} line the attack prints (the line written back to
- * its stdin).
+ * `gensee run --json-out FILE [identity flags] -- attack MODE …`: the
+ * attack's lines are its stdout, gensee's own are FILE (the workload cannot
+ * write there). onReady answers each {"phase":"ready"} line the attack
+ * prints (the line written back to its stdin).
  */
 export function runAttack(
   env: Env,
@@ -190,8 +194,9 @@ export function runAttack(
     timeoutMs?: number;
   },
 ): Promise<RunOut> {
+  const jsonOut = path.join(env.st, `gensee-${++runs}.jsonl`);
   const args = [
-    'run', '--state-dir', env.st, '--op', env.op, '--policy', env.policy, '--json', ...o.identity, '--',
+    'run', '--state-dir', env.st, '--op', env.op, '--policy', env.policy, '--json-out', jsonOut, ...o.identity, '--',
     ATTACK, mode,
     '--port', String(env.denied.port), '--uport', String(env.deniedUdp.port), '--aport', String(env.allowed.port),
     '--state', env.st, '--op', env.op, '--token', env.op, ...(o.args ?? []),
@@ -251,13 +256,30 @@ export function runAttack(
         signal,
         reports: all.filter((l) => 'attempts' in l) as unknown as Report[],
         other: all.filter((l) => 'attack' in l && !('attempts' in l) && l.phase !== 'ready'),
-        events: all.filter((l) => 'event' in l),
+        events: jsonLines(jsonOut),
         stdout: out,
         stderr: err,
         timedOut,
         ms: Date.now() - t0,
       });
     });
+  });
+}
+
+/** the JSON lines of a file; none when it is missing (gensee run refused to start), a torn last line left out */
+function jsonLines(file: string): Record<string, unknown>[] {
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').flatMap((l) => {
+    try {
+      return l ? [JSON.parse(l) as Record<string, unknown>] : [];
+    } catch {
+      return [];
+    }
   });
 }
 

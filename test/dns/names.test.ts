@@ -84,13 +84,13 @@ interface Ran {
 
 const DEFAULT_POLICY = { schema: 1, grants: [], leases: [], delegate: [], fault_deadline_ms: 5000 };
 
-/** `gensee run --json --dns-upstream UP --policy POLICY -- CMD`, as its own process; the logs read back after it exits. */
+/** `gensee run --json-out FILE --dns-upstream UP --policy POLICY -- CMD`, as its own process; the logs read back after it exits. */
 function startRun(t: T, prefix: string, policy: object, upstream: string, cmd: string[]): { proc: Proc; op: string; st: string; dir: string } {
   const st = shortStateDir(t);
   const op = uniqueName(prefix);
   const file = path.join(st, 'policy.json');
   fs.writeFileSync(file, JSON.stringify({ ...DEFAULT_POLICY, ...policy }));
-  const proc = new Proc(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', file, '--json', '--dns-upstream', upstream, '--', ...cmd]);
+  const proc = new Proc(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', file, '--json-out', path.join(st, 'run.jsonl'), '--dns-upstream', upstream, '--', ...cmd]);
   t.teardown(async () => {
     if (!proc.running) return;
     // killed mid-way (the test failed or timed out): gensee run leaves its
@@ -115,7 +115,7 @@ function startRun(t: T, prefix: string, policy: object, upstream: string, cmd: s
 async function finish(r: { proc: Proc; op: string; st: string; dir: string }): Promise<Ran> {
   const ex = await r.proc.exited;
   const lines = r.proc.json();
-  const summary = lines.find((l) => l.event === 'summary') as Ran['summary'];
+  const summary = jsonlLines(path.join(r.st, 'run.jsonl')).find((l) => l.event === 'summary') as unknown as Ran['summary'];
   return {
     ...r,
     code: ex.code,

@@ -23,18 +23,30 @@ function policyFile(dir: string, p: object): string {
   return f;
 }
 
-/** gensee run --json; its own lines are {event:…}, the probe's lines are the rest */
+let runs = 0;
+
+/** bin/gensee ARGS; `run` with --json-out FILE (in its --state-dir): its own lines are FILE's, the probe's are stdout */
 function gensee(args: string[], onSpawn?: (c: ChildProcess) => void): Promise<RunResult> {
+  const file = path.join(args[args.indexOf('--state-dir') + 1], `run-${++runs}.jsonl`);
   return new Promise((resolve) => {
-    const c = spawn(GENSEE_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(GENSEE_BIN, args[0] === 'run' ? ['run', '--json-out', file, ...args.slice(1)] : args, { stdio: ['ignore', 'pipe', 'pipe'] });
     onSpawn?.(c);
     let out = '';
     let err = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
     c.stderr.on('data', (d: Buffer) => (err += d.toString()));
     c.on('close', (code) => {
-      const all = out.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-      resolve({ code, lines: all.filter((l) => 'event' in l), probe: all.filter((l) => !('event' in l)), stderr: err });
+      // a killed run may leave a torn last line
+      const json = (text: string) =>
+        text.split('\n').flatMap((l) => {
+          try {
+            return l.trim().startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [];
+          } catch {
+            return [];
+          }
+        });
+      const lines = fs.existsSync(file) ? json(fs.readFileSync(file, 'utf8')) : [];
+      resolve({ code, lines, probe: json(out), stderr: err });
     });
   });
 }
@@ -49,7 +61,7 @@ t.test('200 concurrent paused connects from 20 threads are all answered, none lo
   const srv = await tcpServer(t);
   const op = uniqueName('gs-200');
   // deny: every call pauses and is answered EACCES by the resolver
-  const deny = await gensee(['run', '--state-dir', st, '--op', op, '--json', '--', PROBE, '--threads', '20', '--repeat', '10', 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
+  const deny = await gensee(['run', '--state-dir', st, '--op', op, '--', PROBE, '--threads', '20', '--repeat', '10', 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
   t.equal(deny.code, 0, `gensee run exits with the probe's code ${deny.stderr}`);
   t.match(deny.probe.find((l) => 'EACCES' in l), { ok: 0, EACCES: 200 }, 'all 200 refused by the resolver (EACCES), none hung');
   const s1 = summaryOf(deny);
@@ -75,7 +87,7 @@ t.test('200 concurrent paused connects from 20 threads are all answered, none lo
   // lease: the same load under a lease rule — every call completes
   const op2 = uniqueName('gs-200l');
   const pol = policyFile(st, { leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(srv.port) }, ttl_s: 60 }] });
-  const ok = await gensee(['run', '--state-dir', st, '--op', op2, '--policy', pol, '--json', '--', PROBE, '--threads', '20', '--repeat', '10', 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
+  const ok = await gensee(['run', '--state-dir', st, '--op', op2, '--policy', pol, '--', PROBE, '--threads', '20', '--repeat', '10', 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
   t.match(ok.probe.find((l) => 'EACCES' in l), { ok: 200 }, 'all 200 connected');
   const s2 = summaryOf(ok);
   t.equal(s2.paused + s2.fast_path, 200, `every call was either paused (${s2.paused}) or took the C fast path (${s2.fast_path})`);
@@ -105,7 +117,7 @@ t.test('a thread rewriting the sockaddr after the pause still meets the eBPF hoo
   const bPort = b.port;
   const op = uniqueName('gs-toc');
   const pol = policyFile(st, { leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(a.port) }, ttl_s: 300 }] });
-  const r = await gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, '--repeat', String(TOCTOU_MAX_CALLS), '--until', String(TOCTOU_MIN), 'toctou-connect', 'tcp', '127.0.0.1', `${a.port},${bPort}`]);
+  const r = await gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--', PROBE, '--repeat', String(TOCTOU_MAX_CALLS), '--until', String(TOCTOU_MIN), 'toctou-connect', 'tcp', '127.0.0.1', `${a.port},${bPort}`]);
   t.equal(r.code, 0, `gensee run exits 0 ${r.stderr}`);
   const res = r.probe.find((l) => 'calls' in l) as { calls: number; ok: number; EPERM: number; EACCES: number; other: number };
   t.ok(res, `probe result ${JSON.stringify(res)}`);
@@ -171,7 +183,7 @@ t.test('supervisor killed while a connect is paused: the workload dies with it, 
   let sup: ChildProcess | null = null;
   const pol = policyFile(st, { leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: String(srv.port) }, ttl_s: 60 }] });
   let out = '';
-  const run = gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, '--repeat', '12', '--interval', '250', 'connect', 'tcp', '127.0.0.1', String(srv.port + 0)], (c) => {
+  const run = gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--', PROBE, '--repeat', '12', '--interval', '250', 'connect', 'tcp', '127.0.0.1', String(srv.port + 0)], (c) => {
     sup = c;
     c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   });
@@ -211,7 +223,7 @@ t.test('io_uring connect under gensee run is refused by the hook and recorded', 
   const op = uniqueName('gs-uring');
   // io_uring is refused unless the policy allows it: allowed here, so the hook is what refuses
   const pol = policyFile(st, { io_uring: true });
-  const r = await gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--json', '--', PROBE, 'uring-connect', 'tcp', '127.0.0.1', String(srv.port)]);
+  const r = await gensee(['run', '--state-dir', st, '--op', op, '--policy', pol, '--', PROBE, 'uring-connect', 'tcp', '127.0.0.1', String(srv.port)]);
   t.same(r.probe.filter((l) => 'result' in l).map((l) => l.result), ['EPERM'], 'io_uring connect: EPERM from the hook (seccomp never saw it)');
   t.equal(summaryOf(r).paused, 0, 'nothing was paused');
   await waitFor(() => faultLines(st, op).some((l) => l.kind === 'resolution'), 3000).catch(() => undefined);
