@@ -583,8 +583,8 @@ static enum gs_verdict_kind inspect(struct gs_notifier *n, const struct seccomp_
 
 	memset(c, 0, sizeof(*c));
 	c->sys = classify(&req->data);
-	if (!c->sys)
-		return GS_V_PASS; /* not ours: the filter never sends it */
+	if (!c->sys || c->sys >= GS_NSYS_SOCKET)
+		return GS_V_PASS; /* not ours, or a socket()/socketpair() filter_refusal let go */
 	if (c->sys != GS_NSYS_SENDTO && a[1] == 0)
 		return GS_V_PASS; /* the kernel fails it (EFAULT/EINVAL) */
 
@@ -721,12 +721,20 @@ static int encode_fault(const struct gs_notifier *n, struct gs_fault_info *f)
 
 /* ---- the step ----------------------------------------------------------- */
 
-/* The errno of a call the filter sends only to be refused, 0 for the others. */
-static int filter_refusal(int sys)
+/*
+ * The errno of a call gensee-exec's filter sends only to be refused, 0 for
+ * the others. The family is judged again here (a filter of someone else's,
+ * an OCI runtime's, may send socket() for its own reasons): only a family
+ * the filter itself refuses is refused. AF_UNIX is gensee-exec's to refuse
+ * (--no-unix, before Linux 6.7), so a socket(AF_UNIX) that arrives was.
+ */
+static int filter_refusal(int sys, const __u64 *a)
 {
+	uint64_t fam = a[0];
+
 	switch (sys) {
-	case GS_NSYS_SOCKET:
-	case GS_NSYS_SOCKETPAIR: return EAFNOSUPPORT;
+	case GS_NSYS_SOCKET: return fam == 2 || fam == 10 ? 0 : EAFNOSUPPORT; /* AF_INET, AF_INET6 */
+	case GS_NSYS_SOCKETPAIR: return fam == 1 ? 0 : EAFNOSUPPORT;
 	case GS_NSYS_IO_URING_SETUP: return ENOSYS;
 	case GS_NSYS_LISTEN: return EPERM;
 	default: return 0;
@@ -791,7 +799,7 @@ static int step_locked(struct gs_notifier *n, struct gs_fault_info *f, struct gs
 	}
 	observed = gs_boot_ns();
 	{
-		int sys = classify(&req->data), errnum = filter_refusal(sys);
+		int sys = classify(&req->data), errnum = filter_refusal(sys, req->data.args);
 
 		if (errnum) {
 			/* the registers decided it: nothing to read, nothing to race */
