@@ -13,6 +13,7 @@ import { readFileNoFollow } from './state/fsutil';
 import { createOperation, openOperation, opDir, readKey, updateOperation, OperationRecord } from './state/operation';
 import { readNetwork, writeNetwork, beginGeneration, leaseKey, LeaseRecord } from './state/network';
 import { ChainedLog } from './evidence/chain';
+import { StateSpace } from './state/space';
 import { closeOpenFaults } from './evidence/abandon';
 import { NetworkBackend } from './backends/network';
 import { Envelope, reconcileLeases, removeUnanswered } from './counters/envelope';
@@ -205,7 +206,28 @@ export class Supervisor {
       hub.setDrain('faults', () => faults.drain());
       // a resolver that died left its open faults unanswered: say so, first
       const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
-      events = await EventLog.open(dir, { hub, onError });
+      // the filesystem every operation of this state dir shares: below its
+      // reserve what the workload causes is counted, not written; below half
+      // of it no new lease is granted (src/state/space.ts)
+      const space = new StateSpace(dir);
+      space.onChange((r, was) => {
+        const kib = (n: number) => `${Math.floor(n / 1024)} KiB`;
+        onError(
+          new Error(
+            r.level === 'ok'
+              ? `operation ${o.op}: state filesystem has ${kib(r.free)} free again (reserve ${kib(r.reserve)}): refusals are written again`
+              : r.level === 'low'
+                ? `operation ${o.op}: state filesystem of ${dir} has ${kib(r.free)} free, at or below its reserve of ${kib(r.reserve)}: refusals are counted, not written, until space returns`
+                : `operation ${o.op}: state filesystem of ${dir} has ${kib(r.free)} free, below half its reserve of ${kib(r.reserve)}: new leases are refused (fail closed) until space returns`,
+          ),
+        );
+        try {
+          faults.appendTicket({ kind: 'state_disk', level: r.level, was, free: r.free, reserve: r.reserve }, true, true);
+        } catch (e) {
+          onError(e as Error);
+        }
+      });
+      events = await EventLog.open(dir, { hub, onError, low: () => space.low });
       if (existing) {
         const abandoned = await closeOpenFaults(faults, 'resolver_died');
         const removed = await removeUnanswered(network, dp, abandoned.intents);
@@ -220,11 +242,13 @@ export class Supervisor {
         key,
         faults,
         network,
+        space,
       });
       resolver.on('backend_error', onError);
       const ev = events;
       const tools = new ToolCgroups();
       envelope = await Envelope.open({
+        low: () => space.low,
         stateDir: o.stateDir,
         op: o.op,
         cgroup,
@@ -360,6 +384,8 @@ export class Supervisor {
     // final harvest; the nft table goes with the hooks (close or detach)
     await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) });
     await this.resolver.network.flush();
+    // the suppressed count still held: a closing line, in the reserve
+    this.resolver.closeBudget();
     if (process.env.GENSEE_DEBUG) {
       const s = this.faults.syncStats;
       process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us, ${s.slowSyncs} over 1 ms\n`);

@@ -270,6 +270,20 @@ export class NetworkBackend {
     return { action: 'deny', reason: 'policy_denied' };
   }
 
+  /**
+   * Would resolve() deny this effect now? Pure: nothing is installed,
+   * recorded or counted (the resolver's refusal budget asks it before it
+   * writes anything: src/resolver/budget.ts).
+   */
+  wouldDeny(e: NetworkEffect): boolean {
+    const addr = parseIp(e.address, e.family)?.bytes ?? null;
+    if (this.index.grants.first(e, addr) !== undefined) return false;
+    const now = bootNs();
+    if (live(this.dp.getLease({ family: e.family, protocol: e.protocol, address: e.address, port: e.port }), now)) return false;
+    if (this.index.leases.first(e, addr)) return false;
+    return (this.index.delegate.first(e, addr) ?? this.namedDelegate(e, now)) === undefined;
+  }
+
   /** a delegate host rule whose name a live DNS answer resolved to this address, covering its port and protocol */
   private namedDelegate(e: NetworkEffect, now: bigint): DelegateRule | undefined {
     if (this.named.size === 0) return undefined;

@@ -11,7 +11,10 @@
 // A flood does not flood the log: at most 200 boundary lines per wall-clock
 // second (src/events/gate.ts); the rest of that second becomes one
 // {"type":"suppressed","count":N,"second":...} line. The counters keep every
-// count regardless.
+// count regardless. While the state disk is below its reserve
+// (src/state/space.ts) no boundary line is written at all: they are counted,
+// and the count is one {"type":"suppressed",...,"low_space":true} line once
+// space returns or the log closes.
 import * as path from 'node:path';
 import { ChainedLog } from '../evidence/chain';
 import { readLines } from '../state/fsutil';
@@ -50,9 +53,15 @@ export class EventLog {
   private openAttention: number | null;
   readonly stats: EventLogStats = { written: 0, suppressed: 0 };
   private readonly onError: (e: Error) => void;
+  /** the state disk is below its reserve: count, do not write */
+  private readonly low: () => boolean;
+  /** boundary lines counted while the disk was low, and the second the first fell in */
+  private heldLow = 0;
+  private heldLowFrom = '';
 
-  private constructor(log: ChainedLog, openAttention: number | null, onError: (e: Error) => void, limit: number) {
+  private constructor(log: ChainedLog, openAttention: number | null, onError: (e: Error) => void, limit: number, low: () => boolean) {
     this.log = log;
+    this.low = low;
     this.openAttention = openAttention;
     this.onError = onError;
     this.gate = new FloodGate(limit);
@@ -62,7 +71,7 @@ export class EventLog {
   }
 
   /** Open (or create) `<dir>/events.jsonl`; every line written is announced to hub. */
-  static async open(dir: string, o: { hub?: LogHub; onError?: (e: Error) => void; limitPerSecond?: number } = {}): Promise<EventLog> {
+  static async open(dir: string, o: { hub?: LogHub; onError?: (e: Error) => void; limitPerSecond?: number; low?: () => boolean } = {}): Promise<EventLog> {
     const file = path.join(dir, EVENTS_FILE);
     const log = ChainedLog.openSync(file, { groupWindowMs: 20, onLine: o.hub ? (seq, text) => o.hub!.publish('events', seq, text) : undefined });
     let open: number | null;
@@ -72,7 +81,7 @@ export class EventLog {
       log.closeSync();
       throw e;
     }
-    return new EventLog(log, open, o.onError ?? (() => undefined), o.limitPerSecond ?? EVENTS_PER_SECOND);
+    return new EventLog(log, open, o.onError ?? (() => undefined), o.limitPerSecond ?? EVENTS_PER_SECOND, o.low ?? (() => false));
   }
 
   get seq(): number {
@@ -91,6 +100,12 @@ export class EventLog {
   boundary(e: BoundaryInput): number {
     if (this.closed) return 0;
     const now = Date.now();
+    if (this.low()) {
+      if (this.heldLow++ === 0) this.heldLowFrom = new Date(Math.floor(now / 1000) * 1000).toISOString();
+      this.stats.suppressed++;
+      return 0;
+    }
+    this.flushLow();
     const verdict = this.gate.admit(now);
     this.flushPending(verdict.flushed);
     if (!verdict.write) {
@@ -141,7 +156,17 @@ export class EventLog {
   }
 
   private flushSuppressed(now: number): void {
-    if (!this.closed) this.flushPending(this.gate.flush(now));
+    if (this.closed) return;
+    this.flushPending(this.gate.flush(now));
+    if (!this.low()) this.flushLow();
+  }
+
+  /** the count held while the disk was low, as one line */
+  private flushLow(): void {
+    if (this.heldLow === 0) return;
+    const count = this.heldLow;
+    this.heldLow = 0;
+    this.write({ type: 'suppressed', count, second: this.heldLowFrom, low_space: true });
   }
 
   /**
@@ -152,6 +177,7 @@ export class EventLog {
     if (this.closed) return;
     clearInterval(this.timer);
     this.flushPending(this.gate.flush(Number.MAX_SAFE_INTEGER));
+    this.flushLow();
     if (o.stopping) this.clearAttention('operation_stopped');
     this.closed = true;
     await this.log.close();

@@ -193,6 +193,11 @@ export class ChainedLog {
     return this.seqNo;
   }
 
+  /** ticket of the last line appended (0: none in this process) */
+  get lastTicket(): number {
+    return this.tickets;
+  }
+
   /** hash of the last line appended (what the next line's prev will be) */
   get lastHash(): string {
     return this.prevHash;

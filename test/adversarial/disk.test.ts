@@ -166,5 +166,10 @@ for (const id of IDENTITIES) {
       const v = verify(st, op);
       t.equal(v.code, 0, `gensee verify passes for ${name}`, { verify: v.out.slice(-2000) });
     }
+    // B's evidence lost (what today's full disk left): verify must say so, not pass
+    fs.writeFileSync(path.join(st, 'network-operations', opB, 'faults.jsonl'), '');
+    const gone = verify(st, opB);
+    t.equal(gone.code, 1, 'gensee verify fails for B once its faults.jsonl is empty');
+    t.match(gone.out, /evidence_missing/, 'and names the missing evidence', { verify: gone.out.slice(-1000) });
   });
 }

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 		else
 			other++;
 	}
-	printf("{\"attempts\":%ld,\"ok\":%ld,\"EACCES\":%ld,\"EPERM\":%ld,\"ECONNREFUSED\":%ld,\"other\":%ld}\n", attempts, ok,
-	       eacces, eperm, refused, other);
+	printf("{\"attempts\":%ld,\"ok\":%ld,\"EACCES\":%ld,\"EPERM\":%ld,\"ECONNREFUSED\":%ld,\"other\":%ld}\n",
+	       attempts, ok, eacces, eperm, refused, other);
 	return 0;
 }
