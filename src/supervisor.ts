@@ -14,9 +14,11 @@ import { createOperation, openOperation, opDir, readKey, updateOperation, Operat
 import { readNetwork, writeNetwork, beginGeneration, leaseKey, LeaseRecord } from './state/network';
 import { ChainedLog } from './evidence/chain';
 import { StateSpace } from './state/space';
+import { writeFailedMarker, clearFailedMarker } from './state/failed';
 import { closeOpenFaults } from './evidence/abandon';
 import { NetworkBackend } from './backends/network';
 import { Envelope, reconcileLeases, removeUnanswered } from './counters/envelope';
+import * as os from 'node:os';
 import { Resolver } from './resolver/resolver';
 import { SupervisorServer, AnswerLatency } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
@@ -182,6 +184,8 @@ export class Supervisor {
     let stream: EventStream | null = null;
     let dns: DnsService | null = null;
     const servedGrants: { protocol: 'udp' | 'tcp'; address: string; port: number }[] = [];
+    // faults.jsonl failing before the supervisor exists: told once it does
+    const failHook: { fn: (e: unknown) => void; early: unknown } = { fn: (e) => (failHook.early ??= e), early: null };
     try {
       const record = await createOperation(
         o.stateDir,
@@ -202,10 +206,14 @@ export class Supervisor {
       // group commit without a window: a batch forms while the previous fdatasync runs
       const hub = new LogHub();
       // the syncer thread writes its lines: every answer and lease install waits for durability anyway
-      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), { onLine: (seq, text) => hub.publish('faults', seq, text), syncerWrites: true });
+      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), {
+        onLine: (seq, text) => hub.publish('faults', seq, text),
+        syncerWrites: true,
+        onFail: (e) => failHook.fn(e),
+      });
       hub.setDrain('faults', () => faults.drain());
       // a resolver that died left its open faults unanswered: say so, first
-      const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
+      const onError = quiet(o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`)));
       // the filesystem every operation of this state dir shares: below its
       // reserve what the workload causes is counted, not written; below half
       // of it no new lease is granted (src/state/space.ts)
@@ -305,6 +313,16 @@ export class Supervisor {
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, events: ev, stream, reconciled, live });
       sup.envelope = envelope;
       sup.dns = dns;
+      sup.onError = onError;
+      sup.space = space;
+      failHook.fn = (e) => sup.enterFailed('faults.jsonl', e);
+      if (failHook.early) sup.enterFailed('faults.jsonl', failHook.early);
+      // events.jsonl and counters.jsonl fail without waking anyone: looked at twice a second
+      sup.health = setInterval(() => {
+        if (sup.events.chain.failure) sup.enterFailed('events.jsonl', sup.events.chain.failure);
+        else if (sup.envelope?.recorder.log.failure) sup.enterFailed('counters.jsonl', sup.envelope.recorder.log.failure);
+      }, 500);
+      sup.health.unref();
       return sup;
     } catch (e) {
       await dns?.close().catch(() => undefined);
@@ -322,6 +340,87 @@ export class Supervisor {
       }
       throw e;
     }
+  }
+
+  private onError: (e: Error) => void = () => undefined;
+  private space: StateSpace | null = null;
+  private health: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** the failed state: set while an evidence log cannot be written */
+  failure: { since: string; log: string; error: string; retries: number } | null = null;
+
+  /**
+   * An evidence log failed (ENOSPC, EROFS, EIO): fail closed. Hooks stay;
+   * every request is denied at once, unrecorded and counted; one stderr
+   * line; the marker `status` and `ls` read; the disk retried with backoff
+   * (250 ms doubling to 5 s) until every log takes writes again.
+   */
+  enterFailed(log: string, e: unknown): void {
+    if (this.stopped || this.failure) return;
+    const err = e as NodeJS.ErrnoException & { errno?: number };
+    const errno = typeof err?.errno === 'number' ? Math.abs(err.errno) : 0;
+    const name = err?.code ?? (Object.entries(os.constants.errno).find(([, v]) => v === errno)?.[0] || 'EIO');
+    this.failure = { since: new Date().toISOString(), log, error: `${name}: ${err?.message ?? String(e)}`.slice(0, 300), retries: 0 };
+    this.resolver.setFailed(true);
+    writeFailedMarker(this.stateDir, this.op, { pid: process.pid, since: this.failure.since, log, error: this.failure.error });
+    this.onError(
+      new Error(
+        `operation ${this.op}: evidence log ${log} cannot be written (${name}): FAILED, failing closed — hooks stay attached, every request is denied and counted, nothing new is allowed; retrying the disk, resuming by itself when writes succeed`,
+      ),
+    );
+    this.scheduleRetry(250);
+  }
+
+  private scheduleRetry(ms: number): void {
+    if (this.stopped) return;
+    this.retryTimer = setTimeout(() => void this.retryDisk(ms), ms);
+    this.retryTimer.unref();
+  }
+
+  /** one try of the disk: reopen every failed log, record the failure and what it cost, resume */
+  private async retryDisk(ms: number): Promise<void> {
+    this.retryTimer = null;
+    const was = this.failure;
+    if (!was || this.stopped) return;
+    try {
+      // room first: on a filesystem with a page's slack a probe line can
+      // fit where the next lease's lines would not (no flapping)
+      if (this.space && this.space.read(true).level === 'critical') throw new Error('still below half the reserve');
+      this.faults.reopen();
+      this.events.reopen();
+      this.envelope?.recorder.log.reopen();
+    } catch {
+      was.retries++;
+      this.scheduleRetry(Math.min(ms * 2, 5000));
+      return;
+    }
+    // a write must succeed, durably, before anything is served again: the
+    // failure's own record first (opening a file needs no space; writing does)
+    try {
+      this.faults.appendTicket({ kind: 'evidence_failed', failed_at: was.since, log: was.log, error: was.error, retries: was.retries }, true);
+      await this.faults.flushNow();
+    } catch {
+      was.retries++;
+      this.scheduleRetry(Math.min(ms * 2, 5000));
+      return;
+    }
+    // served from here; the record says how many requests were denied
+    // meanwhile (exactly: counted up to this very turn) and which leases
+    // left the kernel because their answer could not be made durable
+    this.failure = null;
+    const denied = this.resolver.setFailed(false);
+    const undurable = this.resolver.undurable.splice(0);
+    try {
+      this.faults.appendTicket({ kind: 'evidence_resumed', failed_at: was.since, log: was.log, denied, undurable_leases: undurable }, true);
+      const abandoned = await closeOpenFaults(this.faults, 'evidence_failed');
+      await removeUnanswered(this.resolver.network, this.dp, abandoned.intents).catch(() => undefined);
+    } catch (e) {
+      this.resolver.undurable.unshift(...undurable);
+      this.enterFailed(was.log, e);
+      return;
+    }
+    clearFailedMarker(this.stateDir, this.op);
+    this.onError(new Error(`operation ${this.op}: evidence logs take writes again after ${was.retries + 1} tries: serving again (${denied} request(s) were denied while failed)`));
   }
 
   /** What this operation did, for the summary `gensee run` and the OCI listener print. */
@@ -368,6 +467,22 @@ export class Supervisor {
   async stop(opts: { close?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.health) clearInterval(this.health);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    // a log that failed (the failed state, or just now): the disk may take
+    // writes again, and reopening records a torn last line and lets the
+    // closing lines in; if it still refuses, the next opener (gensee stop,
+    // a restart) records them
+    const faultsFailed = this.failure !== null || this.faults.failure !== null;
+    if (this.failure) clearFailedMarker(this.stateDir, this.op);
+    for (const reopen of [() => this.faults.reopen(), () => this.events.reopen(), () => this.envelope?.recorder.log.reopen()]) {
+      try {
+        reopen();
+      } catch {
+        /* still failing */
+      }
+    }
+    if (faultsFailed && !this.faults.failure) await closeOpenFaults(this.faults, 'evidence_failed').catch(() => undefined);
     let notEmptied: Error | null = null;
     if (this.detachOnExit) {
       try {
@@ -381,9 +496,12 @@ export class Supervisor {
     await this.loop.idle();
     await this.dns?.close();
     await this.stream.close();
+    // a full or read-only disk must not keep the hooks and the cgroup: the
+    // records are written if they can be, and their failure reported after the rest
+    let unrecorded: Error | null = null;
     // final harvest; the nft table goes with the hooks (close or detach)
-    await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) });
-    await this.resolver.network.flush();
+    await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) }).catch((e: Error) => (unrecorded ??= e));
+    await this.resolver.network.flush().catch((e: Error) => (unrecorded ??= e));
     // the suppressed count still held: a closing line, in the reserve
     this.resolver.closeBudget();
     if (process.env.GENSEE_DEBUG) {
@@ -394,11 +512,15 @@ export class Supervisor {
     // the operation stopping clears attention in force
     await this.events.close({ stopping: true });
     this.dp.close();
-    if (opts.close) {
-      this.live.active = false;
-      await updateOperation(this.stateDir, this.op, { state: 'closed', resolver: null });
-    } else {
-      await updateOperation(this.stateDir, this.op, { resolver: null });
+    try {
+      if (opts.close) {
+        this.live.active = false;
+        await updateOperation(this.stateDir, this.op, { state: 'closed', resolver: null });
+      } else {
+        await updateOperation(this.stateDir, this.op, { resolver: null });
+      }
+    } catch (e) {
+      unrecorded ??= e as Error;
     }
     if (this.detachOnExit) {
       try {
@@ -411,7 +533,29 @@ export class Supervisor {
       if (notEmptied) throw new GenseeError('E_KERNEL', `hooks left pinned, failing closed: the cgroup did not empty: ${notEmptied.message}`, 1);
       detachHooks(this.op);
     }
+    if (unrecorded) throw new GenseeError('E_STATE', `operation ${this.op} stopped, but operation.json could not be updated: ${unrecorded.message}`, 1);
   }
+}
+
+/**
+ * The same error again within a minute is not said again (a full disk
+ * fails every write the same way: one line, not one per second or per
+ * request); the next time it is said, with how many were not.
+ */
+function quiet(say: (e: Error) => void, windowMs = 60_000): (e: Error) => void {
+  const seen = new Map<string, { at: number; skipped: number }>();
+  return (e: Error) => {
+    const key = String(e?.message ?? e).replace(/[0-9]+/g, '#').slice(0, 120);
+    const now = Date.now();
+    const s = seen.get(key);
+    if (s && now - s.at < windowMs) {
+      s.skipped++;
+      return;
+    }
+    if (seen.size > 256) seen.clear();
+    seen.set(key, { at: now, skipped: 0 });
+    say(s?.skipped ? Object.assign(new Error(`${e.message} (and ${s.skipped} more like it in the last minute)`), { code: (e as NodeJS.ErrnoException).code }) : e);
+  };
 }
 
 const EXECUTOR_REASONS = new Set(['write_key_missing', 'write_key_mismatch', 'handle_forged']);

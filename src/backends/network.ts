@@ -329,6 +329,16 @@ export class NetworkBackend {
     await this.persist();
   }
 
+  /**
+   * A lease whose resolution could not be made durable: out of the kernel
+   * now, and out of the record (its snapshot is written when it can be).
+   */
+  revokeUndurable(t: Tuple): void {
+    this.dp.removeLease(t);
+    this.leases().delete(leaseKey(t));
+    this.scheduleSnapshot();
+  }
+
   forget(t: Tuple): Promise<void> {
     this.leases().delete(leaseKey(t));
     return this.persist();

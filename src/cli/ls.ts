@@ -9,7 +9,7 @@ import { GenseeError } from '../errors';
 import { resolveStateDir, openOperation, isValidOpId, opDir, OPERATIONS_DIR, OperationRecord } from '../state/operation';
 import { assertNoSymlinks } from '../state/fsutil';
 import { hooksAttached } from '../dataplane';
-import { Condition, operationCondition, conditionHint, resolverAlive } from './status';
+import { Condition, operationCondition, conditionHint, resolverAlive, failedState } from './status';
 import { LastEvent, lastEvent } from './events';
 
 export const usage = 'usage: gensee ls [--json]';
@@ -56,7 +56,7 @@ async function row(stateDir: string, id: string): Promise<Row> {
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
     return { id, error: { code, message: (e as Error).message }, condition: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id) };
   }
-  const condition = operationCondition(rec);
+  const condition: Condition = failedState(stateDir, rec) ? 'failed' : operationCondition(rec);
   return {
     id,
     error: null,

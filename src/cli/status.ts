@@ -7,6 +7,7 @@ import { readNetwork } from '../state/network';
 import { hooksAttached, DataPlane, bootNs } from '../dataplane';
 import { leaseJson, leaseRow } from './lease';
 import { identityAlive } from '../resolver/subject';
+import { readFailedMarker, FailedMarker } from '../state/failed';
 
 export const usage = 'usage: gensee status --op ID [--json]';
 
@@ -19,7 +20,16 @@ export const usage = 'usage: gensee status --op ID [--json]';
  *   exited cleanly and left the hooks pinned, failing closed);
  * - closed / stopped: as recorded.
  */
-export type Condition = 'active' | 'resolver_gone' | 'unserved' | 'closed' | 'stopped';
+export type Condition = 'active' | 'failed' | 'resolver_gone' | 'unserved' | 'closed' | 'stopped';
+
+/**
+ * An active operation whose live resolver cannot write its evidence (the
+ * failed state, src/supervisor.ts): what it says, or null.
+ */
+export function failedState(stateDir: string, rec: OperationRecord): FailedMarker | null {
+  if (rec.state !== 'active' || !rec.resolver || !resolverAlive(rec)) return null;
+  return readFailedMarker(stateDir, rec.id, rec.resolver.pid);
+}
 
 /** Is the recorded resolver that very process, still running? */
 export function resolverAlive(rec: OperationRecord): boolean {
@@ -62,15 +72,17 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   const alive = resolverAlive(rec);
-  const condition = operationCondition(rec);
+  const failed = failedState(stateDir, rec);
+  const condition: Condition = failed ? 'failed' : operationCondition(rec);
   const hint = conditionHint(condition, op, stateDir);
   if (values.flags.has('json')) {
-    out(JSON.stringify({ operation: rec, condition, hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, kernel_leases: leases.map(leaseJson), totals: rec.totals }));
+    out(JSON.stringify({ operation: rec, condition, ...(failed ? { failed } : {}), hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, kernel_leases: leases.map(leaseJson), totals: rec.totals }));
     return 0;
   }
   const now = bootNs();
   out(`operation ${rec.id}: ${condition}${condition !== rec.state ? ` (recorded ${rec.state})` : ''}, owner uid ${rec.owner_uid}, cgroup ${rec.cgroup}`);
   out(`policy ${rec.policy_hash.slice(0, 16)}…, generation ${net.generation}, hooks ${attached ? 'attached' : 'NOT attached'}, resolver ${rec.resolver ? `pid ${rec.resolver.pid} ${alive ? 'running' : 'gone'}` : 'none'}`);
+  if (failed) out(`FAILED since ${failed.since}: ${failed.log}: ${failed.error}; failing closed (hooks attached, every request denied), the resolver retries the disk and resumes by itself`);
   if (rec.workload) out(`workload: ${rec.workload.identity}, host uid ${rec.workload.uid} gid ${rec.workload.gid}`);
   if (rec.stopped) out(`stopped at ${rec.stopped.at} by ${rec.stopped.by} (found ${rec.stopped.found})`);
   out(`totals: allow ${rec.totals.allow}, deny ${JSON.stringify(rec.totals.deny)}, lost events ${rec.totals.lost_events}`);

@@ -14,6 +14,11 @@
 //   7. record the stop in operation.json: state "stopped", stopped {at, by, found}
 // A step that fails leaves the later ones undone (hooks attached, failing
 // closed, nothing recorded) and exits non-zero; running stop again resumes.
+// Except writing: on a full or read-only disk the records that cannot be
+// written (step 4's lines, step 7) are named on stderr, steps 5 and 6 still
+// run, and the exit code is 3 (STOP_UNRECORDED); running stop again once
+// the disk takes writes records them (a stopped record is not needed to
+// re-run it: the operation is still recorded active).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, requireOp, out } from './args';
@@ -29,6 +34,9 @@ import { operationCondition } from './status';
 import { identityAlive } from '../resolver/subject';
 
 export const usage = 'usage: gensee stop --op ID [--json]';
+
+/** exit code: everything stopped and removed, but the record could not be (fully) written (a full or read-only disk) */
+export const STOP_UNRECORDED = 3;
 
 /** how long a live resolver gets to let go of the operation by itself once its workload is dead */
 const LET_GO_MS = 2000;
@@ -99,15 +107,25 @@ export async function run(argv: string[]): Promise<number> {
   // 3. the resolver
   const resolver = rec.resolver ? await endResolver(stateDir, op, rec.resolver) : 'gone';
 
-  // 4. faults nobody will answer now; the maps go in step 6, with any lease an open fault's intent put there
+  // 4. faults nobody will answer now; the maps go in step 6, with any lease
+  // an open fault's intent put there. Every log is opened, so a torn last
+  // line (a crash, a full disk) is recorded in each. On a full or read-only
+  // disk what cannot be recorded is said, and the stop goes on: killing,
+  // detaching and unpinning need no space.
   let abandoned = 0;
-  const faultsFile = path.join(opDir(stateDir, op), 'faults.jsonl');
-  if (fs.existsSync(faultsFile)) {
-    const log = await ChainedLog.open(faultsFile);
+  const unrecorded: string[] = [];
+  const dir = opDir(stateDir, op);
+  for (const file of ['faults.jsonl', 'counters.jsonl', 'events.jsonl', 'calls.jsonl']) {
+    const p = path.join(dir, file);
+    if (!fs.existsSync(p)) continue;
+    let log: ChainedLog | null = null;
     try {
-      abandoned = (await closeOpenFaults(log, resolver === 'killed' || resolver === 'terminated' ? 'operation_stopped' : 'resolver_died')).faults.length;
+      log = await ChainedLog.open(p);
+      if (file === 'faults.jsonl') abandoned = (await closeOpenFaults(log, resolver === 'killed' || resolver === 'terminated' ? 'operation_stopped' : 'resolver_died')).faults.length;
+    } catch (e) {
+      unrecorded.push(`${file}: ${(e as Error).message}`);
     } finally {
-      await log.close();
+      await log?.close().catch(() => undefined);
     }
   }
 
@@ -141,7 +159,17 @@ export async function run(argv: string[]): Promise<number> {
 
   // 7. the record, in one atomic write
   const at = new Date().toISOString();
-  await updateOperation(stateDir, op, { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: why } });
+  try {
+    await updateOperation(stateDir, op, { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: why } });
+  } catch (e) {
+    unrecorded.push(`operation.json: ${(e as Error).message}`);
+  }
+  if (unrecorded.length) {
+    // killed, removed, detached and unpinned: only the record is short
+    process.stderr.write(`gensee: stopped operation ${op} (cgroup killed and removed, hooks detached and unpinned), but could not record:\n${unrecorded.map((u) => `  ${u}\n`).join('')}gensee: run gensee stop again once the state disk takes writes\n`);
+    if (json) out(JSON.stringify({ event: 'stopped_unrecorded', op, found: why, cgroup: rec.cgroup, hooks_detached: hadPins, faults_abandoned: abandoned, unrecorded, at }));
+    return STOP_UNRECORDED;
+  }
 
   if (json) {
     out(JSON.stringify({ event: 'stopped', op, found: why, cgroup: rec.cgroup, cgroup_removed: hadCgroup, resolver: rec.resolver ? { pid: rec.resolver.pid, ended: resolver } : null, faults_abandoned: abandoned, hooks_detached: hadPins, nft_removed: nft, at }));

@@ -130,10 +130,12 @@ export class CounterRecorder {
     for (const l of lines) {
       // nobody waits on a counters line: written with the others of this
       // turn of the event loop (one write(2) for them), synced by the log's window
+      if (this.log.failure) break; // said once; the supervisor's failed state retries the disk
       try {
         this.log.appendTicket({ at, ...l }, true, true);
       } catch (e) {
         this.o.onError(e as Error);
+        break;
       }
     }
     if (lines.length) this.snapshotDirty = true;
@@ -264,6 +266,11 @@ export class CounterRecorder {
     }
     await Promise.all(writes);
     if (this.snapshotDirty && (final || Date.now() - this.lastSnapshot >= SNAPSHOT_EVERY_MS)) await this.snapshot();
+  }
+
+  /** counters.jsonl (its failure, for the supervisor's failed state) */
+  get chain(): ChainedLog {
+    return this.log;
   }
 
   /** the final write: totals, network.json and a snapshot, then the log closes */

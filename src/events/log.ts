@@ -141,14 +141,46 @@ export class EventLog {
 
   private write(fields: EventFields): number {
     if (this.closed) return 0;
+    if (this.broken) {
+      // the log failed: counted, said once (the supervisor's failed state retries the disk)
+      this.lostWhileBroken++;
+      return 0;
+    }
     try {
       this.log.appendTicket(fields as unknown as Record<string, unknown>, true);
       this.stats.written++;
       return this.log.seq;
     } catch (e) {
+      this.broken = true;
+      this.brokenSince = new Date().toISOString();
+      this.lostWhileBroken++;
       this.onError(e as Error);
       return 0;
     }
+  }
+
+  /** the log failed: lines are counted, not written, until reopen() */
+  private broken = false;
+  private brokenSince = '';
+  private lostWhileBroken = 0;
+
+  /** the chained log (its failure, for the supervisor's failed state) */
+  get chain(): ChainedLog {
+    return this.log;
+  }
+
+  /**
+   * After a failure, once the disk takes writes again: reopen the log (a
+   * torn last line is recorded) and write how many lines were not written
+   * meanwhile, as one suppressed line. Throws while the disk still refuses.
+   */
+  reopen(): void {
+    if (!this.log.failure && !this.broken) return;
+    this.log.reopen();
+    const lost = this.lostWhileBroken;
+    this.broken = false;
+    this.lostWhileBroken = 0;
+    if (lost) this.write({ type: 'suppressed', count: lost, second: this.brokenSince, evidence_failed: true });
   }
 
   private flushPending(p: { second: string; count: number } | null): void {

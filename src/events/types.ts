@@ -37,7 +37,7 @@ export type ClearedBy = 'person_message' | 'operation_stopped';
 /** the fields of one events.jsonl line, before the chain adds seq, at and prev */
 export type EventFields =
   | { type: 'boundary'; event: BoundaryEvent; tool_id?: string; fault_id?: string }
-  | { type: 'suppressed'; count: number; second: string; low_space?: true }
+  | { type: 'suppressed'; count: number; second: string; low_space?: true; evidence_failed?: true }
   | { type: 'attention'; signature: Signature; detail: string; evidence: number[] }
   | { type: 'attention_cleared'; by: ClearedBy };
 

@@ -74,6 +74,14 @@ export class Resolver extends EventEmitter {
   private readonly budget: RefusalBudget;
   /** faults between their fault line and their decision */
   private deciding = 0;
+  /**
+   * The evidence cannot be written (src/supervisor.ts, failed state): every
+   * request is denied at once, unrecorded, and counted here (the count is
+   * written when the disk takes writes again).
+   */
+  private failedMode: { denied: number } | null = null;
+  /** leases whose resolution could not be made durable: removed from the kernel, to be recorded on resume */
+  readonly undurable: { fault_id: string; lease: Record<string, unknown>; removed_at: string; error: string }[] = [];
   /** writes the held suppressed count once its second is over (a quiet spell after a flood) */
   private readonly budgetTimer: NodeJS.Timeout;
 
@@ -88,6 +96,42 @@ export class Resolver extends EventEmitter {
     this.budget = new RefusalBudget(o.refusalsPerSecond ?? REFUSALS_PER_SECOND);
     this.budgetTimer = setInterval(() => this.flushSuppressed(Date.now()), 1000);
     this.budgetTimer.unref();
+  }
+
+  /** enter (true) or leave the failed state; leaving returns the requests denied meanwhile */
+  setFailed(on: boolean): number {
+    const n = this.failedMode?.denied ?? 0;
+    this.failedMode = on ? (this.failedMode ?? { denied: 0 }) : null;
+    return n;
+  }
+
+  private countFailed(): void {
+    if (this.failedMode) this.failedMode.denied++;
+  }
+
+  get failed(): boolean {
+    return this.failedMode !== null;
+  }
+
+  /**
+   * A resolution that granted a lease could not be made durable: the lease
+   * leaves the kernel at once (the call is not answered: its client denies
+   * it), and is remembered for the record written on resume.
+   */
+  private leaseUndurable(r: Resolution, e: unknown): void {
+    const l = r.lease;
+    if (!l) return;
+    try {
+      this.network.revokeUndurable({ family: l.family, protocol: l.protocol, address: l.address, port: l.port });
+    } catch (err) {
+      this.emit('backend_error', err);
+    }
+    this.undurable.push({
+      fault_id: r.fault_id,
+      lease: { ...l, expires_at_boot_ns: String(l.expires_at_boot_ns) },
+      removed_at: new Date().toISOString(),
+      error: (e as Error)?.message ?? String(e),
+    });
   }
 
   /**
@@ -172,6 +216,10 @@ export class Resolver extends EventEmitter {
   ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void> }> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
+    if (this.failedMode) {
+      this.failedMode.denied++;
+      return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
+    }
     // the refusal budget: past this second's allowance, or with the state
     // disk below its reserve, a fault that would be denied is only counted
     // (no line; one suppressed line carries the count); below half the
@@ -221,20 +269,30 @@ export class Resolver extends EventEmitter {
     } finally {
       this.deciding--;
     }
-    const ticket = this.faults.appendTicket(
-      {
-        kind: 'resolution',
-        fault_id: fault.fault_id,
-        resolution: resolutionToJson(r),
-        ...(delegateTool ? { delegate_tool: delegateTool } : {}),
-        ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
-      },
-      true,
-      // with deferSync it is written, and its fdatasync asked for, once
-      // every request that arrived together has its line: before the event
-      // loop's next turn (one write and one sync for the batch)
-      opts.deferSync === true,
-    );
+    let ticket: number;
+    try {
+      ticket = this.faults.appendTicket(
+        {
+          kind: 'resolution',
+          fault_id: fault.fault_id,
+          resolution: resolutionToJson(r),
+          ...(delegateTool ? { delegate_tool: delegateTool } : {}),
+          ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
+        },
+        true,
+        // with deferSync it is written, and its fdatasync asked for, once
+        // every request that arrived together has its line: before the event
+        // loop's next turn (one write and one sync for the batch)
+        opts.deferSync === true,
+      );
+    } catch (e) {
+      // the log failed under us: no lease without its durable answer
+      this.leaseUndurable(r, e);
+      this.countFailed();
+      return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
+    }
+    // a lease leaves the kernel at once if its answer cannot be made durable
+    if (r.lease) this.faults.whenDurable(ticket).catch((e) => this.leaseUndurable(r, e));
     // counted and announced as the line is written (a summary taken right
     // after the answer must include it; the live output needs no wake-up of
     // its own per fdatasync); the answer itself waits for durability
@@ -353,6 +411,10 @@ export class Resolver extends EventEmitter {
 
   /** A DNS question the stub refused or failed (REFUSED, SERVFAIL, FORMERR): recorded, durable. */
   recordDnsRefusal(r: { name: string | null; qtype: string | null; rcode: string; control: string; detail: string; peer: string }): Promise<void> {
+    if (this.failedMode) {
+      this.failedMode.denied++;
+      return Promise.resolve();
+    }
     // the workload asks as often as it likes: under the refusal budget
     if (!this.admitRefusal('dns_refused')) return Promise.resolve();
     const t = this.faults.appendTicket({ kind: 'dns_refused', fault_id: `dnsr-${process.pid}-${++this.dnsSeq}`, ...r, detail: r.detail.slice(0, 300) }, true);
@@ -367,6 +429,10 @@ export class Resolver extends EventEmitter {
   /** refuse(), returning the refusal line's ticket at once (see resolveTicket). */
   refuseTicket(reason: DenyReason, detail: string, ctx: FaultContext, faultId = ''): { ticket: number; durable: Promise<void> } {
     this.stats.refused++;
+    if (this.failedMode) {
+      this.failedMode.denied++;
+      return { ticket: 0, durable: Promise.resolve() };
+    }
     // a hook event gensee cannot turn into a fault is the workload's doing: under the refusal budget
     if (ctx.via === 'cgroup_hook' && !this.admitRefusal(reason)) {
       this.emit('refused', { reason, detail, ctx, faultId });

@@ -7,6 +7,8 @@
  *     (i cycling through 0..N-1): plain syscalls, each one paused by
  *     seccomp and refused by gensee's resolver. Prints one JSON line:
  *     {"attempts":A,"ok":O,"EACCES":X,"EPERM":Y,"ECONNREFUSED":R,"other":Z}
+ *     With --every MS, also such a line (cumulative, with "t": ms since
+ *     start) every MS milliseconds, flushed at once.
  *   diskflood connect --port P
  *     connect() to 127.0.0.1:P and write "granted\n"; prints
  *     {"connect":"ok"} or {"connect":"<errno name>"}; exit 0 only on ok.
@@ -83,8 +85,15 @@ int main(int argc, char **argv)
 	}
 	long span = arg(argc, argv, "--span", 1000), ms = arg(argc, argv, "--ms", 3000);
 	long attempts = 0, ok = 0, eacces = 0, eperm = 0, refused = 0, other = 0;
-	long end = now_ms() + ms;
+	long every = arg(argc, argv, "--every", 0);
+	long start = now_ms(), end = start + ms, next = start + every;
 	while (now_ms() < end) {
+		if (every > 0 && now_ms() >= next) {
+			printf("{\"t\":%ld,\"attempts\":%ld,\"ok\":%ld,\"EACCES\":%ld,\"EPERM\":%ld,\"ECONNREFUSED\":%ld,\"other\":%ld}\n",
+			       now_ms() - start, attempts, ok, eacces, eperm, refused, other);
+			fflush(stdout);
+			next += every;
+		}
 		long p = port + attempts % span;
 		int e = dial((int)(p > 65535 ? port : p));
 		attempts++;
