@@ -308,6 +308,10 @@ export class Supervisor {
         ];
         servedGrants.push(...served);
         network.setPolicy(withServedGrants(network.currentPolicy, served));
+        // in the kernel before anyone is told the stub serves (issue 25): a
+        // first query must not meet EPERM while its grant waits for a fault
+        const family = dns.host.includes(':') ? ('ipv6' as const) : ('ipv4' as const);
+        for (const g of served) await network.ensureGrant({ family, ...g });
       }
       const loop = startRejectLoop(dp, resolver, onError, ev, tools);
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, events: ev, stream, reconciled, live });

@@ -237,6 +237,17 @@ export class NetworkBackend {
     return out;
   }
 
+  /**
+   * A standing grant in the kernel now, not at its first fault (the DNS
+   * stub's: its grant must be there before `supervise` says it serves).
+   */
+  async ensureGrant(tuple: Tuple): Promise<void> {
+    const cur = this.dp.getLease(tuple);
+    if (live(cur, bootNs()) && cur!.expiresBootNs === 0n && cur!.usesLeft === null) return;
+    const l = this.dp.putLease({ tuple, generation: BigInt(this.sink?.open ? this.sink.policyGeneration : this.rec.generation), maxUses: 0 });
+    await this.remember(l, 0);
+  }
+
   async resolve(e: NetworkEffect, opts: ResolveOptions = {}): Promise<NetworkDecision> {
     const tuple: Tuple = { family: e.family, protocol: e.protocol, address: e.address, port: e.port };
     const now = bootNs();
