@@ -78,6 +78,8 @@ export interface SupervisorOptions {
   ownerUid?: number;
   peers?: string[];
   detachOnExit?: boolean;
+  /** the caller wrote the operation's record just before (a start intent, src/cli/run.ts): a new operation all the same */
+  startIntent?: boolean;
   /** report non-fatal errors (ring buffer, backend) */
   onError?: (e: Error) => void;
   /** also enforce and count at packet level with an nftables table (src/backends/nft.ts) */
@@ -170,6 +172,7 @@ export class Supervisor {
     } catch (e) {
       if (!(e instanceof GenseeError && e.code === 'E_UNKNOWN_OP')) throw e;
     }
+    if (o.startIntent && existing && existing.totals.allow === 0 && Object.keys(existing.totals.deny).length === 0) existing = null;
     if (existing && existing.cgroup !== cgroup) {
       throw new GenseeError('E_OP_EXISTS', `operation ${o.op} exists for cgroup ${existing.cgroup}, not ${cgroup}`);
     }

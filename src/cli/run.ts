@@ -16,7 +16,8 @@ import { GenseeError } from '../errors';
 import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgroup';
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
 import { parsePolicy, policyHash } from '../protocol/json';
-import { resolveStateDir, readKey, updateOperation } from '../state/operation';
+import { resolveStateDir, readKey, updateOperation, openOperation, createOperation, OperationRecord } from '../state/operation';
+import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { PACKAGE_ROOT } from '../addon';
 import { launchUnderBoundary, workloadIdFor, WorkloadIdentityOption } from '../pause/launch';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
@@ -86,6 +87,22 @@ export async function run(argv: string[]): Promise<number> {
   const parent = path.join(findCgroup2Mount(), 'gensee');
   fs.mkdirSync(parent, { recursive: true });
   const cgroup = path.join(parent, op);
+  // the operation's record before its cgroup or any pin (issue 25): a kill
+  // from here on leaves a record naming them, which `gensee stop` ends
+  let prior: OperationRecord | null = null;
+  try {
+    prior = await openOperation(stateDir, op);
+  } catch (e) {
+    if (!(e instanceof GenseeError && e.code === 'E_UNKNOWN_OP')) throw e;
+  }
+  if (prior && prior.state === 'active' && prior.resolver && identityAlive(prior.resolver)) {
+    throw new GenseeError('E_OP_EXISTS', `operation ${op} is running (resolver pid ${prior.resolver.pid})`);
+  }
+  await createOperation(
+    stateDir,
+    { id: op, owner_uid: 0, cgroup, policy_hash: policy.hash, resolver: { pid: process.pid, start_time_ticks: readStartTimeTicks(process.pid) ?? 0 }, peers: prior?.peers ?? [] },
+    { reopen: true },
+  );
   try {
     fs.mkdirSync(cgroup);
   } catch (e) {
@@ -105,7 +122,7 @@ export async function run(argv: string[]): Promise<number> {
       (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
     );
   try {
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, startIntent: prior === null, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json)));
     sup.resolver.on('refused', (e) => say(formatRefused(e, json)));
     const key = await readKey(stateDir, op);

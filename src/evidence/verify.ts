@@ -16,9 +16,10 @@
 //              crash that caused it is itself evidence an operator should see.
 //   evidence_missing  (verifyOperation) a log that must hold lines is absent
 //              or empty, by what the operation's records say happened:
-//              - faults.jsonl, when network.json holds a lease or a
-//                generation started for one (`lease_added`): every lease
-//                gensee installs has a durable line there first
+//              - faults.jsonl, when network.json holds a lease (with an
+//                expiry: a standing grant is the policy's) or a generation
+//                started for one (`lease_added`): every lease gensee
+//                installs has a durable line there first
 //              - counters.jsonl, when operation.json's totals are not zero:
 //                totals are the sums of its lines
 //              - events.jsonl, when faults.jsonl records a refusal (a deny
@@ -376,7 +377,8 @@ function missingEvidence(dir: string, logs: OperationVerifyReport['logs'], missi
     logs.push({ file, ok: false, path: path.join(dir, file), lines: 0, problems: [problem], last_hash: ZERO_HASH, abandoned: 0 });
   };
   const net = readJson(path.join(dir, 'network.json'));
-  const leases = Array.isArray(net?.leases) ? net.leases.length : 0;
+  // a standing grant (no expiry) is the policy's, installed without a decision (the DNS stub's at start)
+  const leases = Array.isArray(net?.leases) ? net.leases.filter((l) => String((l as { expires_at_boot_ns?: unknown })?.expires_at_boot_ns ?? '0') !== '0').length : 0;
   const added = Array.isArray(net?.generations) ? net.generations.filter((g) => (g as { reason?: unknown })?.reason === 'lease_added').length : 0;
   if (leases || added) need('faults.jsonl', `network.json records ${leases} lease(s) and ${added} generation(s) started for a lease: each is recorded there before it is installed`);
   const totals = readJson(path.join(dir, 'operation.json'))?.totals as { allow?: unknown; deny?: unknown; lost_events?: unknown } | undefined;
