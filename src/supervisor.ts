@@ -38,6 +38,14 @@ import type { CounterRecorder } from './counters/recorder';
 
 export const POLICY_MAX_BYTES = 64 * 1024;
 
+/**
+ * GENSEE_ON_EVIDENCE_FAILURE=exit: a supervisor whose evidence cannot be
+ * written exits with EXIT_EVIDENCE_FAILED (EX_TEMPFAIL) instead of waiting
+ * in the failed state; its hooks stay pinned, failing closed.
+ */
+export const EVIDENCE_FAILURE_ENV = 'GENSEE_ON_EVIDENCE_FAILURE';
+export const EXIT_EVIDENCE_FAILED = 75;
+
 export interface LoadedPolicy {
   policy: Policy;
   hash: string;
@@ -375,6 +383,10 @@ export class Supervisor {
         `operation ${this.op}: evidence log ${log} cannot be written (${name}): FAILED, failing closed — hooks stay attached, every request is denied and counted, nothing new is allowed; retrying the disk, resuming by itself when writes succeed`,
       ),
     );
+    if (process.env[EVIDENCE_FAILURE_ENV] === 'exit') {
+      process.stderr.write(`gensee: ${EVIDENCE_FAILURE_ENV}=exit: exiting ${EXIT_EVIDENCE_FAILED}; the hooks stay pinned, failing closed (gensee stop ends the operation)\n`);
+      process.exit(EXIT_EVIDENCE_FAILED);
+    }
     this.scheduleRetry(250);
   }
 

@@ -416,7 +416,7 @@ export class Resolver extends EventEmitter {
       return Promise.resolve();
     }
     // the workload asks as often as it likes: under the refusal budget
-    if (!this.admitRefusal('dns_refused')) return Promise.resolve();
+    if (!this.admitRefusal(r.control)) return Promise.resolve(); // counted by its control, e.g. dns/budget
     const t = this.faults.appendTicket({ kind: 'dns_refused', fault_id: `dnsr-${process.pid}-${++this.dnsSeq}`, ...r, detail: r.detail.slice(0, 300) }, true);
     return this.faults.whenDurable(t);
   }

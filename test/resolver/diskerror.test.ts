@@ -201,3 +201,45 @@ t.test('gensee stop on a full disk: killed, detached, unpinned; the record once 
   const v = spawnSync(GENSEE_BIN, ['verify', '--op', op, '--state-dir', st], { encoding: 'utf8' });
   t.equal(v.status, 0, 'gensee verify passes: torn last lines recorded in every log', { verify: `${v.stdout}${v.stderr}`.slice(-2000) });
 });
+
+t.test('GENSEE_ON_EVIDENCE_FAILURE=exit: the supervisor exits 75, the hooks stay pinned for stop', { timeout: 120_000 }, async (t) => {
+  if (!requireKernel(t)) return;
+  const mnt = fs.mkdtempSync('/tmp/gs-dx-');
+  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0755', 'gs-diskexit-test', mnt], { encoding: 'utf8' });
+  if (m.status !== 0) {
+    fs.rmdirSync(mnt);
+    return t.fail(`mount tmpfs: ${m.stderr}`);
+  }
+  const op = uniqueName('gs-dx');
+  const st = path.join(mnt, 's');
+  const runDir = shortStateDir(t);
+  t.teardown(async () => {
+    await cleanupOp(st, op);
+    spawnSync('umount', ['-l', mnt]);
+    fs.rmSync(mnt, { recursive: true, force: true });
+  });
+  fs.mkdirSync(st, { mode: 0o700 });
+  const base = 23000 + (process.pid % 20) * 100;
+  const policy = path.join(runDir, 'p.json');
+  fs.writeFileSync(policy, JSON.stringify({ schema: 1, grants: [], leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: `${base}-${base + 3000}` }, ttl_s: 300, max_uses: 0 }], delegate: [] }));
+  const env = { ...process.env, GENSEE_RUN_DIR: runDir, GENSEE_ON_EVIDENCE_FAILURE: 'exit', GENSEE_STATE_RESERVE: '64K' };
+  const c = spawn(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--', FLOOD, 'flood', '--port', String(base), '--span', '3000', '--ms', '60000'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((res) => c.on('close', (code) => res(code)));
+  await waitFor(() => fs.existsSync(path.join(st, 'network-operations', op, 'faults.jsonl')), 30_000, 50);
+  await new Promise((r) => setTimeout(r, 1000));
+  const fd = fs.openSync(path.join(mnt, 'filler'), 'w');
+  try {
+    for (;;) fs.writeSync(fd, Buffer.alloc(64 << 10));
+  } catch {
+    /* full */
+  }
+  fs.closeSync(fd);
+  const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), 30_000))]);
+  t.equal(code, 75, 'gensee run exits 75 on the evidence failure', { stderr: err.slice(-1500) });
+  t.ok(fs.existsSync(`/sys/fs/bpf/gensee/${op}`), 'its hooks stay pinned, failing closed');
+  const s = spawnSync(GENSEE_BIN, ['stop', '--op', op, '--state-dir', st], { encoding: 'utf8', env, timeout: 60_000 });
+  t.ok(s.status === 0 || s.status === 3, `gensee stop ends it on the full disk (exit ${s.status})`, { out: `${s.stdout}${s.stderr}` });
+  t.notOk(fs.existsSync(`/sys/fs/bpf/gensee/${op}`), 'the pins are gone');
+});
