@@ -377,7 +377,14 @@ export class Supervisor {
     const name = err?.code ?? (Object.entries(os.constants.errno).find(([, v]) => v === errno)?.[0] || 'EIO');
     this.failure = { since: new Date().toISOString(), log, error: `${name}: ${err?.message ?? String(e)}`.slice(0, 300), retries: 0 };
     this.resolver.setFailed(true);
-    writeFailedMarker(this.stateDir, this.op, { pid: process.pid, since: this.failure.since, log, error: this.failure.error });
+    writeFailedMarker(this.stateDir, this.op, {
+      pid: process.pid,
+      start_time_ticks: this.record.resolver?.start_time_ticks,
+      cgroup: this.record.cgroup,
+      since: this.failure.since,
+      log,
+      error: this.failure.error,
+    });
     this.onError(
       new Error(
         `operation ${this.op}: evidence log ${log} cannot be written (${name}): FAILED, failing closed — hooks stay attached, every request is denied and counted, nothing new is allowed; retrying the disk, resuming by itself when writes succeed`,

@@ -7,7 +7,7 @@ import { readNetwork } from '../state/network';
 import { hooksAttached, DataPlane, bootNs } from '../dataplane';
 import { leaseJson, leaseRow } from './lease';
 import { identityAlive } from '../resolver/subject';
-import { readFailedMarker, FailedMarker } from '../state/failed';
+import { readFailedMarker, readLiveFailedMarker, FailedMarker } from '../state/failed';
 
 export const usage = 'usage: gensee status --op ID [--json]';
 
@@ -59,7 +59,17 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
   const op = requireOp(values.op);
   const stateDir = resolveStateDir(values['state-dir']);
-  const rec = await openOperation(stateDir, op);
+  let rec: OperationRecord;
+  try {
+    rec = await openOperation(stateDir, op);
+  } catch (e) {
+    // a disk that fails reads too: the failed state is still known (its marker is off the disk)
+    const m = readLiveFailedMarker(stateDir, op);
+    if (!m) throw e;
+    if (values.flags.has('json')) out(JSON.stringify({ condition: 'failed', failed: m, record_error: (e as Error).message }));
+    else out(`operation ${op}: failed (record unreadable: ${(e as Error).message})\nFAILED since ${m.since}: ${m.log}: ${m.error}; failing closed, resolver pid ${m.pid}`);
+    return 1;
+  }
   const net = await readNetwork(stateDir, op);
   const attached = hooksAttached(op);
   let leases: ReturnType<DataPlane['listLeases']> = [];

@@ -32,6 +32,7 @@ import { ChainedLog } from '../evidence/chain';
 import { closeOpenFaults } from '../evidence/abandon';
 import { operationCondition } from './status';
 import { identityAlive } from '../resolver/subject';
+import { readAnyFailedMarker, clearFailedMarker, FailedMarker } from '../state/failed';
 
 export const usage = 'usage: gensee stop --op ID [--json]';
 
@@ -84,6 +85,40 @@ async function endResolver(stateDir: string, op: string, r: ResolverIdentity): P
   throw new GenseeError('E_KERNEL', `resolver pid ${r.pid} of operation ${op} is still alive after SIGKILL; its cgroup is empty and its hooks still attached`, 1);
 }
 
+/**
+ * The record cannot be read (a disk that fails reads too): end what the
+ * failed state's marker names — kill the cgroup and see it empty, end its
+ * resolver, remove the cgroup, detach and unpin — and say that nothing
+ * could be recorded (exit 3; run stop again once the disk is back).
+ */
+async function stopBlind(op: string, m: FailedMarker, why: string, json: boolean): Promise<number> {
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee stop needs root (cgroup.kill, BPF pins)', 1);
+  await killCgroupAndWait(m.cgroup!);
+  const r = { pid: m.pid, start_time_ticks: m.start_time_ticks ?? -1 };
+  if (m.start_time_ticks !== undefined && identityAlive(r)) {
+    process.kill(r.pid, 'SIGTERM');
+    if (!(await waitGone(r, TERM_MS))) {
+      if (identityAlive(r)) process.kill(r.pid, 'SIGKILL');
+      await waitGone(r, KILL_MS);
+    }
+  }
+  try {
+    removeEmptyCgroup(m.cgroup!);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const hadPins = fs.existsSync(pinDirFor(op));
+  try {
+    detachHooks(op);
+  } catch (e) {
+    if (fs.existsSync(pinDirFor(op))) throw e;
+  }
+  const at = new Date().toISOString();
+  process.stderr.write(`gensee: stopped operation ${op} (cgroup ${m.cgroup} killed and removed, ${hadPins ? 'hooks detached and unpinned' : 'no hooks were pinned'}), but its record cannot be read or written: ${why}\ngensee: run gensee stop again once the state disk is back\n`);
+  if (json) out(JSON.stringify({ event: 'stopped_unrecorded', op, cgroup: m.cgroup, hooks_detached: hadPins, unrecorded: [`operation.json: ${why}`], at }));
+  return STOP_UNRECORDED;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
   const op = requireOp(values.op);
@@ -91,7 +126,15 @@ export async function run(argv: string[]): Promise<number> {
   const stateDir = resolveStateDir(values['state-dir']);
 
   // 1. the record
-  const rec = await openOperation(stateDir, op);
+  let rec: OperationRecord;
+  try {
+    rec = await openOperation(stateDir, op);
+  } catch (e) {
+    // a disk that fails reads: the failed state's marker (off the disk) names the cgroup
+    const m = e instanceof GenseeError && e.code === 'E_UNKNOWN_OP' ? null : readAnyFailedMarker(stateDir, op);
+    if (!m) throw e;
+    return stopBlind(op, m, (e as Error).message, json);
+  }
   if (rec.state === 'stopped') {
     out(json ? JSON.stringify({ event: 'already_stopped', op, stopped: rec.stopped }) : `gensee: operation ${op} is already stopped (at ${rec.stopped!.at} by ${rec.stopped!.by}); nothing to do`);
     return 0;
@@ -164,6 +207,7 @@ export async function run(argv: string[]): Promise<number> {
   } catch (e) {
     unrecorded.push(`operation.json: ${(e as Error).message}`);
   }
+  if (unrecorded.length === 0) clearFailedMarker(stateDir, op);
   if (unrecorded.length) {
     // killed, removed, detached and unpinned: only the record is short
     process.stderr.write(`gensee: stopped operation ${op} (cgroup killed and removed, hooks detached and unpinned), but could not record:\n${unrecorded.map((u) => `  ${u}\n`).join('')}gensee: run gensee stop again once the state disk takes writes\n`);

@@ -12,6 +12,10 @@ export const RUN_DIR_ENV = 'GENSEE_RUN_DIR';
 
 export interface FailedMarker {
   pid: number;
+  /** the resolver's start time (field 22 of /proc/PID/stat) */
+  start_time_ticks?: number;
+  /** the operation's cgroup: `gensee stop` can end it when the record cannot be read */
+  cgroup?: string;
   since: string;
   /** the log that failed, e.g. faults.jsonl */
   log: string;
@@ -43,6 +47,18 @@ export function clearFailedMarker(stateDir: string, op: string): void {
   }
 }
 
+/** the marker for this operation whose writer still runs, or null (the record itself may be unreadable) */
+export function readLiveFailedMarker(stateDir: string, op: string): FailedMarker | null {
+  try {
+    const m = JSON.parse(fs.readFileSync(markerPath(stateDir, op), 'utf8')) as FailedMarker;
+    if (!m || !Number.isSafeInteger(m.pid) || m.pid <= 0) return null;
+    process.kill(m.pid, 0);
+    return readFailedMarker(stateDir, op, m.pid);
+  } catch {
+    return null;
+  }
+}
+
 /** the marker for this operation written by pid, or null */
 export function readFailedMarker(stateDir: string, op: string, pid: number): FailedMarker | null {
   try {
@@ -51,6 +67,19 @@ export function readFailedMarker(stateDir: string, op: string, pid: number): Fai
     if (!st.isFile() || st.uid !== 0 && st.uid !== process.getuid?.()) return null;
     const m = JSON.parse(fs.readFileSync(file, 'utf8')) as FailedMarker;
     return m && m.pid === pid && typeof m.since === 'string' ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+/** the marker, whoever wrote it and whether it still runs (gensee stop on a disk that fails reads), or null */
+export function readAnyFailedMarker(stateDir: string, op: string): FailedMarker | null {
+  try {
+    const file = markerPath(stateDir, op);
+    const st = fs.lstatSync(file);
+    if (!st.isFile() || st.uid !== 0) return null;
+    const m = JSON.parse(fs.readFileSync(file, 'utf8')) as FailedMarker;
+    return m && Number.isSafeInteger(m.pid) && typeof m.cgroup === 'string' && path.isAbsolute(m.cgroup) ? m : null;
   } catch {
     return null;
   }

@@ -243,3 +243,75 @@ t.test('GENSEE_ON_EVIDENCE_FAILURE=exit: the supervisor exits 75, the hooks stay
   t.ok(s.status === 0 || s.status === 3, `gensee stop ends it on the full disk (exit ${s.status})`, { out: `${s.stdout}${s.stderr}` });
   t.notOk(fs.existsSync(`/sys/fs/bpf/gensee/${op}`), 'the pins are gone');
 });
+
+t.test('a disk that fails every write mid-run (ext4 shut down): fail closed, stop still ends it', { timeout: 120_000 }, async (t) => {
+  if (!requireKernel(t)) return;
+  const work = shortStateDir(t);
+  const img = path.join(work, 'disk.img');
+  fs.writeFileSync(img, '');
+  fs.truncateSync(img, 64 << 20);
+  if (spawnSync('mkfs.ext4', ['-q', '-F', img]).status !== 0) return t.fail('mkfs.ext4');
+  const lo = spawnSync('losetup', ['--find', '--show', img], { encoding: 'utf8' });
+  if (lo.status !== 0) return t.fail(`losetup: ${lo.stderr}`);
+  const dev = lo.stdout.trim();
+  const mnt = fs.mkdtempSync('/tmp/gs-dr-');
+  const op = uniqueName('gs-dr');
+  const st = path.join(mnt, 's');
+  t.teardown(async () => {
+    await cleanupOp(st, op);
+    spawnSync('umount', ['-l', mnt]);
+    spawnSync('losetup', ['-d', dev]);
+    fs.rmSync(mnt, { recursive: true, force: true });
+  });
+  if (spawnSync('mount', [dev, mnt]).status !== 0) return t.fail('mount');
+  fs.mkdirSync(st, { mode: 0o700 });
+  const base = 26000 + (process.pid % 20) * 100;
+  const policy = path.join(work, 'p.json');
+  fs.writeFileSync(policy, JSON.stringify({ schema: 1, grants: [], leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: `${base}-${base + 3000}` }, ttl_s: 300, max_uses: 0 }], delegate: [] }));
+  const env = { ...process.env, GENSEE_RUN_DIR: work };
+  const c = spawn(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--', FLOOD, 'flood', '--port', String(base), '--span', '3000', '--ms', '60000', '--every', '100'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let last: Progress | null = null;
+  let err = '';
+  let buf = '';
+  c.stdout.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const l = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (l.startsWith('{"t":')) last = JSON.parse(l) as Progress;
+    }
+  });
+  c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((res) => c.on('close', (code) => res(code)));
+  const now = (): Progress => last ?? { t: 0, attempts: 0, ok: 0, EACCES: 0, ECONNREFUSED: 0, other: 0 };
+  await waitFor(() => now().ECONNREFUSED > 100, 30_000, 50);
+  const opFile = path.join(st, 'network-operations', op, 'operation.json');
+  const cgroup = (JSON.parse(fs.readFileSync(opFile, 'utf8')) as { cgroup: string }).cgroup;
+  t.equal(spawnSync(path.join(PACKAGE_ROOT, 'obj', 'adv', 'fsshutdown'), [mnt]).status, 0, 'the disk is gone: every write fails (EIO)');
+  const status = () => {
+    const r = spawnSync(GENSEE_BIN, ['status', '--op', op, '--state-dir', st, '--json'], { encoding: 'utf8', env });
+    try {
+      return JSON.parse(r.stdout) as { condition: string; failed?: { error: string } };
+    } catch {
+      return { condition: `unreadable: ${r.stderr.slice(0, 200)}` };
+    }
+  };
+  const s = await waitFor(() => (status().condition === 'failed' ? status() : null), 20_000, 100).catch(() => status());
+  t.equal(s.condition, 'failed', 'gensee status: failed, though the record cannot be read', { status: s, stderr: err.slice(-1500) });
+  t.match(s.failed?.error ?? '', /EIO|EROFS/, 'naming the error');
+  const dp = DataPlane.open(op);
+  const k0 = dp.listLeases().length;
+  const before = now();
+  await waitFor(() => now().EACCES > before.EACCES + 200, 10_000, 50).catch(() => undefined);
+  const k1 = dp.listLeases().length;
+  dp.close();
+  t.equal(k1, k0, 'no new lease in the kernel while failed');
+  t.ok(now().EACCES > before.EACCES, `calls are refused (${now().EACCES - before.EACCES})`);
+  t.equal(err.split('\n').filter((l) => /FAILED/.test(l)).length, 1, 'one stderr line says so', { stderr: err.slice(-1500) });
+  const stop = spawnSync(GENSEE_BIN, ['stop', '--op', op, '--state-dir', st], { encoding: 'utf8', env, timeout: 60_000 });
+  t.ok(stop.status === 3, `gensee stop on the dead disk: exit ${stop.status} (3: stopped, not recorded)`, { out: `${stop.stdout}${stop.stderr}` });
+  t.notOk(fs.existsSync(cgroup), 'the cgroup is gone');
+  t.notOk(fs.existsSync(`/sys/fs/bpf/gensee/${op}`), 'the pins are gone');
+  await exited;
+});
