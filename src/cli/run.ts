@@ -85,7 +85,6 @@ export async function run(argv: string[]): Promise<number> {
 
   // the operation's cgroup: <cgroup2>/gensee/<op>
   const parent = path.join(findCgroup2Mount(), 'gensee');
-  fs.mkdirSync(parent, { recursive: true });
   const cgroup = path.join(parent, op);
   // the operation's record before its cgroup or any pin (issue 25): a kill
   // from here on leaves a record naming them, which `gensee stop` ends
@@ -103,8 +102,16 @@ export async function run(argv: string[]): Promise<number> {
     { id: op, owner_uid: 0, cgroup, policy_hash: policy.hash, resolver: { pid: process.pid, start_time_ticks: readStartTimeTicks(process.pid) ?? 0 }, peers: prior?.peers ?? [] },
     { reopen: true },
   );
+  // the parent right before the cgroup: a run ending elsewhere may remove an empty parent meanwhile
+  fs.mkdirSync(parent, { recursive: true });
   try {
-    fs.mkdirSync(cgroup);
+    try {
+      fs.mkdirSync(cgroup);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      fs.mkdirSync(parent, { recursive: true });
+      fs.mkdirSync(cgroup);
+    }
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new GenseeError('E_OP_EXISTS', `cgroup ${cgroup} already exists: operation ${op} is running or was not cleaned up`);
     throw e;
