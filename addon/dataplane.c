@@ -210,48 +210,14 @@ int gs_dp_detach(const char *pin_dir, struct gs_err *err)
  * and safe against a concurrent attach (flock on a lock file in /run); a
  * half-made guard (a killed attach) is removed and made again.
  */
-/* Remove the guards beside guard_dir that guard nothing any more (their live
- * map is empty: a parent cgroup removed and made again has a new id, so a
- * new guard). Called with the guard lock held. */
-static void gs_guard_sweep(const char *guard_dir)
-{
-	char parent[4096], p[4352], q[4608];
-	const char *self = strrchr(guard_dir, '/');
-	struct dirent *d;
-	__u64 k;
-	DIR *dir;
-	int i, fd, empty;
-
-	snprintf(parent, sizeof(parent), "%s", guard_dir);
-	dir = opendir(dirname(parent));
-	if (!dir)
-		return;
-	while ((d = readdir(dir))) {
-		if (strncmp(d->d_name, GS_GUARD_PREFIX, strlen(GS_GUARD_PREFIX)) ||
-		    (self && !strcmp(d->d_name, self + 1)))
-			continue;
-		gs_path(p, sizeof(p), parent, d->d_name);
-		gs_path(q, sizeof(q), p, GS_MAP_LIVE);
-		fd = bpf_obj_get(q);
-		empty = fd < 0 || (bpf_map_get_next_key(fd, NULL, &k) && errno == ENOENT);
-		if (fd >= 0)
-			close(fd);
-		if (!empty)
-			continue;
-		for (i = 0; i < GS_GUARD_PINS; i++) {
-			gs_path(q, sizeof(q), p, gs_guard_pin_name(i));
-			fd = i < GS_GUARD_LINKS ? bpf_obj_get(q) : -1;
-			if (fd >= 0) {
-				bpf_link_detach(fd);
-				close(fd);
-			}
-			unlink(q);
-		}
-		rmdir(p);
-	}
-	closedir(dir);
-}
-
+/*
+ * A guard is never removed by gensee: a socket that outlived its operation
+ * may be held anywhere for any time, and the guard is what keeps it from
+ * sending. gensee run leaves its parent cgroup in place for that reason.
+ * Should someone remove the parent anyway, the next run makes a new parent
+ * (a new id) and a new guard; the old one stays pinned, guarding whatever
+ * still references the old parent.
+ */
 static int gs_guard_mark(const char *guard_dir, __u64 cgid, int live, struct gs_err *err);
 
 static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u32 op_level, __u64 cgid,
@@ -281,7 +247,6 @@ static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u
 		if (fd >= 0)
 			close(fd);
 	}
-	gs_guard_sweep(guard_dir);
 	if (present)
 		goto mark;
 	/* half made (or never): start clean; the live map starts empty, and
@@ -353,7 +318,7 @@ static int gs_guard_ensure(const char *guard_dir, const char *parent_cgroup, __u
 		bpf_link__destroy(link); /* the pin holds it */
 	}
 mark:
-	/* under the lock: a sweep by another attach never sees this guard empty */
+	/* under the lock, so the guard a concurrent attach makes is the one marked */
 	if (gs_guard_mark(guard_dir, cgid, 1, err))
 		goto out;
 	rc = 0;

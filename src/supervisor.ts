@@ -13,9 +13,12 @@ import { readFileNoFollow } from './state/fsutil';
 import { createOperation, openOperation, opDir, readKey, updateOperation, OperationRecord } from './state/operation';
 import { readNetwork, writeNetwork, beginGeneration, leaseKey, LeaseRecord } from './state/network';
 import { ChainedLog } from './evidence/chain';
+import { StateSpace } from './state/space';
+import { writeFailedMarker, clearFailedMarker } from './state/failed';
 import { closeOpenFaults } from './evidence/abandon';
 import { NetworkBackend } from './backends/network';
 import { Envelope, reconcileLeases, removeUnanswered } from './counters/envelope';
+import * as os from 'node:os';
 import { Resolver } from './resolver/resolver';
 import { SupervisorServer, AnswerLatency } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
@@ -34,6 +37,14 @@ import type { Upstream } from './dns/stub';
 import type { CounterRecorder } from './counters/recorder';
 
 export const POLICY_MAX_BYTES = 64 * 1024;
+
+/**
+ * GENSEE_ON_EVIDENCE_FAILURE=exit: a supervisor whose evidence cannot be
+ * written exits with EXIT_EVIDENCE_FAILED (EX_TEMPFAIL) instead of waiting
+ * in the failed state; its hooks stay pinned, failing closed.
+ */
+export const EVIDENCE_FAILURE_ENV = 'GENSEE_ON_EVIDENCE_FAILURE';
+export const EXIT_EVIDENCE_FAILED = 75;
 
 export interface LoadedPolicy {
   policy: Policy;
@@ -75,6 +86,8 @@ export interface SupervisorOptions {
   ownerUid?: number;
   peers?: string[];
   detachOnExit?: boolean;
+  /** the caller wrote the operation's record just before (a start intent, src/cli/run.ts): a new operation all the same */
+  startIntent?: boolean;
   /** report non-fatal errors (ring buffer, backend) */
   onError?: (e: Error) => void;
   /** also enforce and count at packet level with an nftables table (src/backends/nft.ts) */
@@ -169,6 +182,7 @@ export class Supervisor {
     } catch (e) {
       if (!(e instanceof GenseeError && e.code === 'E_UNKNOWN_OP')) throw e;
     }
+    if (o.startIntent && existing && existing.totals.allow === 0 && Object.keys(existing.totals.deny).length === 0) existing = null;
     if (existing && existing.cgroup !== cgroup) {
       throw new GenseeError('E_OP_EXISTS', `operation ${o.op} exists for cgroup ${existing.cgroup}, not ${cgroup}`);
     }
@@ -183,6 +197,8 @@ export class Supervisor {
     let stream: EventStream | null = null;
     let dns: DnsService | null = null;
     const servedGrants: { protocol: 'udp' | 'tcp'; address: string; port: number }[] = [];
+    // faults.jsonl failing before the supervisor exists: told once it does
+    const failHook: { fn: (e: unknown) => void; early: unknown } = { fn: (e) => (failHook.early ??= e), early: null };
     try {
       const record = await createOperation(
         o.stateDir,
@@ -205,11 +221,36 @@ export class Supervisor {
       // group commit without a window: a batch forms while the previous fdatasync runs
       const hub = new LogHub();
       // the syncer thread writes its lines: every answer and lease install waits for durability anyway
-      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), { onLine: (seq, text) => hub.publish('faults', seq, text), syncerWrites: true });
+      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), {
+        onLine: (seq, text) => hub.publish('faults', seq, text),
+        syncerWrites: true,
+        onFail: (e) => failHook.fn(e),
+      });
       hub.setDrain('faults', () => faults.drain());
       // a resolver that died left its open faults unanswered: say so, first
-      const onError = o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
-      events = await EventLog.open(dir, { hub, onError });
+      const onError = quiet(o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`)));
+      // the filesystem every operation of this state dir shares: below its
+      // reserve what the workload causes is counted, not written; below half
+      // of it no new lease is granted (src/state/space.ts)
+      const space = new StateSpace(dir);
+      space.onChange((r, was) => {
+        const kib = (n: number) => `${Math.floor(n / 1024)} KiB`;
+        onError(
+          new Error(
+            r.level === 'ok'
+              ? `operation ${o.op}: state filesystem has ${kib(r.free)} free again (reserve ${kib(r.reserve)}): refusals are written again`
+              : r.level === 'low'
+                ? `operation ${o.op}: state filesystem of ${dir} has ${kib(r.free)} free, at or below its reserve of ${kib(r.reserve)}: refusals are counted, not written, until space returns`
+                : `operation ${o.op}: state filesystem of ${dir} has ${kib(r.free)} free, below half its reserve of ${kib(r.reserve)}: new leases are refused (fail closed) until space returns`,
+          ),
+        );
+        try {
+          faults.appendTicket({ kind: 'state_disk', level: r.level, was, free: r.free, reserve: r.reserve }, true, true);
+        } catch (e) {
+          onError(e as Error);
+        }
+      });
+      events = await EventLog.open(dir, { hub, onError, low: () => space.low });
       if (existing) {
         const abandoned = await closeOpenFaults(faults, 'resolver_died');
         const removed = await removeUnanswered(network, dp, abandoned.intents);
@@ -224,11 +265,13 @@ export class Supervisor {
         key,
         faults,
         network,
+        space,
       });
       resolver.on('backend_error', onError);
       const ev = events;
       const tools = new ToolCgroups();
       envelope = await Envelope.open({
+        low: () => space.low,
         stateDir: o.stateDir,
         op: o.op,
         cgroup,
@@ -280,11 +323,25 @@ export class Supervisor {
         ];
         servedGrants.push(...served);
         network.setPolicy(withServedGrants(network.currentPolicy, served));
+        // in the kernel before anyone is told the stub serves (issue 25): a
+        // first query must not meet EPERM while its grant waits for a fault
+        const family = dns.host.includes(':') ? ('ipv6' as const) : ('ipv4' as const);
+        for (const g of served) await network.ensureGrant({ family, ...g });
       }
       const loop = startRejectLoop(dp, resolver, onError, ev, tools);
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, events: ev, stream, reconciled, live });
       sup.envelope = envelope;
       sup.dns = dns;
+      sup.onError = onError;
+      sup.space = space;
+      failHook.fn = (e) => sup.enterFailed('faults.jsonl', e);
+      if (failHook.early) sup.enterFailed('faults.jsonl', failHook.early);
+      // events.jsonl and counters.jsonl fail without waking anyone: looked at twice a second
+      sup.health = setInterval(() => {
+        if (sup.events.chain.failure) sup.enterFailed('events.jsonl', sup.events.chain.failure);
+        else if (sup.envelope?.recorder.log.failure) sup.enterFailed('counters.jsonl', sup.envelope.recorder.log.failure);
+      }, 500);
+      sup.health.unref();
       return sup;
     } catch (e) {
       await dns?.close().catch(() => undefined);
@@ -302,6 +359,98 @@ export class Supervisor {
       }
       throw e;
     }
+  }
+
+  private onError: (e: Error) => void = () => undefined;
+  private space: StateSpace | null = null;
+  private health: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** the failed state: set while an evidence log cannot be written */
+  failure: { since: string; log: string; error: string; retries: number } | null = null;
+
+  /**
+   * An evidence log failed (ENOSPC, EROFS, EIO): fail closed. Hooks stay;
+   * every request is denied at once, unrecorded and counted; one stderr
+   * line; the marker `status` and `ls` read; the disk retried with backoff
+   * (250 ms doubling to 5 s) until every log takes writes again.
+   */
+  enterFailed(log: string, e: unknown): void {
+    if (this.stopped || this.failure) return;
+    const err = e as NodeJS.ErrnoException & { errno?: number };
+    const errno = typeof err?.errno === 'number' ? Math.abs(err.errno) : 0;
+    const name = err?.code ?? (Object.entries(os.constants.errno).find(([, v]) => v === errno)?.[0] || 'EIO');
+    this.failure = { since: new Date().toISOString(), log, error: `${name}: ${err?.message ?? String(e)}`.slice(0, 300), retries: 0 };
+    this.resolver.setFailed(true);
+    writeFailedMarker(this.stateDir, this.op, {
+      pid: process.pid,
+      start_time_ticks: this.record.resolver?.start_time_ticks,
+      cgroup: this.record.cgroup,
+      since: this.failure.since,
+      log,
+      error: this.failure.error,
+    });
+    this.onError(
+      new Error(
+        `operation ${this.op}: evidence log ${log} cannot be written (${name}): FAILED, failing closed — hooks stay attached, every request is denied and counted, nothing new is allowed; retrying the disk, resuming by itself when writes succeed`,
+      ),
+    );
+    if (process.env[EVIDENCE_FAILURE_ENV] === 'exit') {
+      process.stderr.write(`gensee: ${EVIDENCE_FAILURE_ENV}=exit: exiting ${EXIT_EVIDENCE_FAILED}; the hooks stay pinned, failing closed (gensee stop ends the operation)\n`);
+      process.exit(EXIT_EVIDENCE_FAILED);
+    }
+    this.scheduleRetry(250);
+  }
+
+  private scheduleRetry(ms: number): void {
+    if (this.stopped) return;
+    this.retryTimer = setTimeout(() => void this.retryDisk(ms), ms);
+    this.retryTimer.unref();
+  }
+
+  /** one try of the disk: reopen every failed log, record the failure and what it cost, resume */
+  private async retryDisk(ms: number): Promise<void> {
+    this.retryTimer = null;
+    const was = this.failure;
+    if (!was || this.stopped) return;
+    try {
+      // room first: on a filesystem with a page's slack a probe line can
+      // fit where the next lease's lines would not (no flapping)
+      if (this.space && this.space.read(true).level === 'critical') throw new Error('still below half the reserve');
+      this.faults.reopen();
+      this.events.reopen();
+      this.envelope?.recorder.log.reopen();
+    } catch {
+      was.retries++;
+      this.scheduleRetry(Math.min(ms * 2, 5000));
+      return;
+    }
+    // a write must succeed, durably, before anything is served again: the
+    // failure's own record first (opening a file needs no space; writing does)
+    try {
+      this.faults.appendTicket({ kind: 'evidence_failed', failed_at: was.since, log: was.log, error: was.error, retries: was.retries }, true);
+      await this.faults.flushNow();
+    } catch {
+      was.retries++;
+      this.scheduleRetry(Math.min(ms * 2, 5000));
+      return;
+    }
+    // served from here; the record says how many requests were denied
+    // meanwhile (exactly: counted up to this very turn) and which leases
+    // left the kernel because their answer could not be made durable
+    this.failure = null;
+    const denied = this.resolver.setFailed(false);
+    const undurable = this.resolver.undurable.splice(0);
+    try {
+      this.faults.appendTicket({ kind: 'evidence_resumed', failed_at: was.since, log: was.log, denied, undurable_leases: undurable }, true);
+      const abandoned = await closeOpenFaults(this.faults, 'evidence_failed');
+      await removeUnanswered(this.resolver.network, this.dp, abandoned.intents).catch(() => undefined);
+    } catch (e) {
+      this.resolver.undurable.unshift(...undurable);
+      this.enterFailed(was.log, e);
+      return;
+    }
+    clearFailedMarker(this.stateDir, this.op);
+    this.onError(new Error(`operation ${this.op}: evidence logs take writes again after ${was.retries + 1} tries: serving again (${denied} request(s) were denied while failed)`));
   }
 
   /** What this operation did, for the summary `gensee run` and the OCI listener print. */
@@ -348,6 +497,22 @@ export class Supervisor {
   async stop(opts: { close?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.health) clearInterval(this.health);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    // a log that failed (the failed state, or just now): the disk may take
+    // writes again, and reopening records a torn last line and lets the
+    // closing lines in; if it still refuses, the next opener (gensee stop,
+    // a restart) records them
+    const faultsFailed = this.failure !== null || this.faults.failure !== null;
+    if (this.failure) clearFailedMarker(this.stateDir, this.op);
+    for (const reopen of [() => this.faults.reopen(), () => this.events.reopen(), () => this.envelope?.recorder.log.reopen()]) {
+      try {
+        reopen();
+      } catch {
+        /* still failing */
+      }
+    }
+    if (faultsFailed && !this.faults.failure) await closeOpenFaults(this.faults, 'evidence_failed').catch(() => undefined);
     let notEmptied: Error | null = null;
     if (this.detachOnExit) {
       try {
@@ -361,9 +526,14 @@ export class Supervisor {
     await this.loop.idle();
     await this.dns?.close();
     await this.stream.close();
+    // a full or read-only disk must not keep the hooks and the cgroup: the
+    // records are written if they can be, and their failure reported after the rest
+    let unrecorded: Error | null = null;
     // final harvest; the nft table goes with the hooks (close or detach)
-    await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) });
-    await this.resolver.network.flush();
+    await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) }).catch((e: Error) => (unrecorded ??= e));
+    await this.resolver.network.flush().catch((e: Error) => (unrecorded ??= e));
+    // the suppressed count still held: a closing line, in the reserve
+    this.resolver.closeBudget();
     if (process.env.GENSEE_DEBUG) {
       const s = this.faults.syncStats;
       process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us, ${s.slowSyncs} over 1 ms\n`);
@@ -374,11 +544,15 @@ export class Supervisor {
     // or a supervise leaving its workload running does not
     await this.events.close({ stopping: !!opts.close });
     this.dp.close();
-    if (opts.close) {
-      this.live.active = false;
-      await updateOperation(this.stateDir, this.op, { state: 'closed', resolver: null });
-    } else {
-      await updateOperation(this.stateDir, this.op, { resolver: null });
+    try {
+      if (opts.close) {
+        this.live.active = false;
+        await updateOperation(this.stateDir, this.op, { state: 'closed', resolver: null });
+      } else {
+        await updateOperation(this.stateDir, this.op, { resolver: null });
+      }
+    } catch (e) {
+      unrecorded ??= e as Error;
     }
     if (this.detachOnExit) {
       try {
@@ -391,7 +565,29 @@ export class Supervisor {
       if (notEmptied) throw new GenseeError('E_KERNEL', `hooks left pinned, failing closed: the cgroup did not empty: ${notEmptied.message}`, 1);
       detachHooks(this.op);
     }
+    if (unrecorded) throw new GenseeError('E_STATE', `operation ${this.op} stopped, but operation.json could not be updated: ${unrecorded.message}`, 1);
   }
+}
+
+/**
+ * The same error again within a minute is not said again (a full disk
+ * fails every write the same way: one line, not one per second or per
+ * request); the next time it is said, with how many were not.
+ */
+function quiet(say: (e: Error) => void, windowMs = 60_000): (e: Error) => void {
+  const seen = new Map<string, { at: number; skipped: number }>();
+  return (e: Error) => {
+    const key = String(e?.message ?? e).replace(/[0-9]+/g, '#').slice(0, 120);
+    const now = Date.now();
+    const s = seen.get(key);
+    if (s && now - s.at < windowMs) {
+      s.skipped++;
+      return;
+    }
+    if (seen.size > 256) seen.clear();
+    seen.set(key, { at: now, skipped: 0 });
+    say(s?.skipped ? Object.assign(new Error(`${e.message} (and ${s.skipped} more like it in the last minute)`), { code: (e as NodeJS.ErrnoException).code }) : e);
+  };
 }
 
 const EXECUTOR_REASONS = new Set(['write_key_missing', 'write_key_mismatch', 'handle_forged']);

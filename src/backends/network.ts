@@ -257,6 +257,17 @@ export class NetworkBackend {
     return { lease: this.dp.putLease({ tuple, generation, ttlMs, maxUses }, key), added: false };
   }
 
+  /**
+   * A standing grant in the kernel now, not at its first fault (the DNS
+   * stub's: its grant must be there before `supervise` says it serves).
+   */
+  async ensureGrant(tuple: Tuple): Promise<void> {
+    const cur = this.dp.getLease(tuple);
+    if (live(cur, bootNs()) && cur!.expiresBootNs === 0n && cur!.usesLeft === null) return;
+    const l = this.dp.putLease({ tuple, generation: BigInt(this.sink?.open ? this.sink.policyGeneration : this.rec.generation), maxUses: 0 });
+    await this.remember(l, 0);
+  }
+
   async resolve(e: NetworkEffect, opts: ResolveOptions = {}): Promise<NetworkDecision> {
     const tuple: Tuple = { family: e.family, protocol: e.protocol, address: e.address, port: e.port };
     const now = bootNs();
@@ -291,6 +302,20 @@ export class NetworkBackend {
     const del = this.index.delegate.first(e, addr) ?? this.namedDelegate(e, now);
     if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to, ...(del.tool ? { delegate_tool: del.tool } : {}) };
     return { action: 'deny', reason: 'policy_denied' };
+  }
+
+  /**
+   * Would resolve() deny this effect now? Pure: nothing is installed,
+   * recorded or counted (the resolver's refusal budget asks it before it
+   * writes anything: src/resolver/budget.ts).
+   */
+  wouldDeny(e: NetworkEffect): boolean {
+    const addr = parseIp(e.address, e.family)?.bytes ?? null;
+    if (this.index.grants.first(e, addr) !== undefined) return false;
+    const now = bootNs();
+    if (live(this.dp.getLease({ family: e.family, protocol: e.protocol, address: e.address, port: e.port }), now)) return false;
+    if (this.index.leases.first(e, addr)) return false;
+    return (this.index.delegate.first(e, addr) ?? this.namedDelegate(e, now)) === undefined;
   }
 
   /** a delegate host rule whose name a live DNS answer resolved to this address, covering its port and protocol */
@@ -341,6 +366,16 @@ export class NetworkBackend {
       this.snapshotTimer = null;
     }
     await this.persist();
+  }
+
+  /**
+   * A lease whose resolution could not be made durable: out of the kernel
+   * now, and out of the record (its snapshot is written when it can be).
+   */
+  revokeUndurable(t: Tuple): void {
+    this.dp.removeLease(t);
+    this.leases().delete(leaseKey(t));
+    this.scheduleSnapshot();
   }
 
   forget(t: Tuple): Promise<void> {

@@ -10,7 +10,7 @@ import { GenseeError } from '../errors';
 import { resolveStateDir, openOperation, isValidOpId, opDir, OPERATIONS_DIR, OperationRecord } from '../state/operation';
 import { assertNoSymlinks } from '../state/fsutil';
 import { hooksAttached } from '../dataplane';
-import { Condition, operationCondition, conditionHint, resolverAlive, openAttentionOf } from './status';
+import { Condition, operationCondition, conditionHint, resolverAlive, openAttentionOf, failedState } from './status';
 import type { OpenAttention } from '../events/log';
 import { LastEvent, lastEvent } from './events';
 
@@ -60,7 +60,7 @@ async function row(stateDir: string, id: string): Promise<Row> {
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
     return { id, error: { code, message: (e as Error).message }, condition: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id), attention: await openAttentionOf(stateDir, id) };
   }
-  const condition = operationCondition(rec);
+  const condition: Condition = failedState(stateDir, rec) ? 'failed' : operationCondition(rec);
   return {
     id,
     error: null,

@@ -23,7 +23,8 @@ import { GenseeError } from '../errors';
 import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgroup';
 import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
 import { parsePolicy, policyHash } from '../protocol/json';
-import { resolveStateDir, readKey, updateOperation } from '../state/operation';
+import { resolveStateDir, readKey, updateOperation, openOperation, createOperation, OperationRecord } from '../state/operation';
+import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { PACKAGE_ROOT, loadAddon } from '../addon';
 import { startRefusalRecorder } from '../pause/refusals';
 import { launchUnderBoundary, workloadIdFor, WorkloadIdentityOption } from '../pause/launch';
@@ -102,10 +103,33 @@ export async function run(argv: string[]): Promise<number> {
   const parentName = process.env.GENSEE_CGROUP_PARENT ?? 'gensee';
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(parentName)) throw new GenseeError('E_USAGE', `GENSEE_CGROUP_PARENT ${JSON.stringify(parentName)} is not one plain path component`);
   const parent = path.join(findCgroup2Mount(), parentName);
-  fs.mkdirSync(parent, { recursive: true });
   const cgroup = path.join(parent, op);
+  // the operation's record before its cgroup or any pin (issue 25): a kill
+  // from here on leaves a record naming them, which `gensee stop` ends
+  let prior: OperationRecord | null = null;
   try {
-    fs.mkdirSync(cgroup);
+    prior = await openOperation(stateDir, op);
+  } catch (e) {
+    if (!(e instanceof GenseeError && e.code === 'E_UNKNOWN_OP')) throw e;
+  }
+  if (prior && prior.state === 'active' && prior.resolver && identityAlive(prior.resolver)) {
+    throw new GenseeError('E_OP_EXISTS', `operation ${op} is running (resolver pid ${prior.resolver.pid})`);
+  }
+  await createOperation(
+    stateDir,
+    { id: op, owner_uid: 0, cgroup, policy_hash: policy.hash, resolver: { pid: process.pid, start_time_ticks: readStartTimeTicks(process.pid) ?? 0 }, peers: prior?.peers ?? [] },
+    { reopen: true },
+  );
+  // the parent right before the cgroup: a run ending elsewhere may remove an empty parent meanwhile
+  fs.mkdirSync(parent, { recursive: true });
+  try {
+    try {
+      fs.mkdirSync(cgroup);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      fs.mkdirSync(parent, { recursive: true });
+      fs.mkdirSync(cgroup);
+    }
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new GenseeError('E_OP_EXISTS', `cgroup ${cgroup} already exists: operation ${op} is running or was not cleaned up`);
     throw e;
@@ -129,7 +153,7 @@ export async function run(argv: string[]): Promise<number> {
     const missing = missingPolicyLimits(limits.record);
     if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`, 1);
     for (const w of unappliedLimits(limits.record)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, startIntent: prior === null, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json, tty)));
     sup.resolver.on('refused', (e) => say(formatRefused(e, json, tty)));
     await updateOperation(stateDir, op, { resources: limits.record });
@@ -224,13 +248,9 @@ export async function run(argv: string[]): Promise<number> {
         process.stderr.write(`gensee: detach: ${(e as Error).message}\n`);
       }
       try {
+        // the shared parent stays: it carries the guard that keeps a socket
+        // born in an ended operation from sending (src/dataplane.ts)
         removeEmptyCgroup(cgroup);
-        // the shared parent goes when the last run leaves it (EBUSY while another runs)
-        try {
-          fs.rmdirSync(parent);
-        } catch {
-          /* still in use */
-        }
       } catch (e) {
         process.stderr.write(`gensee: cleanup of ${cgroup}: ${(e as Error).message}\n`);
       }

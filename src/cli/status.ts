@@ -11,6 +11,7 @@ import { describeLimits } from '../resources';
 import * as path from 'node:path';
 import { opDir } from '../state/operation';
 import { readOpenAttention, OpenAttention, EVENTS_FILE } from '../events/log';
+import { readFailedMarker, readLiveFailedMarker, FailedMarker } from '../state/failed';
 
 export const usage = 'usage: gensee status --op ID [--json]';
 
@@ -23,7 +24,16 @@ export const usage = 'usage: gensee status --op ID [--json]';
  *   exited cleanly and left the hooks pinned, failing closed);
  * - closed / stopped: as recorded.
  */
-export type Condition = 'active' | 'resolver_gone' | 'unserved' | 'closed' | 'stopped';
+export type Condition = 'active' | 'failed' | 'resolver_gone' | 'unserved' | 'closed' | 'stopped';
+
+/**
+ * An active operation whose live resolver cannot write its evidence (the
+ * failed state, src/supervisor.ts): what it says, or null.
+ */
+export function failedState(stateDir: string, rec: OperationRecord): FailedMarker | null {
+  if (rec.state !== 'active' || !rec.resolver || !resolverAlive(rec)) return null;
+  return readFailedMarker(stateDir, rec.id, rec.resolver.pid);
+}
 
 /** Is the recorded resolver that very process, still running? */
 export function resolverAlive(rec: OperationRecord): boolean {
@@ -72,7 +82,17 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
   const op = requireOp(values.op);
   const stateDir = resolveStateDir(values['state-dir']);
-  const rec = await openOperation(stateDir, op);
+  let rec: OperationRecord;
+  try {
+    rec = await openOperation(stateDir, op);
+  } catch (e) {
+    // a disk that fails reads too: the failed state is still known (its marker is off the disk)
+    const m = readLiveFailedMarker(stateDir, op);
+    if (!m) throw e;
+    if (values.flags.has('json')) out(JSON.stringify({ condition: 'failed', failed: m, record_error: (e as Error).message }));
+    else out(`operation ${op}: failed (record unreadable: ${(e as Error).message})\nFAILED since ${m.since}: ${m.log}: ${m.error}; failing closed, resolver pid ${m.pid}`);
+    return 1;
+  }
   const net = await readNetwork(stateDir, op);
   const attached = hooksAttached(op);
   let leases: ReturnType<DataPlane['listLeases']> = [];
@@ -85,16 +105,18 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   const alive = resolverAlive(rec);
-  const condition = operationCondition(rec);
+  const failed = failedState(stateDir, rec);
+  const condition: Condition = failed ? 'failed' : operationCondition(rec);
   const hint = conditionHint(condition, op, stateDir);
   const attention = await openAttentionOf(stateDir, op);
   if (values.flags.has('json')) {
-    out(JSON.stringify({ operation: rec, condition, hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, kernel_leases: leases.map(leaseJson), totals: rec.totals, attention }));
+    out(JSON.stringify({ operation: rec, condition, ...(failed ? { failed } : {}), hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, kernel_leases: leases.map(leaseJson), totals: rec.totals, attention }));
     return 0;
   }
   const now = bootNs();
   out(`operation ${rec.id}: ${condition}${condition !== rec.state ? ` (recorded ${rec.state})` : ''}, owner uid ${rec.owner_uid}, cgroup ${rec.cgroup}`);
   out(`policy ${rec.policy_hash.slice(0, 16)}…, generation ${net.generation}, hooks ${attached ? 'attached' : 'NOT attached'}, resolver ${rec.resolver ? `pid ${rec.resolver.pid} ${alive ? 'running' : 'gone'}` : 'none'}`);
+  if (failed) out(`FAILED since ${failed.since}: ${failed.log}: ${failed.error}; failing closed (hooks attached, every request denied), the resolver retries the disk and resumes by itself`);
   if (rec.workload) out(`workload: ${rec.workload.identity}, host uid ${rec.workload.uid} gid ${rec.workload.gid}`);
   if (rec.resources) out(`limits (${rec.resources.layout} layout): ${describeLimits(rec.resources)}`);
   if (rec.stopped) out(`stopped at ${rec.stopped.at} by ${rec.stopped.by} (found ${rec.stopped.found})`);

@@ -17,6 +17,11 @@
 //   7. record the stop in operation.json: state "stopped", stopped {at, by, found}
 // A step that fails leaves the later ones undone (hooks attached, failing
 // closed, nothing recorded) and exits non-zero; running stop again resumes.
+// Except writing: on a full or read-only disk the records that cannot be
+// written (step 4's lines, step 7) are named on stderr, steps 5 and 6 still
+// run, and the exit code is 3 (STOP_UNRECORDED); running stop again once
+// the disk takes writes records them (a stopped record is not needed to
+// re-run it: the operation is still recorded active).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, requireOp, out } from './args';
@@ -32,8 +37,12 @@ import { closeOpenFaults } from '../evidence/abandon';
 import { EventLog, EVENTS_FILE } from '../events/log';
 import { operationCondition } from './status';
 import { identityAlive } from '../resolver/subject';
+import { readAnyFailedMarker, clearFailedMarker, FailedMarker } from '../state/failed';
 
 export const usage = 'usage: gensee stop --op ID [--json]';
+
+/** exit code: everything stopped and removed, but the record could not be (fully) written (a full or read-only disk) */
+export const STOP_UNRECORDED = 3;
 
 /** how long a live resolver gets to let go of the operation by itself once its workload is dead */
 const LET_GO_MS = 2000;
@@ -81,6 +90,40 @@ async function endResolver(stateDir: string, op: string, r: ResolverIdentity): P
   throw new GenseeError('E_KERNEL', `resolver pid ${r.pid} of operation ${op} is still alive after SIGKILL; its cgroup is empty and its hooks still attached`, 1);
 }
 
+/**
+ * The record cannot be read (a disk that fails reads too): end what the
+ * failed state's marker names — kill the cgroup and see it empty, end its
+ * resolver, remove the cgroup, detach and unpin — and say that nothing
+ * could be recorded (exit 3; run stop again once the disk is back).
+ */
+async function stopBlind(op: string, m: FailedMarker, why: string, json: boolean): Promise<number> {
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee stop needs root (cgroup.kill, BPF pins)', 1);
+  await killCgroupAndWait(m.cgroup!);
+  const r = { pid: m.pid, start_time_ticks: m.start_time_ticks ?? -1 };
+  if (m.start_time_ticks !== undefined && identityAlive(r)) {
+    process.kill(r.pid, 'SIGTERM');
+    if (!(await waitGone(r, TERM_MS))) {
+      if (identityAlive(r)) process.kill(r.pid, 'SIGKILL');
+      await waitGone(r, KILL_MS);
+    }
+  }
+  try {
+    removeEmptyCgroup(m.cgroup!);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const hadPins = fs.existsSync(pinDirFor(op));
+  try {
+    detachHooks(op);
+  } catch (e) {
+    if (fs.existsSync(pinDirFor(op))) throw e;
+  }
+  const at = new Date().toISOString();
+  process.stderr.write(`gensee: stopped operation ${op} (cgroup ${m.cgroup} killed and removed, ${hadPins ? 'hooks detached and unpinned' : 'no hooks were pinned'}), but its record cannot be read or written: ${why}\ngensee: run gensee stop again once the state disk is back\n`);
+  if (json) out(JSON.stringify({ event: 'stopped_unrecorded', op, cgroup: m.cgroup, hooks_detached: hadPins, unrecorded: [`operation.json: ${why}`], at }));
+  return STOP_UNRECORDED;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, { op: { type: 'string' }, json: { type: 'boolean' } }, false);
   const op = requireOp(values.op);
@@ -88,7 +131,15 @@ export async function run(argv: string[]): Promise<number> {
   const stateDir = resolveStateDir(values['state-dir']);
 
   // 1. the record
-  const rec = await openOperation(stateDir, op);
+  let rec: OperationRecord;
+  try {
+    rec = await openOperation(stateDir, op);
+  } catch (e) {
+    // a disk that fails reads: the failed state's marker (off the disk) names the cgroup
+    const m = e instanceof GenseeError && e.code === 'E_UNKNOWN_OP' ? null : readAnyFailedMarker(stateDir, op);
+    if (!m) throw e;
+    return stopBlind(op, m, (e as Error).message, json);
+  }
   if (rec.state === 'stopped') {
     out(json ? JSON.stringify({ event: 'already_stopped', op, stopped: rec.stopped }) : `gensee: operation ${op} is already stopped (at ${rec.stopped!.at} by ${rec.stopped!.by}); nothing to do`);
     return 0;
@@ -104,15 +155,25 @@ export async function run(argv: string[]): Promise<number> {
   // 3. the resolver
   const resolver = rec.resolver ? await endResolver(stateDir, op, rec.resolver) : 'gone';
 
-  // 4. faults nobody will answer now; the maps go in step 6, with any lease an open fault's intent put there
+  // 4. faults nobody will answer now; the maps go in step 6, with any lease
+  // an open fault's intent put there. Every log is opened, so a torn last
+  // line (a crash, a full disk) is recorded in each. On a full or read-only
+  // disk what cannot be recorded is said, and the stop goes on: killing,
+  // detaching and unpinning need no space.
   let abandoned = 0;
-  const faultsFile = path.join(opDir(stateDir, op), 'faults.jsonl');
-  if (fs.existsSync(faultsFile)) {
-    const log = await ChainedLog.open(faultsFile);
+  const unrecorded: string[] = [];
+  const dir = opDir(stateDir, op);
+  for (const file of ['faults.jsonl', 'counters.jsonl', 'events.jsonl', 'calls.jsonl']) {
+    const p = path.join(dir, file);
+    if (!fs.existsSync(p)) continue;
+    let log: ChainedLog | null = null;
     try {
-      abandoned = (await closeOpenFaults(log, resolver === 'killed' || resolver === 'terminated' ? 'operation_stopped' : 'resolver_died')).faults.length;
+      log = await ChainedLog.open(p);
+      if (file === 'faults.jsonl') abandoned = (await closeOpenFaults(log, resolver === 'killed' || resolver === 'terminated' ? 'operation_stopped' : 'resolver_died')).faults.length;
+    } catch (e) {
+      unrecorded.push(`${file}: ${(e as Error).message}`);
     } finally {
-      await log.close();
+      await log?.close().catch(() => undefined);
     }
   }
   // the resolver is gone: nobody else writes events.jsonl now
@@ -159,7 +220,18 @@ export async function run(argv: string[]): Promise<number> {
 
   // 7. the record, in one atomic write
   const at = new Date().toISOString();
-  await updateOperation(stateDir, op, { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: why } });
+  try {
+    await updateOperation(stateDir, op, { state: 'stopped', resolver: null, stopped: { at, by: 'gensee_stop', found: why } });
+  } catch (e) {
+    unrecorded.push(`operation.json: ${(e as Error).message}`);
+  }
+  if (unrecorded.length === 0) clearFailedMarker(stateDir, op);
+  if (unrecorded.length) {
+    // killed, removed, detached and unpinned: only the record is short
+    process.stderr.write(`gensee: stopped operation ${op} (cgroup killed and removed, hooks detached and unpinned), but could not record:\n${unrecorded.map((u) => `  ${u}\n`).join('')}gensee: run gensee stop again once the state disk takes writes\n`);
+    if (json) out(JSON.stringify({ event: 'stopped_unrecorded', op, found: why, cgroup: rec.cgroup, hooks_detached: hadPins, faults_abandoned: abandoned, unrecorded, at }));
+    return STOP_UNRECORDED;
+  }
 
   if (json) {
     out(JSON.stringify({ event: 'stopped', op, found: why, cgroup: rec.cgroup, cgroup_removed: hadCgroup, resolver: rec.resolver ? { pid: rec.resolver.pid, ended: resolver } : null, faults_abandoned: abandoned, attention_cleared: attentionCleared, hooks_detached: hadPins, nft_removed: nft, at }));

@@ -65,6 +65,8 @@ export const SAMPLE_INTERVAL_MS = 1000;
 export const HANDOVER_GRACE_MS = 20;
 
 export interface EnvelopeOptions {
+  /** the state disk is below its reserve (src/state/space.ts) */
+  low?: () => boolean;
   stateDir: string;
   op: string;
   /** absolute cgroup path */
@@ -142,7 +144,7 @@ export class Envelope {
   }
 
   static async open(o: EnvelopeOptions): Promise<Envelope> {
-    const recorder = await CounterRecorder.open({ stateDir: o.stateDir, op: o.op, dp: o.dp, network: o.network, intervalMs: o.intervalMs ?? SAMPLE_INTERVAL_MS, onError: o.onError, hub: o.hub });
+    const recorder = await CounterRecorder.open({ stateDir: o.stateDir, op: o.op, dp: o.dp, network: o.network, intervalMs: o.intervalMs ?? SAMPLE_INTERVAL_MS, onError: o.onError, hub: o.hub, low: o.low });
     const env = new Envelope(o, recorder);
     try {
       await env.init();

@@ -45,6 +45,8 @@ import { opDir, updateOperation } from '../state/operation';
 import { CounterSource, SampleResult, Sampler } from './sampler';
 import { COUNTERS_FILE, SNAPSHOT_EVERY_MS, resume, writeSnapshot } from './snapshot';
 
+/** per-destination lines for the pause layer's denials in one reading; the rest are folded per reason */
+export const REFUSAL_LINES = 100;
 /** share of the time network.json rewrites for totals alone may take */
 const NETWORK_WRITE_BUDGET = 0.05;
 /** nft reads may use this share of one core; the period grows with the set */
@@ -67,6 +69,8 @@ export interface RecorderOptions {
   intervalMs: number;
   onError: (e: Error) => void;
   hub?: LogHub;
+  /** the state disk is below its reserve (src/state/space.ts): every refusal line is folded */
+  low?: () => boolean;
 }
 
 export function tupleOf(l: { family: Tuple['family']; protocol: Tuple['protocol']; address: string; port: number }): Tuple {
@@ -126,10 +130,12 @@ export class CounterRecorder {
     for (const l of lines) {
       // nobody waits on a counters line: written with the others of this
       // turn of the event loop (one write(2) for them), synced by the log's window
+      if (this.log.failure) break; // said once; the supervisor's failed state retries the disk
       try {
         this.log.appendTicket({ at, ...l }, true, true);
       } catch (e) {
         this.o.onError(e as Error);
+        break;
       }
     }
     if (lines.length) this.snapshotDirty = true;
@@ -149,10 +155,22 @@ export class CounterRecorder {
       n += this.dnsNames.delta;
       this.dnsNames.delta = 0;
     }
+    // a workload chooses how many destinations it is refused for: past
+    // REFUSAL_LINES of them in one reading, the rest are one line per reason
+    // (delta exact, `destinations` how many it folds)
+    const folded = new Map<string, { delta: number; destinations: number }>();
+    let k = this.o.low?.() ? REFUSAL_LINES : 0;
     for (const r of this.refusals.values()) {
-      lines.push({ kind: 'deny', source: 'resolver', reason: r.reason, ...dest(r.t), delta: r.n });
+      if (k++ < REFUSAL_LINES) lines.push({ kind: 'deny', source: 'resolver', reason: r.reason, ...dest(r.t), delta: r.n });
+      else {
+        const f = folded.get(r.reason) ?? { delta: 0, destinations: 0 };
+        f.delta += r.n;
+        f.destinations++;
+        folded.set(r.reason, f);
+      }
       n += r.n;
     }
+    for (const [reason, f] of folded) lines.push({ kind: 'deny', source: 'resolver', reason, folded: true, ...f });
     this.refusals.clear();
     this.snapshotDirty = true;
     return { lines, changed: s.changed + n };
@@ -248,6 +266,11 @@ export class CounterRecorder {
     }
     await Promise.all(writes);
     if (this.snapshotDirty && (final || Date.now() - this.lastSnapshot >= SNAPSHOT_EVERY_MS)) await this.snapshot();
+  }
+
+  /** counters.jsonl (its failure, for the supervisor's failed state) */
+  get chain(): ChainedLog {
+    return this.log;
   }
 
   /** the final write: totals, network.json and a snapshot, then the log closes */

@@ -20,6 +20,11 @@
 // through the operator path (`gensee attention clear`, control.sock) or the
 // operation ending for good. Nothing else clears it: a supervisor restart
 // reads what is open back from the file.
+//
+// While the state disk is below its reserve (src/state/space.ts) no
+// boundary line is written at all: they are counted, and the count is one
+// {"type":"suppressed",...,"low_space":true} line once space returns or the
+// log closes.
 import * as path from 'node:path';
 import { ChainedLog } from '../evidence/chain';
 import { readLines } from '../state/fsutil';
@@ -60,9 +65,15 @@ export class EventLog {
   private readonly toolSuppressed = new Map<string, Map<string, number>>();
   readonly stats: EventLogStats = { written: 0, suppressed: 0 };
   private readonly onError: (e: Error) => void;
+  /** the state disk is below its reserve: count, do not write */
+  private readonly low: () => boolean;
+  /** boundary lines counted while the disk was low, and the second the first fell in */
+  private heldLow = 0;
+  private heldLowFrom = '';
 
-  private constructor(log: ChainedLog, openAttention: number[], onError: (e: Error) => void, limit: number) {
+  private constructor(log: ChainedLog, openAttention: number[], onError: (e: Error) => void, limit: number, low: () => boolean) {
     this.log = log;
+    this.low = low;
     this.openAttention = openAttention;
     this.onError = onError;
     this.gate = new FloodGate(limit);
@@ -72,7 +83,7 @@ export class EventLog {
   }
 
   /** Open (or create) `<dir>/events.jsonl`; every line written is announced to hub. */
-  static async open(dir: string, o: { hub?: LogHub; onError?: (e: Error) => void; limitPerSecond?: number } = {}): Promise<EventLog> {
+  static async open(dir: string, o: { hub?: LogHub; onError?: (e: Error) => void; limitPerSecond?: number; low?: () => boolean } = {}): Promise<EventLog> {
     const file = path.join(dir, EVENTS_FILE);
     const log = ChainedLog.openSync(file, { groupWindowMs: 20, onLine: o.hub ? (seq, text) => o.hub!.publish('events', seq, text) : undefined });
     let open: number[];
@@ -82,7 +93,7 @@ export class EventLog {
       log.closeSync();
       throw e;
     }
-    return new EventLog(log, open, o.onError ?? (() => undefined), o.limitPerSecond ?? EVENTS_PER_SECOND);
+    return new EventLog(log, open, o.onError ?? (() => undefined), o.limitPerSecond ?? EVENTS_PER_SECOND, o.low ?? (() => false));
   }
 
   get seq(): number {
@@ -106,6 +117,12 @@ export class EventLog {
   boundary(e: BoundaryInput): number {
     if (this.closed) return 0;
     const now = Date.now();
+    if (this.low()) {
+      if (this.heldLow++ === 0) this.heldLowFrom = new Date(Math.floor(now / 1000) * 1000).toISOString();
+      this.stats.suppressed++;
+      return 0;
+    }
+    this.flushLow();
     const verdict = this.gate.admit(now);
     this.flushPending(verdict.flushed);
     if (!verdict.write) {
@@ -176,14 +193,46 @@ export class EventLog {
 
   private write(fields: EventFields): number {
     if (this.closed) return 0;
+    if (this.broken) {
+      // the log failed: counted, said once (the supervisor's failed state retries the disk)
+      this.lostWhileBroken++;
+      return 0;
+    }
     try {
       this.log.appendTicket(fields as unknown as Record<string, unknown>, true);
       this.stats.written++;
       return this.log.seq;
     } catch (e) {
+      this.broken = true;
+      this.brokenSince = new Date().toISOString();
+      this.lostWhileBroken++;
       this.onError(e as Error);
       return 0;
     }
+  }
+
+  /** the log failed: lines are counted, not written, until reopen() */
+  private broken = false;
+  private brokenSince = '';
+  private lostWhileBroken = 0;
+
+  /** the chained log (its failure, for the supervisor's failed state) */
+  get chain(): ChainedLog {
+    return this.log;
+  }
+
+  /**
+   * After a failure, once the disk takes writes again: reopen the log (a
+   * torn last line is recorded) and write how many lines were not written
+   * meanwhile, as one suppressed line. Throws while the disk still refuses.
+   */
+  reopen(): void {
+    if (!this.log.failure && !this.broken) return;
+    this.log.reopen();
+    const lost = this.lostWhileBroken;
+    this.broken = false;
+    this.lostWhileBroken = 0;
+    if (lost) this.write({ type: 'suppressed', count: lost, second: this.brokenSince, evidence_failed: true });
   }
 
   private flushPending(p: { second: string; count: number } | null): void {
@@ -196,7 +245,17 @@ export class EventLog {
   }
 
   private flushSuppressed(now: number): void {
-    if (!this.closed) this.flushPending(this.gate.flush(now));
+    if (this.closed) return;
+    this.flushPending(this.gate.flush(now));
+    if (!this.low()) this.flushLow();
+  }
+
+  /** the count held while the disk was low, as one line */
+  private flushLow(): void {
+    if (this.heldLow === 0) return;
+    const count = this.heldLow;
+    this.heldLow = 0;
+    this.write({ type: 'suppressed', count, second: this.heldLowFrom, low_space: true });
   }
 
   /**
@@ -209,6 +268,7 @@ export class EventLog {
     if (this.closed) return;
     clearInterval(this.timer);
     this.flushPending(this.gate.flush(Number.MAX_SAFE_INTEGER));
+    this.flushLow();
     if (o.stopping) this.clearAttention('operation_stopped');
     this.closed = true;
     await this.log.close();

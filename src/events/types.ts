@@ -50,7 +50,7 @@ export interface ClearedWho {
 /** the fields of one events.jsonl line, before the chain adds seq, at and prev */
 export type EventFields =
   | { type: 'boundary'; event: BoundaryEvent; tool_id?: string; fault_id?: string }
-  | { type: 'suppressed'; count: number; second: string; tools?: Record<string, number> }
+  | { type: 'suppressed'; count: number; second: string; tools?: Record<string, number>; low_space?: true; evidence_failed?: true }
   | { type: 'attention'; signature: Signature; detail: string; evidence: number[]; refs?: string[]; agent_events?: string }
   | ({ type: 'attention_cleared'; by: 'person'; attention: number[] } & ClearedWho)
   | { type: 'attention_cleared'; by: 'operation_stopped'; attention: number[] };

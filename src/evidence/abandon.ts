@@ -13,7 +13,7 @@ import type { ChainedLog } from './chain';
 import type { LeaseIntent } from '../backends/network';
 
 /** why a fault was abandoned, as the resolution line's `abandoned` field says */
-export type AbandonCause = 'resolver_died' | 'operation_stopped';
+export type AbandonCause = 'resolver_died' | 'operation_stopped' | 'evidence_failed';
 
 export interface Abandoned {
   /** fault ids closed, in log order */
@@ -40,7 +40,9 @@ export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause): Pro
         abandoned: cause,
         detail: cause === 'resolver_died'
           ? 'the resolver died between this fault line and its resolution; no answer was sent'
-          : 'the operation was stopped with this fault open; no answer was sent',
+          : cause === 'evidence_failed'
+            ? 'the evidence log failed (a disk error) before this fault\'s resolution was durable: no answer was sent, the call was denied, and any lease it announced was removed from the kernel at once'
+            : 'the operation was stopped with this fault open; no answer was sent',
       },
       false,
     );

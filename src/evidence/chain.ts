@@ -68,6 +68,11 @@ export interface ChainedLogOptions {
    * loses only lines nobody had acted on.
    */
   syncerWrites?: boolean;
+  /**
+   * Told once when the log fails (a write or fdatasync error poisons it):
+   * the supervisor's failed state (src/supervisor.ts). Must not throw.
+   */
+  onFail?: (err: unknown) => void;
 }
 
 export type { NativeSyncLog } from '../addon';
@@ -163,12 +168,59 @@ export class ChainedLog {
   private failed: unknown = null;
   private closing = false;
   private readonly onLine: ((seq: number, text: string) => void) | undefined;
+  private readonly opts: ChainedLogOptions;
 
   private constructor(file: string, fd: number, opts: ChainedLogOptions) {
     this.path = file;
     this.fd = fd;
+    this.opts = opts;
     this.onLine = opts.onLine;
-    this.native = new (loadAddon().SyncLog)(fd, Math.max(0, Math.round((opts.groupWindowMs ?? 0) * 1000)), () => this.onDurable(), opts.syncerWrites === true);
+    this.native = this.syncer(fd);
+  }
+
+  private syncer(fd: number): NativeSyncLog {
+    const o = this.opts;
+    return new (loadAddon().SyncLog)(fd, Math.max(0, Math.round((o.groupWindowMs ?? 0) * 1000)), () => this.onDurable(), o.syncerWrites === true);
+  }
+
+  /** the error that poisoned the log, or null */
+  get failure(): unknown {
+    return this.failed;
+  }
+
+  /**
+   * After a failure: open the file again and go on from what is on disk
+   * (a torn last line is kept and recorded, as on open), with a new syncer.
+   * Lines appended but never written are gone: nothing acted on them
+   * (every answer and install waits for durability). Throws, and the log
+   * stays failed, while the disk still refuses.
+   */
+  reopen(): void {
+    if (!this.failed || this.closing) return;
+    const err = this.failed;
+    const fd = fs.openSync(this.path, C.O_RDWR | C.O_APPEND | C.O_NOFOLLOW);
+    const old = { fd: this.fd, native: this.native };
+    this.fd = fd;
+    this.native = this.syncer(fd);
+    this.failed = null;
+    this.pending = [];
+    this.pendingSync = false;
+    this.tickets = 0;
+    this.seqNo = 0;
+    this.prevHash = ZERO_HASH;
+    this.tornInfo = null;
+    try {
+      this.recover(fs.fstatSync(fd).size);
+    } catch (e) {
+      this.native.close();
+      fs.closeSync(fd);
+      this.fd = old.fd;
+      this.native = old.native;
+      this.failed = e ?? err;
+      throw e;
+    }
+    old.native?.close();
+    if (old.fd >= 0) fs.closeSync(old.fd);
   }
 
   /** fdatasync calls and lines made durable by them (group-commit efficiency) */
@@ -191,6 +243,11 @@ export class ChainedLog {
   /** seq of the last line appended (queued lines included) */
   get seq(): number {
     return this.seqNo;
+  }
+
+  /** ticket of the last line appended (0: none in this process) */
+  get lastTicket(): number {
+    return this.tickets;
   }
 
   /** hash of the last line appended (what the next line's prev will be) */
@@ -463,7 +520,14 @@ export class ChainedLog {
    * as if it had (write-ahead). Reopen to recover from what is on disk.
    */
   private fail(err: unknown): void {
-    if (!this.failed) this.failed = err;
+    if (!this.failed) {
+      this.failed = err;
+      try {
+        this.opts.onFail?.(err);
+      } catch {
+        /* told, once */
+      }
+    }
     for (const w of this.waiters.splice(0)) w.reject(err);
     if (this.refd && this.native) {
       this.refd = false;

@@ -14,6 +14,17 @@
 //              torn_line record right after it. WARNING, not a failure: nothing
 //              was lost or hidden, the chain covers the torn bytes, and the
 //              crash that caused it is itself evidence an operator should see.
+//   evidence_missing  (verifyOperation) a log that must hold lines is absent
+//              or empty, by what the operation's records say happened:
+//              - faults.jsonl, when network.json holds a lease (with an
+//                expiry: a standing grant is the policy's) or a generation
+//                started for one (`lease_added`): every lease gensee
+//                installs has a durable line there first
+//              - counters.jsonl, when operation.json's totals are not zero:
+//                totals are the sums of its lines
+//              - events.jsonl, when faults.jsonl records a refusal (a deny
+//                not closed as abandoned, a hook fault, a suppressed count):
+//                every refusal is a boundary event or a suppressed count
 //   unresolved_fault  (pairFaults) a {kind:"fault"} line with no later
 //              {kind:"resolution"} for its fault_id. {kind:"refusal"} lines
 //              stand alone. A resolution with an `abandoned` field closes a
@@ -24,14 +35,15 @@
 // the very last line and the removal of lines at the end cannot be seen
 // (nothing after them refers to them). `last_hash` is reported so an
 // operator can anchor it elsewhere.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
-import { readLines } from '../state/fsutil';
+import { assertNoSymlinks, readLines } from '../state/fsutil';
 import { checkOpDir } from '../state/operation';
 import { ZERO_HASH } from './chain';
 
-export type ProblemKind = 'edited' | 'removed' | 'torn' | 'unresolved_fault' | 'bad_json' | 'seq_gap' | 'torn_recorded';
+export type ProblemKind = 'edited' | 'removed' | 'torn' | 'unresolved_fault' | 'bad_json' | 'seq_gap' | 'torn_recorded' | 'evidence_missing';
 export type Severity = 'error' | 'warning';
 
 export interface VerifyProblem {
@@ -76,6 +88,8 @@ export interface VerifyReport {
   anchor?: Anchor & { ok: boolean };
   /** faults closed as abandoned (a resolver died with them open; src/evidence/abandon.ts) */
   abandoned: number;
+  /** refusals recorded (deny resolutions not abandoned, hook faults, suppressed counts): they imply events */
+  refusals?: number;
 }
 
 export const LOG_FILES = ['faults.jsonl', 'counters.jsonl', 'events.jsonl', 'calls.jsonl'] as const;
@@ -120,6 +134,7 @@ class Verifier {
   private heldBad: { line: number; detail: string } | null = null;
   private readonly openFaults = new Map<string, number[]>();
   abandoned = 0;
+  refusals = 0;
   /** the hash of the anchored line, once read */
   private anchorSeen: string | null = null;
 
@@ -198,6 +213,10 @@ class Verifier {
     }
     this.expectedPrev = hash;
 
+    if (this.pairFaults) {
+      const res = rec.resolution as { action?: unknown } | undefined;
+      if ((rec.kind === 'resolution' && res?.action === 'deny' && typeof rec.abandoned !== 'string') || rec.kind === 'suppressed' || (rec.kind === 'fault' && rec.via === 'cgroup_hook')) this.refusals++;
+    }
     if (this.pairFaults && typeof rec.fault_id === 'string') {
       // a DNS question the stub answered for a host rule is paired like a fault
       if (rec.kind === 'fault' || rec.kind === 'dns_query') {
@@ -250,7 +269,16 @@ export async function verifyLog(file: string, opts: VerifyOptions = {}): Promise
   const v = new Verifier(opts.pairFaults === true, opts.anchor);
   await readLines(abs, (line, complete) => v.line(line, complete), { chunk: 1 << 20 });
   const { problems, last_hash, anchor } = v.finish();
-  return { ok: !problems.some((p) => p.severity === 'error'), path: abs, lines: v.lines, problems, last_hash, ...(anchor ? { anchor } : {}), abandoned: v.abandoned };
+  return {
+    ok: !problems.some((p) => p.severity === 'error'),
+    path: abs,
+    lines: v.lines,
+    problems,
+    last_hash,
+    ...(anchor ? { anchor } : {}),
+    abandoned: v.abandoned,
+    ...(opts.pairFaults ? { refusals: v.refusals } : {}),
+  };
 }
 
 /**
@@ -307,5 +335,59 @@ export async function verifyOperation(
       });
     }
   }
+  missingEvidence(dir, logs, missing);
   return { ok: logs.every((l) => l.ok), id, dir, logs, missing };
+}
+
+/** a record of the operation's directory as JSON, or null (absent or unreadable: not this check's to judge) */
+function readJson(file: string): Record<string, unknown> | null {
+  try {
+    assertNoSymlinks(file);
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    let text: string;
+    try {
+      text = fs.readFileSync(fd, 'utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+    const v = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The evidence_missing rule (see the top of this file): a log the records
+ * say must hold lines, absent or empty, fails the operation. Its report is
+ * added (absent) or given the problem (empty).
+ */
+function missingEvidence(dir: string, logs: OperationVerifyReport['logs'], missing: LogFile[]): void {
+  const need = (file: LogFile, why: string) => {
+    const have = logs.find((l) => l.file === file);
+    if (have && have.lines > 0) return;
+    const problem: VerifyProblem = { line: 0, kind: 'evidence_missing', severity: 'error', detail: `${file} is ${have ? 'empty' : 'absent'}, but ${why}` };
+    if (have) {
+      have.problems.push(problem);
+      have.ok = false;
+      return;
+    }
+    const i = missing.indexOf(file);
+    if (i >= 0) missing.splice(i, 1);
+    logs.push({ file, ok: false, path: path.join(dir, file), lines: 0, problems: [problem], last_hash: ZERO_HASH, abandoned: 0 });
+  };
+  const net = readJson(path.join(dir, 'network.json'));
+  // a standing grant (no expiry) is the policy's, installed without a decision (the DNS stub's at start)
+  const leases = Array.isArray(net?.leases) ? net.leases.filter((l) => String((l as { expires_at_boot_ns?: unknown })?.expires_at_boot_ns ?? '0') !== '0').length : 0;
+  const added = Array.isArray(net?.generations) ? net.generations.filter((g) => (g as { reason?: unknown })?.reason === 'lease_added').length : 0;
+  if (leases || added) need('faults.jsonl', `network.json records ${leases} lease(s) and ${added} generation(s) started for a lease: each is recorded there before it is installed`);
+  const totals = readJson(path.join(dir, 'operation.json'))?.totals as { allow?: unknown; deny?: unknown; lost_events?: unknown } | undefined;
+  if (totals) {
+    const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+    const deny = typeof totals.deny === 'object' && totals.deny !== null ? Object.values(totals.deny).reduce((s: number, v) => s + n(v), 0) : 0;
+    const sum = n(totals.allow) + deny + n(totals.lost_events);
+    if (sum > 0) need('counters.jsonl', `operation.json's totals count ${sum} (allow ${n(totals.allow)}, deny ${deny}, lost ${n(totals.lost_events)}): totals are the sums of its lines`);
+  }
+  const refusals = logs.find((l) => l.file === 'faults.jsonl')?.refusals ?? 0;
+  if (refusals > 0) need('events.jsonl', `faults.jsonl records ${refusals} refusal(s): each is a boundary event or a suppressed count there`);
 }

@@ -12,6 +12,8 @@ import type { ChainedLog } from '../evidence/chain';
 import type { NetworkBackend, LeaseIntent } from '../backends/network';
 import { checkSubject } from './subject';
 import { ExecutorBackend } from '../backends/executor';
+import type { StateSpace } from '../state/space';
+import { RefusalBudget, REFUSALS_PER_SECOND } from './budget';
 
 export interface PeerInfo {
   pid: number;
@@ -42,6 +44,10 @@ export interface ResolverOptions {
   key: Buffer;
   faults: ChainedLog;
   network: NetworkBackend;
+  /** the state filesystem's free space and reserve (src/state/space.ts); without it, only the rate is limited */
+  space?: StateSpace;
+  /** refused faults written in full per second (default REFUSALS_PER_SECOND) */
+  refusalsPerSecond?: number;
 }
 
 export interface ResolvedEvent {
@@ -51,6 +57,8 @@ export interface ResolvedEvent {
   delegateTool?: string;
   ctx: FaultContext;
   micros: number;
+  /** a refusal counted into a suppressed line instead of written (src/resolver/budget.ts) */
+  suppressed?: boolean;
 }
 
 /**
@@ -63,7 +71,21 @@ export class Resolver extends EventEmitter {
   private readonly faults: ChainedLog;
   readonly network: NetworkBackend;
   private readonly executor: ExecutorBackend;
-  readonly stats = { faults: 0, continue: 0, retry: 0, delegate: 0, deny: 0, refused: 0 };
+  readonly stats = { faults: 0, continue: 0, retry: 0, delegate: 0, deny: 0, refused: 0, suppressed: 0 };
+  private readonly space: StateSpace | undefined;
+  private readonly budget: RefusalBudget;
+  /** faults between their fault line and their decision */
+  private deciding = 0;
+  /**
+   * The evidence cannot be written (src/supervisor.ts, failed state): every
+   * request is denied at once, unrecorded, and counted here (the count is
+   * written when the disk takes writes again).
+   */
+  private failedMode: { denied: number } | null = null;
+  /** leases whose resolution could not be made durable: removed from the kernel, to be recorded on resume */
+  readonly undurable: { fault_id: string; lease: Record<string, unknown>; removed_at: string; error: string }[] = [];
+  /** writes the held suppressed count once its second is over (a quiet spell after a flood) */
+  private readonly budgetTimer: NodeJS.Timeout;
 
   constructor(o: ResolverOptions) {
     super();
@@ -72,6 +94,94 @@ export class Resolver extends EventEmitter {
     this.faults = o.faults;
     this.network = o.network;
     this.executor = new ExecutorBackend(() => o.network.currentPolicy);
+    this.space = o.space;
+    this.budget = new RefusalBudget(o.refusalsPerSecond ?? REFUSALS_PER_SECOND);
+    this.budgetTimer = setInterval(() => this.flushSuppressed(Date.now()), 1000);
+    this.budgetTimer.unref();
+  }
+
+  /** enter (true) or leave the failed state; leaving returns the requests denied meanwhile */
+  setFailed(on: boolean): number {
+    const n = this.failedMode?.denied ?? 0;
+    this.failedMode = on ? (this.failedMode ?? { denied: 0 }) : null;
+    return n;
+  }
+
+  private countFailed(): void {
+    if (this.failedMode) this.failedMode.denied++;
+  }
+
+  get failed(): boolean {
+    return this.failedMode !== null;
+  }
+
+  /**
+   * A resolution that granted a lease could not be made durable: the lease
+   * leaves the kernel at once (the call is not answered: its client denies
+   * it), and is remembered for the record written on resume.
+   */
+  private leaseUndurable(r: Resolution, e: unknown): void {
+    const l = r.lease;
+    if (!l) return;
+    try {
+      this.network.revokeUndurable({ family: l.family, protocol: l.protocol, address: l.address, port: l.port });
+    } catch (err) {
+      this.emit('backend_error', err);
+    }
+    this.undurable.push({
+      fault_id: r.fault_id,
+      lease: { ...l, expires_at_boot_ns: String(l.expires_at_boot_ns) },
+      removed_at: new Date().toISOString(),
+      error: (e as Error)?.message ?? String(e),
+    });
+  }
+
+  /**
+   * Write the suppressed count still held (the operation stops; the closing
+   * line uses the disk's reserve) and stop the timer. Later refusals are
+   * still counted and written.
+   */
+  closeBudget(): void {
+    clearInterval(this.budgetTimer);
+    this.flushSuppressed(Date.now(), true);
+  }
+
+  /** a held suppressed count, as one line, when it is due (or now, with force) */
+  private flushSuppressed(now: number, force = false): void {
+    const h = this.budget.take(now, this.space?.low ?? false, force);
+    if (!h) return;
+    try {
+      this.faults.appendTicket({ kind: 'suppressed', ...h }, true, true);
+    } catch (e) {
+      this.emit('backend_error', e);
+    }
+  }
+
+  /** may a refusal of this reason be written now? (else it is counted) */
+  private admitRefusal(reason: string): boolean {
+    const now = Date.now();
+    const low = this.space?.low ?? false;
+    this.flushSuppressed(now);
+    return this.budget.admit(now, reason, low);
+  }
+
+  /**
+   * What decide() would deny this fault for, without doing anything (no
+   * line, no install); null when it might be allowed.
+   */
+  private preview(f: Fault): DenyReason | null {
+    if (f.operation_id !== this.scope.id) return 'unknown_operation';
+    if (!this.scope.active()) return 'operation_not_active';
+    const bad = checkSubject(f.subject, this.scope);
+    if (bad) return bad;
+    switch (effectType(f.effect)) {
+      case 'network':
+        return this.network.wouldDeny(f.effect.network!) ? 'policy_denied' : null;
+      case 'application':
+        return null;
+      default:
+        return 'capability_fault_backend_unavailable';
+    }
   }
 
   mac(r: Resolution): Buffer {
@@ -108,6 +218,32 @@ export class Resolver extends EventEmitter {
   ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void> }> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
+    if (this.failedMode) {
+      this.failedMode.denied++;
+      return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
+    }
+    // the refusal budget: past this second's allowance, or with the state
+    // disk below its reserve, a fault that would be denied is only counted
+    // (no line; one suppressed line carries the count); below half the
+    // reserve a fault that would be allowed is denied too (fail closed:
+    // no new lease without room for its durable answer)
+    const now = Date.now();
+    const space = this.space?.read();
+    const low = space !== undefined && space.level !== 'ok';
+    let counted = false;
+    // faults still being decided count against the allowance: a batch of
+    // ring events arrives in one turn, before any of them has its answer
+    if (low || this.budget.full(now, this.deciding)) {
+      let reason = this.preview(fault);
+      if (reason === null && space?.level === 'critical') reason = 'backend_error';
+      if (reason !== null) {
+        this.flushSuppressed(now);
+        if (!this.budget.admit(now, reason, low)) return this.suppress(fault, ctx, reason, t0, opts.deferSync === true);
+        counted = true;
+      }
+    } else {
+      this.flushSuppressed(now);
+    }
     // write-ahead: the fault line precedes everything decided about it; it
     // shares the write(2) of the next line (a lease_intent or the
     // resolution) and becomes durable with its fdatasync (one for both)
@@ -125,6 +261,7 @@ export class Resolver extends EventEmitter {
     );
     let r: Resolution;
     let delegateTool: string | undefined;
+    this.deciding++;
     try {
       const { delegate_tool, ...d } = await this.decide(fault);
       delegateTool = delegate_tool;
@@ -132,30 +269,53 @@ export class Resolver extends EventEmitter {
     } catch (e) {
       r = { fault_id: fault.fault_id, action: 'deny', reason: 'backend_error' };
       this.emit('backend_error', e);
+    } finally {
+      this.deciding--;
     }
-    const ticket = this.faults.appendTicket(
-      {
-        kind: 'resolution',
-        fault_id: fault.fault_id,
-        resolution: resolutionToJson(r),
-        ...(delegateTool ? { delegate_tool: delegateTool } : {}),
-        ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
-      },
-      true,
-      // with deferSync it is written, and its fdatasync asked for, once
-      // every request that arrived together has its line: before the event
-      // loop's next turn (one write and one sync for the batch)
-      opts.deferSync === true,
-    );
+    let ticket: number;
+    try {
+      ticket = this.faults.appendTicket(
+        {
+          kind: 'resolution',
+          fault_id: fault.fault_id,
+          resolution: resolutionToJson(r),
+          ...(delegateTool ? { delegate_tool: delegateTool } : {}),
+          ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
+        },
+        true,
+        // with deferSync it is written, and its fdatasync asked for, once
+        // every request that arrived together has its line: before the event
+        // loop's next turn (one write and one sync for the batch)
+        opts.deferSync === true,
+      );
+    } catch (e) {
+      // the log failed under us: no lease without its durable answer
+      this.leaseUndurable(r, e);
+      this.countFailed();
+      return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
+    }
+    // a lease leaves the kernel at once if its answer cannot be made durable
+    if (r.lease) this.faults.whenDurable(ticket).catch((e) => this.leaseUndurable(r, e));
     // counted and announced as the line is written (a summary taken right
     // after the answer must include it; the live output needs no wake-up of
     // its own per fdatasync); the answer itself waits for durability
     const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
     this.stats[key]++;
+    if (r.action === 'deny' && !counted) this.budget.note(now);
     this.emit('resolved', { fault, resolution: r, ctx, delegateTool, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
     // socket requests (deferSync) are answered by the addon once durable: no JS waiter
     const durable = opts.deferSync ? undefined : this.faults.whenDurable(ticket);
     return { resolution: r, ticket, durable };
+  }
+
+  /** a refusal counted, not written: answered deny at once (a deny needs no durable line to be safe) */
+  private suppress(fault: Fault, ctx: FaultContext, reason: DenyReason, t0: bigint, deferSync: boolean): { resolution: Resolution; ticket: number; durable?: Promise<void> } {
+    const r: Resolution = { fault_id: fault.fault_id, action: 'deny', reason };
+    this.stats.deny++;
+    this.stats.suppressed++;
+    this.emit('resolved', { fault, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000, suppressed: true } satisfies ResolvedEvent);
+    // ticket 0 is durable from the start: the addon answers at once
+    return { resolution: r, ticket: 0, durable: deferSync ? undefined : Promise.resolve() };
   }
 
   /**
@@ -257,6 +417,12 @@ export class Resolver extends EventEmitter {
 
   /** A DNS question the stub refused or failed (REFUSED, SERVFAIL, FORMERR): recorded, durable. */
   recordDnsRefusal(r: { name: string | null; qtype: string | null; rcode: string; control: string; detail: string; peer: string }): Promise<void> {
+    if (this.failedMode) {
+      this.failedMode.denied++;
+      return Promise.resolve();
+    }
+    // the workload asks as often as it likes: under the refusal budget
+    if (!this.admitRefusal(r.control)) return Promise.resolve(); // counted by its control, e.g. dns/budget
     const t = this.faults.appendTicket({ kind: 'dns_refused', fault_id: `dnsr-${process.pid}-${++this.dnsSeq}`, ...r, detail: r.detail.slice(0, 300) }, true);
     return this.faults.whenDurable(t);
   }
@@ -269,6 +435,15 @@ export class Resolver extends EventEmitter {
   /** refuse(), returning the refusal line's ticket at once (see resolveTicket). */
   refuseTicket(reason: DenyReason, detail: string, ctx: FaultContext, faultId = ''): { ticket: number; durable: Promise<void> } {
     this.stats.refused++;
+    if (this.failedMode) {
+      this.failedMode.denied++;
+      return { ticket: 0, durable: Promise.resolve() };
+    }
+    // a hook event gensee cannot turn into a fault is the workload's doing: under the refusal budget
+    if (ctx.via === 'cgroup_hook' && !this.admitRefusal(reason)) {
+      this.emit('refused', { reason, detail, ctx, faultId });
+      return { ticket: 0, durable: Promise.resolve() };
+    }
     const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null }, true);
     const durable = this.faults.whenDurable(ticket).then(() => {
       this.emit('refused', { reason, detail, ctx, faultId });

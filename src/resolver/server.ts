@@ -43,7 +43,16 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    this.native = this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) => this.serve(req));
+    this.native = this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) =>
+      this.serve(req).catch(() => {
+        // no answer that cannot be stood behind: the client denies the call
+        try {
+          this.native?.drop(req.id);
+        } catch {
+          /* already answered or gone */
+        }
+      }),
+    );
   }
 
   /** first byte (accept, for a connection's first frame) → answer sent, so far (reset: start counting again) */
@@ -64,8 +73,22 @@ export class SupervisorServer {
    * batch instead of one started by the first of them.
    */
   private answer(id: number, r: Resolution, ticket: number): void {
-    const frame = encodeFrame(encodeResolution(r, this.resolver.mac(r)));
-    this.native?.answer(id, frame, this.resolver.log.handle, ticket, false);
+    const native = this.native;
+    if (!native) return;
+    // ticket 0: a deny with no line of its own (a suppressed refusal, the
+    // failed state): answered at once
+    if (ticket === 0) {
+      native.answer(id, encodeFrame(encodeResolution(r, this.resolver.mac(r))), null, 0, false);
+      return;
+    }
+    if (this.resolver.log.failure) {
+      // its line will never be durable: a deny may still go (it grants
+      // nothing); anything else is not answered and its client denies the call
+      if (r.action === 'deny') native.answer(id, encodeFrame(encodeResolution(r, this.resolver.mac(r))), null, 0, false);
+      else native.drop(id);
+      return;
+    }
+    native.answer(id, encodeFrame(encodeResolution(r, this.resolver.mac(r))), this.resolver.log.handle, ticket, false);
   }
 
   private deny(id: number, reason: DenyReason, detail: string, peer: PeerInfo | undefined, faultId?: string): void {

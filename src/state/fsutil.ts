@@ -135,7 +135,49 @@ export function assertPrivate(st: fs.Stats, what: string, allowUids: readonly nu
   }
 }
 
+/** files whose directory this process has cleared of stale temporaries */
+const swept = new Set<string>();
+
+/**
+ * A writer killed between its temp file and the rename leaves
+ * `.NAME.PID.RAND.tmp` behind (issue 25): the next writer of NAME in this
+ * process removes those of a PID that no longer runs (a live PID, even a
+ * reused one, is left alone). Once per file per process; best effort.
+ */
+function sweepStaleTemps(file: string): void {
+  if (swept.has(file)) return;
+  swept.add(file);
+  const dir = path.dirname(file);
+  const prefix = `.${path.basename(file)}.`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (!n.startsWith(prefix) || !n.endsWith('.tmp')) continue;
+    const m = /^([0-9]{1,10})\.[0-9a-f]{12}\.tmp$/.exec(n.slice(prefix.length));
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // alive (or not ours to signal): not stale
+    } catch (e) {
+      if (!(isErrno(e) && e.code === 'ESRCH')) continue;
+    }
+    try {
+      const st = fs.lstatSync(path.join(dir, n));
+      if (st.isFile()) fs.unlinkSync(path.join(dir, n));
+    } catch {
+      /* gone already */
+    }
+  }
+}
+
 function tempNameFor(file: string): string {
+  sweepStaleTemps(file);
   return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 

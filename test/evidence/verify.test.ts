@@ -205,3 +205,44 @@ t.test('parseAnchor: [FILE:]LINE:HASH, anything else refused by name', async (t)
     t.throws(() => parseAnchor(spec), { code: 'E_BAD_ANCHOR', message: why }, spec.slice(0, 24));
   }
 });
+
+t.test('an operation whose records imply evidence its logs lack fails (evidence_missing)', async (t) => {
+  const state = t.testdir({});
+  await createOperation(state, { id: 'ev', owner_uid: 0, cgroup: '/sys/fs/cgroup/x', policy_hash: 'h' });
+  const dir = opDir(state, 'ev');
+  const problems = (r: Awaited<ReturnType<typeof verifyOperation>>) =>
+    r.logs.flatMap((l) => l.problems.filter((p) => p.kind === 'evidence_missing').map((p) => [l.file, p.detail.split(',')[0]]));
+
+  // a lease in network.json, and faults.jsonl absent, then empty
+  const lease = { generation: 2, family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 80, expires_at_boot_ns: '1', max_uses: 0, installed_at: new Date().toISOString() };
+  fs.writeFileSync(path.join(dir, 'network.json'), JSON.stringify({ leases: [lease], generations: [{ generation: 2, reason: 'lease_added' }] }), { mode: 0o600 });
+  let r = await verifyOperation(state, 'ev');
+  t.notOk(r.ok, 'a recorded lease with no faults.jsonl fails');
+  t.same(problems(r), [['faults.jsonl', 'faults.jsonl is absent']]);
+  t.same(r.missing.includes('faults.jsonl'), false, 'and is not listed as merely not written yet');
+  fs.writeFileSync(path.join(dir, 'faults.jsonl'), '', { mode: 0o600 });
+  r = await verifyOperation(state, 'ev');
+  t.same(problems(r), [['faults.jsonl', 'faults.jsonl is empty']], 'an empty one fails too');
+
+  // its lines present, with a deny: events.jsonl must hold lines
+  fs.rmSync(path.join(dir, 'faults.jsonl'));
+  await writeLog(path.join(dir, 'faults.jsonl'), [
+    { kind: 'fault', fault_id: 'f-1' },
+    { kind: 'resolution', fault_id: 'f-1', resolution: { action: 'deny', reason: 'policy_denied' } },
+  ]);
+  r = await verifyOperation(state, 'ev');
+  t.same(problems(r), [['events.jsonl', 'events.jsonl is absent']], 'a recorded refusal with no events.jsonl fails');
+  await writeLog(path.join(dir, 'events.jsonl'), [{ type: 'suppressed', count: 1, second: new Date().toISOString() }]);
+  r = await verifyOperation(state, 'ev');
+  t.ok(r.ok, 'with its events the operation verifies');
+
+  // totals counted with no counters.jsonl
+  const rec = JSON.parse(fs.readFileSync(path.join(dir, 'operation.json'), 'utf8')) as { totals: { allow: number } };
+  rec.totals.allow = 3;
+  fs.writeFileSync(path.join(dir, 'operation.json'), JSON.stringify(rec), { mode: 0o600 });
+  r = await verifyOperation(state, 'ev');
+  t.same(problems(r), [['counters.jsonl', 'counters.jsonl is absent']], 'totals with no counters.jsonl fail');
+  await writeLog(path.join(dir, 'counters.jsonl'), [{ kind: 'allow', delta: 3 }]);
+  r = await verifyOperation(state, 'ev');
+  t.ok(r.ok, 'and pass once it holds their lines');
+});

@@ -16,11 +16,31 @@ export interface Serving {
   event: { reconciled: { removed: string[]; reinstalled: string[]; dropped: string[] } } & Record<string, unknown>;
 }
 
-/** Start `gensee supervise --json ARGS` and wait until it serves. */
-export async function supervise(args: string[], procs: Proc[], timeoutMs = 15_000): Promise<Serving> {
+/** the slowest start-up seen in this process (ms from spawn to serving), 0 before the first */
+let slowestStart = 0;
+
+/**
+ * How long to wait for a gensee start-up (issue 25): scaled to the slowest
+ * one this machine has shown so far (eight times it), never under 15 s, and
+ * 60 s before any was measured — a deadline, not a sleep, so a loaded
+ * machine only makes it longer.
+ */
+export function startupDeadline(): number {
+  return slowestStart === 0 ? 60_000 : Math.max(15_000, 8 * slowestStart);
+}
+
+/** record a start-up's duration (ms) for startupDeadline() */
+export function startupTook(ms: number): void {
+  slowestStart = Math.max(slowestStart, ms);
+}
+
+/** Start `gensee supervise --json ARGS` and wait until it serves (by default within startupDeadline()). */
+export async function supervise(args: string[], procs: Proc[], timeoutMs = startupDeadline()): Promise<Serving> {
+  const t0 = Date.now();
   const proc = new Proc(GENSEE_BIN, ['supervise', '--json', ...args]);
   procs.push(proc);
   const event = await waitFor(() => proc.json().find((l) => l.event === 'serving') ?? (!proc.running && 'exited'), timeoutMs, 5).catch(() => null);
+  if (event && event !== 'exited') startupTook(Date.now() - t0);
   if (!event || event === 'exited') {
     await proc.end();
     throw new Error(`gensee supervise did not come up (${event ?? 'timeout'}): ${proc.stdout}${proc.stderr}`);

@@ -156,3 +156,18 @@ t.test('withFileLock serializes read-modify-write', async (t) => {
   }), /boom/);
   t.equal(await withFileLock('/y', async () => 7), 7, 'a failed holder releases the lock');
 });
+
+t.test('the next writer removes temp files a killed writer left (issue 25)', async (t) => {
+  const dir = t.testdir({});
+  const file = path.join(dir, 'network.json');
+  // a pid above any pid_max runs nowhere: its writer is gone
+  const stale = path.join(dir, '.network.json.99999999.0123456789ab.tmp');
+  const mine = path.join(dir, `.network.json.${process.pid}.ba9876543210.tmp`);
+  const other = path.join(dir, '.operation.json.99999999.0123456789ab.tmp');
+  for (const f of [stale, mine, other]) fs.writeFileSync(f, 'x'.repeat(1000));
+  await writeFileAtomic(file, '{}');
+  t.notOk(fs.existsSync(stale), "a dead writer's temp file of the same record is removed");
+  t.ok(fs.existsSync(mine), "a live writer's (this process's) is left");
+  t.ok(fs.existsSync(other), "another record's is left to its own writer");
+  t.equal(fs.readFileSync(file, 'utf8'), '{}');
+});
