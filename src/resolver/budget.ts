@@ -20,7 +20,12 @@ export interface SuppressedRefusals {
   to: string;
   /** true when some were counted because the state disk was below its reserve */
   low_space: boolean;
+  /** of those, the ones from an executor tool's cgroup, by tool id (at most 64 named, the rest under "*"):
+   * faults.jsonl alone still says how often a tool was refused, however many lines a flood cost */
+  tools?: Record<string, number>;
 }
+
+const MAX_TOOLS = 64;
 
 export class RefusalBudget {
   readonly limit: number;
@@ -48,7 +53,7 @@ export class RefusalBudget {
   }
 
   /** one refusal at nowMs: true = write it; false = it is counted into the held count */
-  admit(nowMs: number, reason: string, low: boolean): boolean {
+  admit(nowMs: number, reason: string, low: boolean, tool?: string): boolean {
     this.roll(nowMs);
     if (!low && this.written < this.limit) {
       this.written++;
@@ -58,6 +63,11 @@ export class RefusalBudget {
     const h = (this.held ??= { count: 0, reasons: {}, from: at, to: at, low_space: false });
     h.count++;
     h.reasons[reason] = (h.reasons[reason] ?? 0) + 1;
+    if (tool !== undefined) {
+      const t = (h.tools ??= {});
+      const k = tool in t || Object.keys(t).length < MAX_TOOLS ? tool : '*';
+      t[k] = (t[k] ?? 0) + 1;
+    }
     h.to = at;
     if (low) h.low_space = true;
     return false;

@@ -238,7 +238,7 @@ export class Resolver extends EventEmitter {
       if (reason === null && space?.level === 'critical') reason = 'backend_error';
       if (reason !== null) {
         this.flushSuppressed(now);
-        if (!this.budget.admit(now, reason, low)) return this.suppress(fault, ctx, reason, t0, opts.deferSync === true);
+        if (!this.budget.admit(now, reason, low, ctx.tool?.tool_id)) return this.suppress(fault, ctx, reason, t0, opts.deferSync === true);
         counted = true;
       }
     } else {

@@ -65,16 +65,21 @@ t.test("a tool's direct connects under a flood of 10,000 other refusals: faults.
   t.equal(others.EPERM, OTHERS, 'the workload: every connect refused by the hook');
   t.equal(tool.EPERM, TOOL, 'the tool: every direct connect refused by the hook');
 
+  // faults.jsonl: a fault line for each refused destination, or (past the
+  // refusal budget, src/resolver/budget.ts) a count in a suppressed line,
+  // which counts a tool's own apart
   const hook = () => lines(faults, '"kind":"fault"').filter((l) => l.via === 'cgroup_hook');
+  const suppressed = () => lines(faults, '"kind":"suppressed"');
+  const supCount = (key?: string) => suppressed().reduce((n, l) => n + (key ? ((l.tools as Record<string, number> | undefined)?.[key] ?? 0) : (l.count as number)), 0);
   const all = await waitFor(() => {
     const h = hook();
-    return h.length >= OTHERS + TOOL ? h : null;
+    return h.length + supCount() >= OTHERS + TOOL ? h : null;
   }, 120_000, 200).catch(() => hook());
-  t.equal(all.length, OTHERS + TOOL, 'faults.jsonl: a fault line for every refused destination');
+  t.equal(all.length + supCount(), OTHERS + TOOL, `faults.jsonl: a fault line or a suppressed count for every refused destination (${all.length} + ${supCount()})`);
   const prefix = `127.${x}.200.`;
   const addr = (l: Record<string, unknown>) => (l.fault as { effect: { network: { address: string } } }).effect.network.address;
   const fromTool = all.filter((l) => addr(l).startsWith(prefix));
-  t.equal(fromTool.length, TOOL, "the tool's refusals are all there");
+  t.equal(fromTool.length + supCount('fetch-page'), TOOL, `the tool's refusals are all there: ${fromTool.length} lines + ${supCount('fetch-page')} counted under its name`);
   t.ok(
     fromTool.every((l) => l.tool_id === 'fetch-page' && l.call_id === 'c-flood' && (l.fault as { cgroup_id: string }).cgroup_id === String(cg)),
     "every one of the tool's fault lines names the tool and the call (and its cgroup)",

@@ -66,7 +66,8 @@ t.test('ENOSPC mid-run with grants in flight: fail closed, no undurable lease, r
   fs.writeFileSync(policy, JSON.stringify({ schema: 1, grants: [], leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: `${base}-${base + span}` }, ttl_s: 300, max_uses: 0 }], delegate: [] }));
 
   const env = { ...process.env, GENSEE_STATE_RESERVE: '1M', GENSEE_RUN_DIR: runDir };
-  const c = spawn(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--', FLOOD, 'flood', '--port', String(base), '--span', String(span), '--ms', '25000', '--every', '100'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // gensee's per-fault lines to a file of their own: stderr keeps only what gensee says about itself
+  const c = spawn(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--json-out', path.join(runDir, 'out.jsonl'), '--', FLOOD, 'flood', '--port', String(base), '--span', String(span), '--ms', '25000', '--every', '100'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let last: Progress | null = null;
   let err = '';
   let buf = '';
