@@ -159,6 +159,10 @@ function resolved(o: ReporterOptions, f: Fault, r: Resolution, ctx: FaultContext
 }
 
 function refused(o: ReporterOptions, e: { reason: string; detail: string; ctx: FaultContext; faultId?: string }): void {
+  // a hook's refusal (socket kind, option, bind, AF_UNIX name) and the
+  // seccomp filter's have their egress_denied event already: no gensee
+  // socket refused anything there
+  if (e.ctx.via === 'cgroup_hook' || e.ctx.via === 'inproc') return;
   const sock = socketOf(e.ctx);
   const peer = e.ctx.peer ? ` (peer pid ${e.ctx.peer.pid} uid ${e.ctx.peer.uid})` : '';
   if (e.reason === 'timeout') {

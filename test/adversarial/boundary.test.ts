@@ -175,6 +175,8 @@ async function held(t: Test, env: Env, r: Run, mode: string, extra: Counter[] = 
   for (const c of extra) t.equal(c.conns + c.bytes, 0, `${mode}: nothing reached the denied listener on ${c.port || 'its path'}`);
   const v = verify(env);
   t.equal(v.code, 0, `${mode}: gensee verify holds afterwards`, { verify: v.out.slice(-2000) });
+  // a hook's or the filter's refusal is its egress_denied event; no gensee socket was involved
+  t.same(eventLines(env).filter((l) => (l.event as { kind?: string } | undefined)?.kind === 'frame_rejected'), [], `${mode}: no frame_rejected event`);
   return r.report;
 }
 
