@@ -214,8 +214,13 @@ export async function writeNetworkSnapshot(stateDir: string, id: string, rec: Ne
   await withFileLock(file, async () => {
     const out = new ByteSink(takeSpare());
     try {
-      // a few thousand elements a turn: faults are answered between them
-      const parts = networkRecordParts(stamped(rec), out);
+      // a few thousand elements a turn: faults are answered between them.
+      // The record as it is now: the backend appends generations in place
+      // (addGeneration, O(1) on the fault path), so the arrays are copied
+      // here, or a generation added between two parts would be listed past
+      // the `generation` already written (a record that does not parse).
+      const now = stamped(rec);
+      const parts = networkRecordParts({ ...now, generations: rec.generations.slice(), leases: rec.leases.slice() }, out);
       while (!parts.next().done) await new Promise<void>((r) => setImmediate(r));
       await writeFileAtomic(file, out.bytes());
     } finally {
