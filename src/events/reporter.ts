@@ -30,8 +30,10 @@ const VERDICT_WORDS: Record<string, string> = {
   no_rule: 'that no rule names',
 };
 
-const AF_NAMES: Record<number, string> = {
-  1: 'AF_UNIX', 2: 'AF_INET', 3: 'AF_AX25', 4: 'AF_IPX', 5: 'AF_APPLETALK', 9: 'AF_X25', 10: 'AF_INET6', 16: 'AF_NETLINK',
+/** AF_* names for refusal details (this file's and src/pause/refusals.ts's) */
+export const AF_NAMES: Record<number, string> = {
+  0: 'AF_UNSPEC', 1: 'AF_UNIX', 2: 'AF_INET', 3: 'AF_AX25', 4: 'AF_IPX', 5: 'AF_APPLETALK', 6: 'AF_NETROM', 7: 'AF_BRIDGE', 8: 'AF_ATMPVC',
+  9: 'AF_X25', 10: 'AF_INET6', 16: 'AF_NETLINK',
   17: 'AF_PACKET', 21: 'AF_RDS', 26: 'AF_LLC', 27: 'AF_IB', 28: 'AF_MPLS', 29: 'AF_CAN', 30: 'AF_TIPC', 31: 'AF_BLUETOOTH',
   36: 'AF_IEEE802154', 38: 'AF_ALG', 40: 'AF_VSOCK', 41: 'AF_KCM', 42: 'AF_QIPCRTR', 43: 'AF_SMC', 44: 'AF_XDP', 45: 'AF_MCTP',
 };

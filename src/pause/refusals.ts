@@ -9,18 +9,14 @@ import type { Notifier, FilterRefusal } from '../addon';
 import type { Resolver } from '../resolver/resolver';
 import type { EventLog } from '../events/log';
 import { bootNs } from '../dataplane';
+import { AF_NAMES } from '../events/reporter';
 
-const AF: Record<number, string> = {
-  0: 'AF_UNSPEC', 1: 'AF_UNIX', 2: 'AF_INET', 3: 'AF_AX25', 4: 'AF_IPX', 5: 'AF_APPLETALK', 6: 'AF_NETROM', 7: 'AF_BRIDGE', 8: 'AF_ATMPVC',
-  9: 'AF_X25', 10: 'AF_INET6', 16: 'AF_NETLINK', 17: 'AF_PACKET', 21: 'AF_RDS', 29: 'AF_CAN', 30: 'AF_TIPC', 31: 'AF_BLUETOOTH',
-  38: 'AF_ALG', 40: 'AF_VSOCK', 41: 'AF_KCM', 42: 'AF_QIPCRTR', 43: 'AF_SMC', 44: 'AF_XDP', 45: 'AF_MCTP',
-};
 const ERRNO: Record<number, string> = { 1: 'EPERM', 38: 'ENOSYS', 97: 'EAFNOSUPPORT' };
 
 /** what the refused call was, in one line */
 export function describeFilterRefusal(r: FilterRefusal): string {
   const a = r.args.map((x) => BigInt.asUintN(64, x));
-  const fam = (x: bigint) => (x > 0xffffffffn ? `family 0x${x.toString(16)}` : (AF[Number(x)] ?? `family ${x}`));
+  const fam = (x: bigint) => (x > 0xffffffffn ? `family 0x${x.toString(16)}` : (AF_NAMES[Number(x)] ?? `family ${x}`));
   let call: string;
   let why: string;
   switch (r.syscall) {
