@@ -319,6 +319,5 @@ export function loadAddon(): Addon {
   throw new GenseeError(
     'E_ADDON_MISSING',
     `native addon not built; run 'make build'. Tried:\n  ${tried.join('\n  ')}`,
-    1,
   );
 }

@@ -31,7 +31,7 @@ function scanCgroup2Mount(mountinfo: string): string {
     const fstype = line.slice(sep + 3).split(' ')[0];
     if (fstype === 'cgroup2') return unescapeMount(line.split(' ')[4]);
   }
-  throw new GenseeError('E_NO_CGROUP2', 'no cgroup2 filesystem is mounted (see /proc/self/mountinfo)', 1);
+  throw new GenseeError('E_NO_CGROUP2', 'no cgroup2 filesystem is mounted (see /proc/self/mountinfo)');
 }
 
 export function isCgroup2Dir(p: string): boolean {
@@ -117,7 +117,7 @@ export function cgroupPopulated(cgroupPath: string): boolean {
     throw e;
   }
   const m = /^populated ([01])$/m.exec(text);
-  if (!m) throw new GenseeError('E_KERNEL', `${cgroupPath}/cgroup.events has no "populated" line`, 1);
+  if (!m) throw new GenseeError('E_KERNEL', `${cgroupPath}/cgroup.events has no "populated" line`);
   return m[1] === '1';
 }
 
@@ -155,7 +155,7 @@ export async function killCgroupAndWait(cgroupPath: string, timeoutMs: number = 
     const now = Date.now();
     if (now >= deadline) {
       const left = cgroupPidsTree(cg);
-      throw new GenseeError('E_KERNEL', `${cg} still has processes ${timeoutMs} ms after cgroup.kill: pids ${left.slice(0, 16).join(' ') || '(none listed; a descendant is populated)'}${left.length > 16 ? ' …' : ''}`, 1);
+      throw new GenseeError('E_KERNEL', `${cg} still has processes ${timeoutMs} ms after cgroup.kill: pids ${left.slice(0, 16).join(' ') || '(none listed; a descendant is populated)'}${left.length > 16 ? ' …' : ''}`);
     }
     if (now - lastKill >= KILL_REPEAT_MS) {
       try {
@@ -163,7 +163,7 @@ export async function killCgroupAndWait(cgroupPath: string, timeoutMs: number = 
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code === 'ENOENT' && !fs.existsSync(cg)) return; // removed meanwhile: empty
-        if (code === 'ENOENT') throw new GenseeError('E_KERNEL', `${cg} has no cgroup.kill (Linux 5.14 or later is needed to kill a cgroup)`, 1);
+        if (code === 'ENOENT') throw new GenseeError('E_KERNEL', `${cg} has no cgroup.kill (Linux 5.14 or later is needed to kill a cgroup)`);
         throw e;
       }
       lastKill = now;

@@ -189,7 +189,7 @@ export class Supervisor {
     // hooks first: if they cannot be attached nothing else is created
     const pinned = fs.existsSync(pinDirFor(o.op));
     if (pinned && !hooksAttached(o.op)) {
-      throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`, 1);
+      throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`);
     }
     if (!pinned) attachHooks(o.op, cgroup, { guardParent: o.guardParent });
     let envelope: Envelope | null = null;
@@ -562,10 +562,10 @@ export class Supervisor {
       } catch (e) {
         notEmptied = e as Error;
       }
-      if (notEmptied) throw new GenseeError('E_KERNEL', `hooks left pinned, failing closed: the cgroup did not empty: ${notEmptied.message}`, 1);
+      if (notEmptied) throw new GenseeError('E_KERNEL', `hooks left pinned, failing closed: the cgroup did not empty: ${notEmptied.message}`);
       detachHooks(this.op);
     }
-    if (unrecorded) throw new GenseeError('E_STATE', `operation ${this.op} stopped, but operation.json could not be updated: ${unrecorded.message}`, 1);
+    if (unrecorded) throw new GenseeError('E_STATE', `operation ${this.op} stopped, but operation.json could not be updated: ${unrecorded.message}`);
   }
 }
 

@@ -76,7 +76,7 @@ export async function run(argv: string[]): Promise<number> {
     throw e;
   }
   const rec = await openOperation(stateDir, op);
-  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}`, 1);
+  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}`);
   const r = await controlRequestTo(stateDir, op, { schema: 1, command: 'policy_apply', policy_text: text }, rec);
   if (values.flags.has('json')) out(JSON.stringify(r));
   else out(`policy applied to ${op}: generation ${String(r.generation)} (${String(r.retagged)} leases moved to it, ${String(r.carried)} kept, ${String(r.revoked)} revoked)`);

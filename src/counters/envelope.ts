@@ -397,7 +397,7 @@ export class Envelope {
   }
 
   private async dispatch(req: ControlRequest, peer: ControlPeer): Promise<Record<string, unknown>> {
-    if (this.stopping) throw new GenseeError('E_STATE', 'the supervisor is stopping', 1);
+    if (this.stopping) throw new GenseeError('E_STATE', 'the supervisor is stopping');
     switch (req.command) {
       case 'policy_apply': {
         if (typeof req.policy_text !== 'string') throw new GenseeError('E_SCHEMA', 'policy_text must be a string');
@@ -424,7 +424,7 @@ export class Envelope {
       case 'attention_clear':
       case 'executor_tool':
       case 'executor_denial':
-        if (!this.o.supervisorCommand) throw new GenseeError('E_STATE', `this supervisor does not take ${req.command}`, 1);
+        if (!this.o.supervisorCommand) throw new GenseeError('E_STATE', `this supervisor does not take ${req.command}`);
         return this.o.supervisorCommand(req, peer);
       default:
         throw new GenseeError('E_SCHEMA', 'unknown command');

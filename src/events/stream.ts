@@ -425,7 +425,7 @@ async function clearStaleSocket(p: string): Promise<void> {
     if (isErrno(e) && e.code === 'ENOENT') return;
     throw e;
   }
-  if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${p} exists and is not a socket; refusing to replace it`, 1);
+  if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${p} exists and is not a socket; refusing to replace it`);
   const live = await new Promise<boolean>((resolve) => {
     const c = net.connect(p);
     const done = (v: boolean) => {
@@ -436,7 +436,7 @@ async function clearStaleSocket(p: string): Promise<void> {
     c.once('error', () => done(false));
     c.setTimeout(1000, () => done(false));
   });
-  if (live) throw new GenseeError('E_STATE', `${p} is being served by another process; not replacing it`, 1);
+  if (live) throw new GenseeError('E_STATE', `${p} is being served by another process; not replacing it`);
   fs.unlinkSync(p);
 }
 
@@ -646,7 +646,7 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
     };
   } catch (e) {
     await cleanup();
-    if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_STATE', `live stream: ${listen ? `${listen.host}:${listen.port}` : socketPath} is in use`, 1);
+    if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_STATE', `live stream: ${listen ? `${listen.host}:${listen.port}` : socketPath} is in use`);
     throw e;
   }
 }

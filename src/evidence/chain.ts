@@ -107,7 +107,7 @@ function readAt(fd: number, start: number, end: number): Buffer {
   let n = 0;
   while (n < buf.length) {
     const r = fs.readSync(fd, buf, n, buf.length - n, start + n);
-    if (r === 0) throw new GenseeError('E_STATE', 'log shrank while being read', 1);
+    if (r === 0) throw new GenseeError('E_STATE', 'log shrank while being read');
     n += r;
   }
   return buf;
@@ -399,7 +399,7 @@ export class ChainedLog {
 
   private usable(): void {
     if (this.failed) throw this.failed;
-    if (this.closing || !this.native) throw new GenseeError('E_STATE', `log is closed: ${this.path}`, 1);
+    if (this.closing || !this.native) throw new GenseeError('E_STATE', `log is closed: ${this.path}`);
   }
 
   /**
@@ -431,7 +431,7 @@ export class ChainedLog {
   whenDurable(ticket: number): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
     const n = this.native;
-    if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`, 1));
+    if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`));
     let request = true;
     if (this.pending.length) {
       try {

@@ -203,11 +203,11 @@ export class OciListener {
   private async attach(r: ReceivedState): Promise<void> {
     let fd = r.fd;
     try {
-      if (this.closing) throw new GenseeError('E_STATE', 'listener is shutting down', 1);
+      if (this.closing) throw new GenseeError('E_STATE', 'listener is shutting down');
       const op = operationIdFor(r.state);
       const cgroup = containerCgroup(r.state.pid);
       const s = await this.sessionFor(op, cgroup);
-      if (this.closing || s.ended) throw new GenseeError('E_STATE', this.closing ? 'listener is shutting down' : `operation ${op} is ending`, 1);
+      if (this.closing || s.ended) throw new GenseeError('E_STATE', this.closing ? 'listener is shutting down' : `operation ${op} is ending`);
       fd = -1; // addProcess owns it from here, on success and on a throw
       try {
         s.addProcess(r.fd, r.state);

@@ -13,7 +13,7 @@ import { cgroupRelPath } from '../cgroup';
 function clearStale(socketPath: string): void {
   try {
     const st = fs.lstatSync(socketPath);
-    if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${socketPath} exists and is not a socket; refusing to replace it`, 1);
+    if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${socketPath} exists and is not a socket; refusing to replace it`);
     fs.unlinkSync(socketPath);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;

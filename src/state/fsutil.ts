@@ -407,7 +407,7 @@ export async function readLines(file: string, onLine: (line: Buffer, complete: b
       }
       if (start < b.length) {
         carried += b.length - start;
-        if (opts.maxLine !== undefined && carried > opts.maxLine) throw new GenseeError('E_TOO_LARGE', `${file}: a line of more than ${opts.maxLine} bytes`, 1);
+        if (opts.maxLine !== undefined && carried > opts.maxLine) throw new GenseeError('E_TOO_LARGE', `${file}: a line of more than ${opts.maxLine} bytes`);
         carry.push(Buffer.from(b.subarray(start)));
       }
     }

@@ -384,7 +384,7 @@ export function withGeneration(rec: NetworkRecord, generation: number, reason: s
 /** Mark a generation revoked and drop its leases (after its counters were harvested). */
 export function revokeGeneration(rec: NetworkRecord, generation: number, now = new Date()): NetworkRecord {
   if (!rec.generations.some((g) => g.generation === generation)) {
-    throw new GenseeError('E_STATE', `no generation ${generation} to revoke`, 1);
+    throw new GenseeError('E_STATE', `no generation ${generation} to revoke`);
   }
   return {
     ...rec,
