@@ -169,10 +169,9 @@ class DataPlane : public Nan::ObjectWrap {
     if (!BufferArg(info, 0, "key", sizeof(gs_lease_key), &k) ||
         !BufferArg(info, 1, "value", sizeof(gs_lease_value), &v))
       return;
-    bool only_new = info.Length() > 2 && Nan::To<bool>(info[2]).FromJust();
     gs_err err = {};
     if (gs_lease_put(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), reinterpret_cast<const gs_lease_value *>(v),
-                     only_new, &err))
+                     &err))
       return ThrowErr(err);
   }
 

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import { GenseeError } from './errors';
 import type { Family, Protocol } from './addr';
 import type { ResolutionFields } from './protocol/codec';
+import type { FrameErrorCode } from './protocol/framing';
 
 export interface AddonAbi {
   version: number;
@@ -22,7 +23,7 @@ export interface AddonAbi {
 }
 
 export interface NativeDataPlane {
-  leasePut(key: Buffer, value: Buffer, onlyNew?: boolean): void;
+  leasePut(key: Buffer, value: Buffer): void;
   leaseGet(key: Buffer): Buffer | null;
   leaseDel(key: Buffer): boolean;
   /** run the lease top-up program on a gs_topup_args (rewritten in place); its gs_topup_status */
@@ -176,8 +177,8 @@ export interface FdWatcher {
 /** One request (a frame, or a refusal) as the I/O thread hands it over. */
 export interface NativeRequest {
   id: number;
-  /** 'frame', or the refusal: 'unauthenticated_peer' | FrameErrorCode */
-  status: string;
+  /** a whole frame, or why there is none */
+  status: 'frame' | 'unauthenticated_peer' | FrameErrorCode;
   pid?: number;
   uid?: number;
   gid?: number;
@@ -189,7 +190,7 @@ export interface NativeRequest {
 
 export interface NativeSupervisorServer {
   take(): NativeRequest[];
-  answer(id: number, frame: Buffer, log: unknown, ticket: number, request?: boolean): void;
+  answer(id: number, frame: Buffer, log: NativeSyncLog | null, ticket: number, request?: boolean): void;
   drop(id: number): void;
   latency(reset?: boolean): AnswerLatency;
   stop(): void;

@@ -36,7 +36,7 @@ import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
 import { loadAddon } from '../addon';
 import type { NativeSyncLog } from '../addon';
-import { assertNoSymlinks, fsyncDirectorySync, trustedUids, writeAllSync } from '../state/fsutil';
+import { assertNoSymlinks, fsyncDirSync, trustedUids, writeAllSync } from '../state/fsutil';
 
 export const ZERO_HASH = '0'.repeat(64);
 const NL = 0x0a;
@@ -288,7 +288,7 @@ export class ChainedLog {
       if (!uids.includes(st.uid)) throw new GenseeError('E_BAD_MODE', `${abs} is owned by uid ${st.uid}, expected one of ${uids.join(', ')}`);
       // new: beat the umask; existing and looser: tighten (never grants anything)
       if ((st.mode & 0o777) !== 0o600) fs.fchmodSync(fd, 0o600);
-      if (created) fsyncDirectorySync(path.dirname(abs));
+      if (created) fsyncDirSync(path.dirname(abs));
       const log = new ChainedLog(abs, fd, opts);
       log.recover(st.size);
       return log;

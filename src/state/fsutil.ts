@@ -58,7 +58,8 @@ export function assertNoSymlinks(p: string): void {
   }
 }
 
-function fsyncDirSync(dir: string): void {
+/** fsync a directory by path (after creating or renaming entries in it). */
+export function fsyncDirSync(dir: string): void {
   const fd = fs.openSync(dir, C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW);
   try {
     fs.fsyncSync(fd);
@@ -443,11 +444,6 @@ export function readFileNoFollowSync(file: string, maxBytes: number): Buffer {
 export function writeAllSync(fd: number, data: Uint8Array): void {
   let off = 0;
   while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
-}
-
-/** fsync a directory by path (after creating or renaming entries in it). */
-export function fsyncDirectorySync(dir: string): void {
-  fsyncDirSync(dir);
 }
 
 const locks = new Map<string, Promise<void>>();
