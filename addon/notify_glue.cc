@@ -58,8 +58,8 @@ const char *SyscallName(int s) {
 // setSupervisorClient() is called, straight from that thread to the supervisor
 // socket through the C client (sup_client.c) and are answered from its thread the
 // moment an authenticated Resolution arrives; JavaScript hears of each one
-// afterwards (onAnswered), for output and evidence of timeouts. Before
-// setSupervisorClient() they are raised to onFault as before.
+// afterwards (onAnswered), for output and evidence of timeouts. Until
+// setSupervisorClient() is called they are raised to onFault.
 
 struct SupervisorConfig {
   char path[108];
