@@ -245,7 +245,7 @@ export class Supervisor {
           ),
         );
         try {
-          faults.appendTicket({ kind: 'state_disk', level: r.level, was, free: r.free, reserve: r.reserve }, true, true);
+          faults.appendTicket({ kind: 'state_disk', level: r.level, was, free: r.free, reserve: r.reserve }, { sync: true, defer: true });
         } catch (e) {
           onError(e as Error);
         }
@@ -308,7 +308,7 @@ export class Supervisor {
         onRefused: (r) => void resolver.refuse('unauthenticated_peer', `events.sock: HTTP ${r.status}: ${r.reason} (${r.peer})`, { via: 'socket', socket: 'events.sock' }).catch(onError),
         onDropped: (d) => {
           try {
-            faults.appendTicket({ kind: 'subscriber_dropped', fault_id: `stream-drop-${process.pid}-${++dropSeq}`, peer: d.peer, reason: d.reason, queued_bytes: d.queued_bytes, sent: d.sent }, true);
+            faults.appendTicket({ kind: 'subscriber_dropped', fault_id: `stream-drop-${process.pid}-${++dropSeq}`, peer: d.peer, reason: d.reason, queued_bytes: d.queued_bytes, sent: d.sent }, { sync: true });
           } catch (e) {
             onError(e as Error);
           }
@@ -427,7 +427,7 @@ export class Supervisor {
     // a write must succeed, durably, before anything is served again: the
     // failure's own record first (opening a file needs no space; writing does)
     try {
-      this.faults.appendTicket({ kind: 'evidence_failed', failed_at: was.since, log: was.log, error: was.error, retries: was.retries }, true);
+      this.faults.appendTicket({ kind: 'evidence_failed', failed_at: was.since, log: was.log, error: was.error, retries: was.retries }, { sync: true });
       await this.faults.flushNow();
     } catch {
       was.retries++;
@@ -441,7 +441,7 @@ export class Supervisor {
     const denied = this.resolver.setFailed(false);
     const undurable = this.resolver.undurable.splice(0);
     try {
-      this.faults.appendTicket({ kind: 'evidence_resumed', failed_at: was.since, log: was.log, denied, undurable_leases: undurable }, true);
+      this.faults.appendTicket({ kind: 'evidence_resumed', failed_at: was.since, log: was.log, denied, undurable_leases: undurable }, { sync: true });
       const abandoned = await closeOpenFaults(this.faults, 'evidence_failed');
       await removeUnanswered(this.resolver.network, this.dp, abandoned.intents).catch(() => undefined);
     } catch (e) {
@@ -613,7 +613,7 @@ function supervisorCommand(
       if (req.tool_id.length > 200 || req.call_id.length > 200) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are at most 200 characters');
       s.tools.set(req.cgroup_id, { tool_id: req.tool_id, call_id: req.call_id });
       // durable before the tool starts: faults.jsonl alone maps the cgroup to the tool
-      const ticket = s.faults.appendTicket({ kind: 'tool_cgroup', cgroup_id: req.cgroup_id, tool_id: req.tool_id, call_id: req.call_id, peer }, true);
+      const ticket = s.faults.appendTicket({ kind: 'tool_cgroup', cgroup_id: req.cgroup_id, tool_id: req.tool_id, call_id: req.call_id, peer }, { sync: true });
       return s.faults.whenDurable(ticket).then(() => ({ registered: true }));
     }
     case 'executor_denial': {

@@ -8,17 +8,22 @@
 //        64 zeros on line 1
 //
 // Durability: append() resolves only after the line is written and
-// fdatasync'ed. A line is written to the file on the caller's thread (so it
-// survives the process being killed) in the call that appends it — or, when
-// the caller defers it (a write-ahead line nothing acts on yet), together
-// with the next line that is not deferred, at the latest before the event
-// loop's next turn and always before any fdatasync is asked for or waited
-// on: one write(2) for the lines of a fault instead of one each. A syncer
-// thread in the addon (addon/synclog.c) runs fdatasync whenever somebody
-// waits, and one fdatasync covers every line written before it began: group
-// commit with no window, and the event loop never blocks on the disk. Lines
-// reach the file in call order because seq and prev are assigned in call
-// order and written in that order.
+// fdatasync'ed. A syncer thread in the addon (addon/synclog.c) runs
+// fdatasync whenever somebody waits, and one fdatasync covers every line
+// written before it began: group commit with no window, and the event loop
+// never blocks on the disk. Who calls write(2) depends on the log:
+//   - by default the caller's thread, in the call that appends the line (so
+//     the line survives the process being killed) — or, when the caller
+//     defers it (a write-ahead line nothing acts on yet), together with the
+//     next line that is not deferred, at the latest before the event loop's
+//     next turn and always before any fdatasync is asked for or waited on:
+//     one write(2) for the lines of a fault instead of one each;
+//     counters.jsonl and events.jsonl are written so;
+//   - with syncerWrites (faults.jsonl), the syncer thread, right before each
+//     fdatasync: the line is handed over in the same way, but reaches the
+//     file only once a sync covering it has begun (see OpenOptions).
+// Lines reach the file in call order because seq and prev are assigned in
+// call order and written in that order.
 //
 // One writer per file: the chain state lives in this object. A second
 // process appending to the same file would break the chain (and verify
@@ -76,6 +81,19 @@ export interface ChainedLogOptions {
 }
 
 export type { NativeSyncLog } from '../addon';
+
+/** how appendTicket hands a line on */
+export interface AppendOptions {
+  /** ask for an fdatasync covering the line (whenDurable waits for one) */
+  sync: boolean;
+  /**
+   * hold the line to share the next write (and its fdatasync, with sync):
+   * for a line nothing acts on until a later line, or a wait for
+   * durability, writes it first; at the latest before the event loop's
+   * next turn. Without defer the line is written now, after any held ones.
+   */
+  defer?: boolean;
+}
 
 /** what open() found and repaired at the end of the file */
 export interface TornRecovery {
@@ -403,16 +421,12 @@ export class ChainedLog {
   }
 
   /**
-   * Append one record and return its ticket; with sync, an fdatasync
-   * covering it is on its way. The line is written now, with any deferred
-   * lines before it — or, with defer, it is held to share the next write
-   * (and the fdatasync it asks for, with sync): a line nothing acts on until
-   * a later line or a wait for durability, which writes it first, and at
-   * the latest before the event loop's next turn. Throws (and poisons the
-   * log) if the write fails: a caller that cannot record must not go on as
-   * if it had.
+   * Append one record and return its ticket. Throws (and poisons the log)
+   * if the write fails: a caller that cannot record must not go on as if it
+   * had.
    */
-  appendTicket(fields: LogFields, sync: boolean, defer = false): number {
+  appendTicket(fields: LogFields, how: AppendOptions): number {
+    const { sync, defer = false } = how;
     this.usable();
     const line = this.encode(fields);
     if (this.pending.length === 0) this.pendingFirstSeq = this.seqNo;
@@ -477,7 +491,7 @@ export class ChainedLog {
   append(fields: LogFields): Promise<void> {
     let t: number;
     try {
-      t = this.appendTicket(fields, true);
+      t = this.appendTicket(fields, { sync: true });
     } catch (e) {
       return Promise.reject(e);
     }
@@ -486,7 +500,7 @@ export class ChainedLog {
 
   /** Append one record synchronously (shutdown paths): written and fdatasync'ed before returning. */
   appendSync(fields: LogFields): void {
-    this.appendTicket(fields, false);
+    this.appendTicket(fields, { sync: false });
     try {
       this.native!.syncNow();
     } catch (e) {
