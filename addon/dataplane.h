@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Plain-C data plane over libbpf: no V8 here (glue lives in glue.cc). */
+/* Plain-C data plane over libbpf: no V8 here (its nan glue is dataplane_glue.cc). */
 #ifndef GS_DATAPLANE_H
 #define GS_DATAPLANE_H
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// nan glue: argument checking, Buffer <-> struct copies, errno exceptions.
-// All logic lives in the plain-C files (dataplane.c, peercred.c).
+// The data plane's nan glue: argument checking, Buffer <-> struct copies,
+// errno exceptions. All logic lives in the plain-C files (dataplane.c,
+// topup.c, peercred.c).
 #include <nan.h>
 #include <string>
 #include <vector>
