@@ -68,9 +68,14 @@ obj/lease_topup.skel.h: obj/lease_topup.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name lease_topup_bpf > $@.tmp && mv $@.tmp $@
 
-$(ADDON): obj/gensee.skel.h obj/lease_topup.skel.h bpf/lease_topup.h binding.gyp $(ADDON_SRC) $(SETUP_STAMP)
+# node-gyp's own Makefile is made from binding.gyp: a source added or
+# renamed there must reach it
+build/Makefile: binding.gyp $(SETUP_STAMP)
+	@echo "  GYP     $@"
+	$(Q)$(NODE_GYP) configure $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
+
+$(ADDON): build/Makefile obj/gensee.skel.h obj/lease_topup.skel.h bpf/lease_topup.h $(ADDON_SRC) $(SETUP_STAMP)
 	@echo "  ADDON   $@"
-	$(Q)test -f build/Makefile || $(NODE_GYP) configure $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
 	$(Q)$(NODE_GYP) build $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
 
 $(PROBE): $(PROBE_SRC) $(BPF_HDR)
