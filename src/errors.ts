@@ -1,6 +1,13 @@
 // Stable error codes: every CLI refusal and every deny reason is a code a
 // user can grep for. Add new codes here, never inline strings elsewhere.
 
+/**
+ * The executor refused a tool's write at call time (src/executor): no
+ * gensee-supplied key, a key that is not the call's, a handle of another call.
+ */
+export const EXECUTOR_DENY_REASONS = ['write_key_missing', 'write_key_mismatch', 'handle_forged'] as const;
+export type ExecutorDenyReason = (typeof EXECUTOR_DENY_REASONS)[number];
+
 /** Deny reasons (closed enum, snake_case) — DESIGN.md "Actions". */
 export const DENY_REASONS = [
   'invalid_subject',
@@ -13,11 +20,7 @@ export const DENY_REASONS = [
   'malformed_fault',
   'unauthenticated_peer',
   'timeout',
-  // the executor refused a tool's write at call time (src/executor): no
-  // gensee-supplied key, a key that is not the call's, a handle of another call
-  'write_key_missing',
-  'write_key_mismatch',
-  'handle_forged',
+  ...EXECUTOR_DENY_REASONS,
   // a fault the resolver died with, closed by whoever took over (src/evidence/abandon.ts); never sent
   'abandoned',
 ] as const;

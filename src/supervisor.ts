@@ -6,7 +6,7 @@ import { resolveCgroupPath, killCgroupAndWait } from './cgroup';
 import { attachHooks, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
 import { pinDirFor } from './bpffs';
 import * as fs from 'node:fs';
-import { GenseeError } from './errors';
+import { EXECUTOR_DENY_REASONS, GenseeError, type ExecutorDenyReason } from './errors';
 import { parsePolicy, policyHash } from './protocol/json';
 import type { Policy } from './protocol/types';
 import { readFileNoFollow } from './state/fsutil';
@@ -25,6 +25,7 @@ import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
 import { warmResolver } from './resolver/warm';
 import { readStartTimeTicks } from './resolver/subject';
 import { LogHub } from './events/hub';
+import { isSignature } from './events/types';
 import { EventLog } from './events/log';
 import { reportResolver, ToolCgroups } from './events/reporter';
 import { ensureToken } from './events/token';
@@ -590,7 +591,7 @@ function quiet(say: (e: Error) => void, windowMs = 60_000): (e: Error) => void {
   };
 }
 
-const EXECUTOR_REASONS = new Set(['write_key_missing', 'write_key_mismatch', 'handle_forged']);
+const EXECUTOR_REASONS: ReadonlySet<string> = new Set(EXECUTOR_DENY_REASONS);
 let executorDenials = 0;
 
 /**
@@ -630,7 +631,7 @@ function supervisorCommand(
         observed_at_boot_ns: 0n,
         cgroup_id: 0n,
       };
-      const reason = req.reason as 'write_key_missing' | 'write_key_mismatch' | 'handle_forged';
+      const reason = req.reason as ExecutorDenyReason;
       return s.resolver
         .recordDecided(fault, { fault_id: fault.fault_id, action: 'deny', reason }, { via: 'socket', socket: 'control.sock' })
         .then(() => ({ fault_id: fault.fault_id }));
@@ -665,7 +666,7 @@ function attentionCommand(
     const seq = events.clearAttention('person', { person: req.person, note: req.note, peer: { pid: peer.pid, uid: peer.uid } });
     return durable({ seq, cleared });
   }
-  if (req.signature !== 'hint_loop' && req.signature !== 'stall' && req.signature !== 'control_defeat') {
+  if (!isSignature(req.signature)) {
     throw new GenseeError('E_SCHEMA', `attention_raise: unknown signature ${JSON.stringify(req.signature)}`);
   }
   if (!req.detail) throw new GenseeError('E_SCHEMA', 'attention_raise: detail is empty');
