@@ -11,6 +11,7 @@
 #include "topup.h"
 #include "peercred.h"
 #include "nan_util.h"
+#include "sup_server.h"
 
 void InitNotify(v8::Local<v8::Object> target);            // notify_glue.cc
 void InitSupervisorSocket(v8::Local<v8::Object> target);  // sup_glue.cc
@@ -385,6 +386,9 @@ NAN_MODULE_INIT(InitAll) {
   Nan::Set(abi, Nan::New("faultRlWindowNs").ToLocalChecked(),
            Nan::New<v8::Number>(static_cast<double>(GS_FAULT_RL_WINDOW_NS)));
   Nan::Set(abi, Nan::New("eventsBytes").ToLocalChecked(), Nan::New<v8::Number>(GS_EVENTS_BYTES));
+  // the wire rules of every gensee socket (sup_server.h), mirrored in src/protocol/framing.ts
+  Nan::Set(abi, Nan::New("frameMaxBytes").ToLocalChecked(), Nan::New<v8::Number>(GS_FRAME_MAX));
+  Nan::Set(abi, Nan::New("frameTimeoutMs").ToLocalChecked(), Nan::New<v8::Number>(GS_FRAME_TIMEOUT_MS));
   Nan::Set(target, Nan::New("abi").ToLocalChecked(), abi);
   DataPlane::Init(target);
   InitNotify(target);

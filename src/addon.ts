@@ -20,6 +20,10 @@ export interface AddonAbi {
   faultRlKeySize: number;
   faultRlWindowNs: number;
   eventsBytes: number;
+  /** the largest frame body on a gensee socket (sup_server.h GS_FRAME_MAX) */
+  frameMaxBytes: number;
+  /** a whole frame within this many ms of its first byte (GS_FRAME_TIMEOUT_MS) */
+  frameTimeoutMs: number;
 }
 
 export interface NativeDataPlane {
@@ -274,6 +278,8 @@ export interface Addon {
   /** non-blocking, close-on-exec; null when nobody is waiting */
   accept(fd: number): number | null;
   closeFd(fd: number): void;
+  /** the C fast path's verdict for an answered call with this proto action (notify_glue.cc VerdictOf): 0 = continue, else the errno */
+  verdictForAction(action: number, errnos: { deny: number; delegate: number; timeout: number }): number;
 
   // ---- the evidence logs and the supervisor socket (addon/sup_glue.cc) ----
   /** fdatasync thread for one log fd (addon/synclog.c) */
@@ -288,6 +294,10 @@ export interface Addon {
   procCgroup(pid: number): string | null;
   /** start time and cgroup of a pid, read once behind a pidfd (addon/subject.c); null when gone */
   subject(pid: number): { start: number; cgroup: string } | null;
+  /** the cgroup2 mount point a mountinfo file names (addon/proc.c gs_find_cgroup2); null when none */
+  findCgroup2Mount(mountinfo: string): string | null;
+  /** is the /proc/PID/cgroup path `have` `want` or below it (addon/subject.c); src/cgroup.ts's twin */
+  cgroupWithin(have: string, want: string): boolean;
 }
 
 /** The package root (holds package.json), from dist/src or src. */
