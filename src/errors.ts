@@ -55,6 +55,7 @@ export const EXIT_STATUS = {
   E_KERNEL: 1,
   E_ADDON_MISSING: 1,
   E_STATE: 1,
+  E_SOCKET_IN_USE: 1,
 } as const satisfies Record<string, 1 | 2>;
 export type ErrorCode = keyof typeof EXIT_STATUS;
 

@@ -181,7 +181,7 @@ export class ControlServer {
   }
 
   async listen(): Promise<void> {
-    this.native = this.sock.open(this.o.ownerUid, this.o.cgroup, (req) => this.serve(req));
+    this.native = await this.sock.open(this.o.ownerUid, this.o.cgroup, (req) => this.serve(req));
   }
 
   async close(): Promise<void> {
