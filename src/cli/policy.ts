@@ -19,7 +19,7 @@ import { POLICY_MAX_BYTES } from '../supervisor';
 import { readFileNoFollow } from '../state/fsutil';
 import { checkPolicy, parsePolicy, type Problem } from '../protocol/json';
 import { openOperation, resolveStateDir } from '../state/operation';
-import { controlRequestTo } from '../counters/control';
+import { controlRequestTo } from '../envelope/control';
 
 export const usage = 'usage: gensee policy apply --op ID FILE [--json]\n       gensee policy check FILE [--json]';
 

@@ -1,7 +1,7 @@
 // How the executor puts what it saw into the operation's records: the
 // supervisor is the one writer of faults.jsonl and events.jsonl, so these
 // go to it over control.sock (authenticated both ways, like `gensee lease add`).
-import { controlRequestTo } from '../counters/control';
+import { controlRequestTo } from '../envelope/control';
 import type { ExecutorDenyReason } from '../errors';
 
 /**
