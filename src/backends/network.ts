@@ -8,7 +8,7 @@ import { PolicyIndex } from './policy-index';
 import { DataPlane, Lease, bootNs, leaseDestination } from '../dataplane';
 import { Tuple } from '../addr';
 import { encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
-import { NetworkRecord, LeaseRecord, leaseKey, writeNetworkSnapshot } from '../state/network';
+import { NetworkRecord, LeaseRecord, leaseKey, leaseRecordOf, writeNetworkSnapshot } from '../state/network';
 
 /** the answer, and for a delegation the executor's tool that takes it over (recorded, never sent) */
 export type NetworkDecision = Omit<Resolution, 'fault_id'> & { delegate_tool?: string };
@@ -335,16 +335,7 @@ export class NetworkBackend {
   private remember(l: Lease, maxUses: number, added = false): Promise<void> {
     const prev = this.leases().get(leaseKey(l.tuple));
     if (added && prev) maxUses = Math.min(0xffffffff, prev.max_uses + maxUses);
-    const rec: LeaseRecord = {
-      generation: Number(l.generation),
-      family: l.tuple.family,
-      protocol: l.tuple.protocol,
-      address: l.tuple.address,
-      port: l.tuple.port,
-      expires_at_boot_ns: String(l.expiresBootNs),
-      max_uses: maxUses,
-      installed_at: new Date().toISOString(),
-    };
+    const rec = leaseRecordOf(l, maxUses);
     this.leases().set(leaseKey(rec), rec);
     this.scheduleSnapshot();
     return this.sink?.open ? this.sink.installed(rec, prev) : Promise.resolve();

@@ -132,7 +132,7 @@ export class CounterRecorder {
       // turn of the event loop (one write(2) for them), synced by the log's window
       if (this.log.failure) break; // said once; the supervisor's failed state retries the disk
       try {
-        this.log.appendTicket({ at, ...l }, true, true);
+        this.log.appendTicket({ at, ...l }, { sync: true, defer: true });
       } catch (e) {
         this.o.onError(e as Error);
         break;

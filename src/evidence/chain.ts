@@ -8,17 +8,22 @@
 //        64 zeros on line 1
 //
 // Durability: append() resolves only after the line is written and
-// fdatasync'ed. A line is written to the file on the caller's thread (so it
-// survives the process being killed) in the call that appends it — or, when
-// the caller defers it (a write-ahead line nothing acts on yet), together
-// with the next line that is not deferred, at the latest before the event
-// loop's next turn and always before any fdatasync is asked for or waited
-// on: one write(2) for the lines of a fault instead of one each. A syncer
-// thread in the addon (addon/synclog.c) runs fdatasync whenever somebody
-// waits, and one fdatasync covers every line written before it began: group
-// commit with no window, and the event loop never blocks on the disk. Lines
-// reach the file in call order because seq and prev are assigned in call
-// order and written in that order.
+// fdatasync'ed. A syncer thread in the addon (addon/synclog.c) runs
+// fdatasync whenever somebody waits, and one fdatasync covers every line
+// written before it began: group commit with no window, and the event loop
+// never blocks on the disk. Who calls write(2) depends on the log:
+//   - by default the caller's thread, in the call that appends the line (so
+//     the line survives the process being killed) — or, when the caller
+//     defers it (a write-ahead line nothing acts on yet), together with the
+//     next line that is not deferred, at the latest before the event loop's
+//     next turn and always before any fdatasync is asked for or waited on:
+//     one write(2) for the lines of a fault instead of one each;
+//     counters.jsonl and events.jsonl are written so;
+//   - with syncerWrites (faults.jsonl), the syncer thread, right before each
+//     fdatasync: the line is handed over in the same way, but reaches the
+//     file only once a sync covering it has begun (see OpenOptions).
+// Lines reach the file in call order because seq and prev are assigned in
+// call order and written in that order.
 //
 // One writer per file: the chain state lives in this object. A second
 // process appending to the same file would break the chain (and verify
@@ -36,7 +41,7 @@ import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
 import { loadAddon } from '../addon';
 import type { NativeSyncLog } from '../addon';
-import { assertNoSymlinks, fsyncDirectorySync, trustedUids, writeAllSync } from '../state/fsutil';
+import { assertNoSymlinks, fsyncDirSync, trustedUids, writeAllSync } from '../state/fsutil';
 
 export const ZERO_HASH = '0'.repeat(64);
 const NL = 0x0a;
@@ -77,6 +82,19 @@ export interface ChainedLogOptions {
 
 export type { NativeSyncLog } from '../addon';
 
+/** how appendTicket hands a line on */
+export interface AppendOptions {
+  /** ask for an fdatasync covering the line (whenDurable waits for one) */
+  sync: boolean;
+  /**
+   * hold the line to share the next write (and its fdatasync, with sync):
+   * for a line nothing acts on until a later line, or a wait for
+   * durability, writes it first; at the latest before the event loop's
+   * next turn. Without defer the line is written now, after any held ones.
+   */
+  defer?: boolean;
+}
+
 /** what open() found and repaired at the end of the file */
 export interface TornRecovery {
   /** line number of the torn line (kept, now newline-terminated) */
@@ -107,7 +125,7 @@ function readAt(fd: number, start: number, end: number): Buffer {
   let n = 0;
   while (n < buf.length) {
     const r = fs.readSync(fd, buf, n, buf.length - n, start + n);
-    if (r === 0) throw new GenseeError('E_STATE', 'log shrank while being read', 1);
+    if (r === 0) throw new GenseeError('E_STATE', 'log shrank while being read');
     n += r;
   }
   return buf;
@@ -288,7 +306,7 @@ export class ChainedLog {
       if (!uids.includes(st.uid)) throw new GenseeError('E_BAD_MODE', `${abs} is owned by uid ${st.uid}, expected one of ${uids.join(', ')}`);
       // new: beat the umask; existing and looser: tighten (never grants anything)
       if ((st.mode & 0o777) !== 0o600) fs.fchmodSync(fd, 0o600);
-      if (created) fsyncDirectorySync(path.dirname(abs));
+      if (created) fsyncDirSync(path.dirname(abs));
       const log = new ChainedLog(abs, fd, opts);
       log.recover(st.size);
       return log;
@@ -399,20 +417,16 @@ export class ChainedLog {
 
   private usable(): void {
     if (this.failed) throw this.failed;
-    if (this.closing || !this.native) throw new GenseeError('E_STATE', `log is closed: ${this.path}`, 1);
+    if (this.closing || !this.native) throw new GenseeError('E_STATE', `log is closed: ${this.path}`);
   }
 
   /**
-   * Append one record and return its ticket; with sync, an fdatasync
-   * covering it is on its way. The line is written now, with any deferred
-   * lines before it — or, with defer, it is held to share the next write
-   * (and the fdatasync it asks for, with sync): a line nothing acts on until
-   * a later line or a wait for durability, which writes it first, and at
-   * the latest before the event loop's next turn. Throws (and poisons the
-   * log) if the write fails: a caller that cannot record must not go on as
-   * if it had.
+   * Append one record and return its ticket. Throws (and poisons the log)
+   * if the write fails: a caller that cannot record must not go on as if it
+   * had.
    */
-  appendTicket(fields: LogFields, sync: boolean, defer = false): number {
+  appendTicket(fields: LogFields, how: AppendOptions): number {
+    const { sync, defer = false } = how;
     this.usable();
     const line = this.encode(fields);
     if (this.pending.length === 0) this.pendingFirstSeq = this.seqNo;
@@ -431,7 +445,7 @@ export class ChainedLog {
   whenDurable(ticket: number): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
     const n = this.native;
-    if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`, 1));
+    if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`));
     let request = true;
     if (this.pending.length) {
       try {
@@ -477,7 +491,7 @@ export class ChainedLog {
   append(fields: LogFields): Promise<void> {
     let t: number;
     try {
-      t = this.appendTicket(fields, true);
+      t = this.appendTicket(fields, { sync: true });
     } catch (e) {
       return Promise.reject(e);
     }
@@ -486,7 +500,7 @@ export class ChainedLog {
 
   /** Append one record synchronously (shutdown paths): written and fdatasync'ed before returning. */
   appendSync(fields: LogFields): void {
-    this.appendTicket(fields, false);
+    this.appendTicket(fields, { sync: false });
     try {
       this.native!.syncNow();
     } catch (e) {

@@ -151,7 +151,7 @@ export class Resolver extends EventEmitter {
     const h = this.budget.take(now, this.space?.low ?? false, force);
     if (!h) return;
     try {
-      this.faults.appendTicket({ kind: 'suppressed', ...h }, true, true);
+      this.faults.appendTicket({ kind: 'suppressed', ...h }, { sync: true, defer: true });
     } catch (e) {
       this.emit('backend_error', e);
     }
@@ -256,8 +256,7 @@ export class Resolver extends EventEmitter {
         ...(ctx.tool ? { tool_id: ctx.tool.tool_id, call_id: ctx.tool.call_id } : {}),
         fault: faultToJson(fault),
       },
-      false,
-      true,
+      { sync: false, defer: true },
     );
     let r: Resolution;
     let delegateTool: string | undefined;
@@ -282,11 +281,10 @@ export class Resolver extends EventEmitter {
           ...(delegateTool ? { delegate_tool: delegateTool } : {}),
           ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
         },
-        true,
         // with deferSync it is written, and its fdatasync asked for, once
         // every request that arrived together has its line: before the event
         // loop's next turn (one write and one sync for the batch)
-        opts.deferSync === true,
+        { sync: true, defer: opts.deferSync === true },
       );
     } catch (e) {
       // the log failed under us: no lease without its durable answer
@@ -326,8 +324,8 @@ export class Resolver extends EventEmitter {
    */
   async recordDecided(fault: Fault, r: Resolution, ctx: FaultContext): Promise<void> {
     this.stats.faults++;
-    this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, false, true);
-    const ticket = this.faults.appendTicket({ kind: 'resolution', fault_id: fault.fault_id, resolution: resolutionToJson(r) }, true);
+    this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, { sync: false, defer: true });
+    const ticket = this.faults.appendTicket({ kind: 'resolution', fault_id: fault.fault_id, resolution: resolutionToJson(r) }, { sync: true });
     const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
     this.stats[key]++;
     this.emit('resolved', { fault, resolution: r, ctx, micros: 0 } satisfies ResolvedEvent);
@@ -366,7 +364,7 @@ export class Resolver extends EventEmitter {
   /** lease_intent lines for several leases, made durable by one fdatasync */
   private async intendAll(faultId: string, leases: LeaseIntent[]): Promise<void> {
     let ticket = -1;
-    for (const lease of leases) ticket = this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, false, true);
+    for (const lease of leases) ticket = this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, { sync: false, defer: true });
     if (ticket >= 0) await this.faults.whenDurable(ticket);
   }
 
@@ -385,7 +383,7 @@ export class Resolver extends EventEmitter {
     install: (intents: (ls: LeaseIntent[]) => Promise<void>) => Promise<Lease[]>,
   ): Promise<Lease[]> {
     const faultId = `dns-${process.pid}-${++this.dnsSeq}`;
-    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, false, true);
+    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, { sync: false, defer: true });
     let leases: Lease[] = [];
     let error: string | null = null;
     try {
@@ -406,7 +404,7 @@ export class Resolver extends EventEmitter {
         leases: leases.map((l) => ({ ...l, expires_at_boot_ns: String(l.expires_at_boot_ns) })),
         ...(error ? { error } : {}),
       },
-      true,
+      { sync: true },
     );
     await this.faults.whenDurable(t);
     if (error) throw new Error(`DNS answer for ${q.name}: leases not installed: ${error}`);
@@ -423,7 +421,7 @@ export class Resolver extends EventEmitter {
     }
     // the workload asks as often as it likes: under the refusal budget
     if (!this.admitRefusal(r.control)) return Promise.resolve(); // counted by its control, e.g. dns/budget
-    const t = this.faults.appendTicket({ kind: 'dns_refused', fault_id: `dnsr-${process.pid}-${++this.dnsSeq}`, ...r, detail: r.detail.slice(0, 300) }, true);
+    const t = this.faults.appendTicket({ kind: 'dns_refused', fault_id: `dnsr-${process.pid}-${++this.dnsSeq}`, ...r, detail: r.detail.slice(0, 300) }, { sync: true });
     return this.faults.whenDurable(t);
   }
 
@@ -444,7 +442,7 @@ export class Resolver extends EventEmitter {
       this.emit('refused', { reason, detail, ctx, faultId });
       return { ticket: 0, durable: Promise.resolve() };
     }
-    const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null }, true);
+    const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null }, { sync: true });
     const durable = this.faults.whenDurable(ticket).then(() => {
       this.emit('refused', { reason, detail, ctx, faultId });
     });

@@ -43,7 +43,7 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    this.native = this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) =>
+    this.native = await this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) =>
       this.serve(req).catch(() => {
         // no answer that cannot be stood behind: the client denies the call
         try {
