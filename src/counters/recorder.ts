@@ -62,8 +62,9 @@ export const REFUSAL_LINES = 100;
 export const COUNTER_LINES_PER_SECOND = 1000;
 
 function counterLineBudget(): number {
-  const v = Number(process.env.GENSEE_COUNTER_LINES_PER_SECOND ?? '');
-  return Number.isSafeInteger(v) && v >= 0 && process.env.GENSEE_COUNTER_LINES_PER_SECOND !== '' ? v : COUNTER_LINES_PER_SECOND;
+  const e = process.env.GENSEE_COUNTER_LINES_PER_SECOND;
+  if (e === undefined || !/^[0-9]{1,9}$/.test(e)) return COUNTER_LINES_PER_SECOND;
+  return Number(e);
 }
 /** share of the time network.json rewrites for totals alone may take */
 const NETWORK_WRITE_BUDGET = 0.05;
