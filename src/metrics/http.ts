@@ -81,7 +81,7 @@ export async function startMetricsServer(listen: StreamListen, scrape: Scrape): 
       });
     });
   } catch (e) {
-    if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_STATE', `metrics: ${l.host}:${l.port} is in use`, 1);
+    if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_SOCKET_IN_USE', `metrics: ${l.host}:${l.port} is in use`);
     throw e;
   }
   return {
