@@ -17,7 +17,7 @@ export interface OperatorSurface {
 
 export function operatorSurface(o: { stateDir: string; op: string; dir: string }): OperatorSurface {
   const scrape = evidenceScraper(o.stateDir, o.op, o.dir);
-  const handlers = [metricsRoute(scrape), cockpitRoute(o.op)];
+  const handlers = [metricsRoute(scrape), cockpitRoute(o)];
   return {
     routes: (req, res, authorized) => handlers.some((h) => h(req, res, authorized)),
     listenMetrics: (l) => startMetricsServer(l, scrape),
