@@ -6,11 +6,18 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { loadAddon } from '../src/addon';
 import { openPrivateSocket, SUN_PATH_MAX } from '../src/privsock';
+import { shortStateDir } from './helpers/supervisor';
+
+function shortDir(t: { teardown(fn: () => void): void }, files: Record<string, string> = {}): string {
+  const d = shortStateDir(t as Parameters<typeof shortStateDir>[0]);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(d, name), text);
+  return d;
+}
 
 const close = (fd: number) => loadAddon().closeFd(fd);
 
 t.test('refusals: a path too long, a file, a symlink, a live socket; nothing changed', async (t) => {
-  const d = t.testdir({ file: 'x', target: 'y' });
+  const d = shortDir(t, { file: 'x', target: 'y' });
   const long = path.join(d, 'x'.repeat(SUN_PATH_MAX));
   await t.rejects(openPrivateSocket(long), { code: 'E_USAGE', exitCode: 2, message: /at most 107/ }, 'longer than sun_path');
   t.notOk(fs.existsSync(long), 'nothing made');
@@ -34,7 +41,7 @@ t.test('refusals: a path too long, a file, a symlink, a live socket; nothing cha
 });
 
 t.test('a stale socket is replaced; the new one is 0600 and the owner\'s', async (t) => {
-  const d = t.testdir({});
+  const d = shortDir(t);
   const p = path.join(d, 's.sock');
   close(await openPrivateSocket(p));
   t.ok(fs.lstatSync(p).isSocket(), 'a closed socket leaves its file: stale');
@@ -55,7 +62,7 @@ t.test('a stale socket is replaced; the new one is 0600 and the owner\'s', async
 });
 
 t.test('without probeLive a socket at the path is taken as stale (the operation lock guards it)', async (t) => {
-  const d = t.testdir({});
+  const d = shortDir(t);
   const p = path.join(d, 'x.sock');
   const first = await openPrivateSocket(p);
   const ino = fs.lstatSync(p).ino;
