@@ -179,12 +179,18 @@ export async function run(argv: string[]): Promise<number> {
   // the resolver is gone: nobody else writes events.jsonl now
   let attentionCleared = 0;
   if (fs.existsSync(path.join(opDir(stateDir, op), EVENTS_FILE))) {
-    const events = await EventLog.open(opDir(stateDir, op));
+    // a read-only disk refuses even the open: said, and the stop goes on
     try {
-      attentionCleared = events.openAttentionSeqs.length;
-      events.clearAttention('operation_stopped');
-    } finally {
-      await events.close();
+      const events = await EventLog.open(opDir(stateDir, op));
+      try {
+        attentionCleared = events.openAttentionSeqs.length;
+        events.clearAttention('operation_stopped');
+      } finally {
+        await events.close();
+      }
+    } catch (e) {
+      attentionCleared = 0;
+      unrecorded.push(`${EVENTS_FILE} (attention cleared): ${(e as Error).message}`);
     }
   }
 

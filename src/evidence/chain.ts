@@ -187,6 +187,15 @@ export class ChainedLog {
   private closing = false;
   private readonly onLine: ((seq: number, text: string) => void) | undefined;
   private readonly opts: ChainedLogOptions;
+  /**
+   * Tests only (GENSEE_TEST_FAIL_RESOLUTION_SYNC=MS, read nowhere else):
+   * the first resolution line that grants a lease is held back MS after
+   * its fdatasync ended, then the log fails as if that fdatasync had
+   * returned EIO. Ordinary runs never set it; the real-disk tests
+   * (test/resolver/diskerror.test.ts, test/adversarial/disk*.test.ts) use
+   * real filesystems instead.
+   */
+  private inject: { ms: number; ticket: number; fired: boolean } | null = null;
 
   private constructor(file: string, fd: number, opts: ChainedLogOptions) {
     this.path = file;
@@ -194,6 +203,19 @@ export class ChainedLog {
     this.opts = opts;
     this.onLine = opts.onLine;
     this.native = this.syncer(fd);
+    const ms = Number(process.env.GENSEE_TEST_FAIL_RESOLUTION_SYNC ?? '');
+    if (ms > 0 && path.basename(file) === 'faults.jsonl') this.inject = { ms, ticket: 0, fired: false };
+  }
+
+  /** the highest durable ticket, as far as waiters may be told (the test hook holds some back) */
+  private durableTicket(st: { durable: number }): number {
+    const j = this.inject;
+    if (!j || j.ticket === 0 || st.durable < j.ticket) return st.durable;
+    if (!j.fired) {
+      j.fired = true;
+      setTimeout(() => this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno 5 (EIO, injected by GENSEE_TEST_FAIL_RESOLUTION_SYNC)`), { errno: 5, code: 'EIO' })), j.ms);
+    }
+    return j.fired && this.failed === null ? j.ticket - 1 : st.durable;
   }
 
   private syncer(fd: number): NativeSyncLog {
@@ -215,6 +237,7 @@ export class ChainedLog {
    */
   reopen(): void {
     if (!this.failed || this.closing) return;
+    if (this.inject?.fired) this.inject = null; // the test hook fails once
     const err = this.failed;
     const fd = fs.openSync(this.path, C.O_RDWR | C.O_APPEND | C.O_NOFOLLOW);
     const old = { fd: this.fd, native: this.native };
@@ -432,6 +455,7 @@ export class ChainedLog {
     if (this.pending.length === 0) this.pendingFirstSeq = this.seqNo;
     this.pending.push(line);
     const ticket = ++this.tickets;
+    if (this.inject && this.inject.ticket === 0 && fields.kind === 'resolution' && (fields.resolution as { lease?: unknown } | undefined)?.lease) this.inject.ticket = ticket;
     if (defer) {
       this.pendingSync ||= sync;
       this.queueFlush();
@@ -456,7 +480,7 @@ export class ChainedLog {
         return Promise.reject(e);
       }
     }
-    if (ticket <= n.state().durable) return Promise.resolve();
+    if (ticket <= this.durableTicket(n.state())) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const w = { ticket, resolve, reject };
       const last = this.waiters[this.waiters.length - 1];
@@ -519,8 +543,9 @@ export class ChainedLog {
       this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno ${st.failed}`), { errno: st.failed }));
       return;
     }
+    const durable = this.durableTicket(st);
     let i = 0;
-    while (i < this.waiters.length && this.waiters[i].ticket <= st.durable) i++;
+    while (i < this.waiters.length && this.waiters[i].ticket <= durable) i++;
     if (i > 0) for (const w of this.waiters.splice(0, i)) w.resolve();
     if (this.waiters.length === 0 && this.refd) {
       this.refd = false;
