@@ -1,5 +1,8 @@
-// The control socket's request as its handler sees it (src/counters/control.ts
-// decodes it from proto/gensee/v2/control.proto), and who sent it.
+// The control socket's request as it arrives (src/envelope/control.ts
+// decodes it from proto/gensee/v2/control.proto), the command its handler
+// gets once control.ts has parsed and checked its arguments, and who sent it.
+import type { Tuple } from '../addr';
+import type { Policy } from '../protocol/types';
 
 export interface ControlPeer {
   pid: number;
@@ -18,5 +21,11 @@ export type ControlRequest =
 /** the commands that are not the envelope's (events.jsonl, the executor's records): the supervisor's */
 export type SupervisorCommand = Extract<ControlRequest, { command: 'attention_raise' | 'attention_clear' | 'executor_tool' | 'executor_denial' }>;
 
-/** Carries out one request; its result is the reply's fields. A GenseeError's code is the reply's error code. */
-export type ControlHandler = (req: ControlRequest, peer: ControlPeer) => Promise<Record<string, unknown>>;
+/** a change of the envelope, its arguments parsed and checked (control.ts parseCommand) */
+export type EnvelopeCommand =
+  | { command: 'policy_apply'; policy: Policy; hash: string }
+  | { command: 'lease_add'; tuple: Tuple; ttlMs: number; maxUses: number }
+  | { command: 'lease_rm'; tuple: Tuple };
+
+/** Carries out one command; its result is the reply's fields. A GenseeError's code is the reply's error code. */
+export type ControlHandler = (cmd: EnvelopeCommand | SupervisorCommand, peer: ControlPeer) => Promise<Record<string, unknown>>;

@@ -31,9 +31,54 @@ import { ServedSocket, fdOf } from '../resolver/unixsock';
 import { openOperation, opDir, readKey, type OperationRecord, type ResolverIdentity } from '../state/operation';
 import * as path from 'node:path';
 import { readStartTimeTicks } from '../resolver/subject';
-import type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
+import type { ControlHandler, ControlPeer, ControlRequest, EnvelopeCommand, SupervisorCommand } from './control-types';
+import { Tuple, parseAddress, parsePort, parseProtocol } from '../addr';
+import { parsePolicy } from '../protocol/json';
 
-export type { ControlHandler, ControlPeer, ControlRequest } from './control-types';
+export type { ControlHandler, ControlPeer, ControlRequest, EnvelopeCommand, SupervisorCommand } from './control-types';
+
+function tupleArg(protocol: unknown, address: unknown, port: unknown): Tuple {
+  const a = parseAddress(String(address));
+  return { family: a.family, protocol: parseProtocol(String(protocol)), address: a.address, port: parsePort(String(port)) };
+}
+
+/**
+ * A decoded request's arguments, parsed and checked: the envelope's
+ * commands get a policy, a destination, a duration and a count; the
+ * supervisor's own (attention, executor) go on as they came, checked where
+ * they are carried out. Throws GenseeError, the reply's code.
+ */
+export function parseCommand(req: ControlRequest): EnvelopeCommand | SupervisorCommand {
+  switch (req.command) {
+    case 'policy_apply': {
+      if (typeof req.policy_text !== 'string') throw new GenseeError('E_SCHEMA', 'policy_text must be a string');
+      let json: unknown;
+      try {
+        json = JSON.parse(req.policy_text);
+      } catch (e) {
+        throw new GenseeError('E_BAD_JSON', `policy: not JSON: ${(e as Error).message}`);
+      }
+      return { command: 'policy_apply', policy: parsePolicy(json), hash: policyHash(req.policy_text) };
+    }
+    case 'lease_add': {
+      const tuple = tupleArg(req.protocol, req.address, req.port);
+      const ttl = Number(req.ttl_ms);
+      const uses = Number(req.max_uses);
+      if (!Number.isSafeInteger(ttl) || ttl < 0) throw new GenseeError('E_BAD_DURATION', `bad ttl_ms ${JSON.stringify(req.ttl_ms)}`);
+      if (!Number.isSafeInteger(uses) || uses < 0 || uses > 0xffffffff) throw new GenseeError('E_BAD_COUNT', `bad max_uses ${JSON.stringify(req.max_uses)}`);
+      return { command: 'lease_add', tuple, ttlMs: ttl, maxUses: uses };
+    }
+    case 'lease_rm':
+      return { command: 'lease_rm', tuple: tupleArg(req.protocol, req.address, req.port) };
+    case 'attention_raise':
+    case 'attention_clear':
+    case 'executor_tool':
+    case 'executor_denial':
+      return req;
+    default:
+      throw new GenseeError('E_SCHEMA', 'unknown command');
+  }
+}
 
 export const CONTROL_SOCKET = 'control.sock';
 export const CONTROL_SCHEMA = 2;
@@ -216,7 +261,7 @@ export class ControlServer {
       return this.refuse(req.id, (e as GenseeError).code ?? 'malformed_request', 'malformed_fault', (e as Error).message, peer, req.gid);
     }
     try {
-      const fields = await this.o.handler(r, peer!);
+      const fields = await this.o.handler(parseCommand(r), peer!);
       this.answer(req.id, { ok: true, command: r.command, fields });
     } catch (e) {
       // the handler's own refusal (bad policy, no such lease): answered, not a refused peer

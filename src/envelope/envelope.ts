@@ -39,21 +39,20 @@
 //      (tuple, generation) key, so nothing is counted twice or lost.
 import * as path from 'node:path';
 import { NativeDataPlane } from '../addon';
-import { Tuple, formatTuple, parseAddress, parsePort, parseProtocol } from '../addr';
+import { Tuple, formatTuple } from '../addr';
 import { DataPlane, bootNs } from '../dataplane';
 import { leaseExpired } from '../abi';
 import { GenseeError } from '../errors';
 import { LogFields } from '../evidence/chain';
 import type { NetworkBackend, LeaseIntent } from '../backends/network';
 import type { NftBackend } from '../backends/nft';
-import { parsePolicy, policyHash } from '../protocol/json';
 import type { Policy } from '../protocol/types';
 import { LeaseRecord, NetworkRecord, findLease, leaseKey, leaseRecordOf, withoutLease } from '../state/network';
 import { updateOperation } from '../state/operation';
 import { ControlServer, CONTROL_SOCKET } from './control';
 import type { LogHub } from '../events/hub';
 import type { Resolver } from '../resolver/resolver';
-import type { ControlHandler, ControlPeer, ControlRequest, SupervisorCommand } from './control-types';
+import type { ControlHandler, ControlPeer, EnvelopeCommand, SupervisorCommand } from './control-types';
 import { compact, editLeases, findGeneration, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
 import { InstallLedger } from './installs';
 import { LeaseScan } from './lease-scan';
@@ -383,44 +382,19 @@ export class Envelope {
     this.recorder.append([{ kind: 'control_refused', reason, detail: detail.slice(0, 300), peer }], new Date().toISOString());
   }
 
-  private async dispatch(req: ControlRequest, peer: ControlPeer): Promise<Record<string, unknown>> {
+  private async dispatch(cmd: EnvelopeCommand | SupervisorCommand, peer: ControlPeer): Promise<Record<string, unknown>> {
     if (this.stopping) throw new GenseeError('E_STATE', 'the supervisor is stopping');
-    switch (req.command) {
-      case 'policy_apply': {
-        if (typeof req.policy_text !== 'string') throw new GenseeError('E_SCHEMA', 'policy_text must be a string');
-        let json: unknown;
-        try {
-          json = JSON.parse(req.policy_text);
-        } catch (e) {
-          throw new GenseeError('E_BAD_JSON', `policy: not JSON: ${(e as Error).message}`);
-        }
-        const policy = parsePolicy(json);
-        return this.applyPolicy(policy, policyHash(req.policy_text), peer);
-      }
-      case 'lease_add': {
-        const t = this.tupleArg(req.protocol, req.address, req.port);
-        const ttl = Number(req.ttl_ms);
-        const uses = Number(req.max_uses);
-        if (!Number.isSafeInteger(ttl) || ttl < 0) throw new GenseeError('E_BAD_DURATION', `bad ttl_ms ${JSON.stringify(req.ttl_ms)}`);
-        if (!Number.isSafeInteger(uses) || uses < 0 || uses > 0xffffffff) throw new GenseeError('E_BAD_COUNT', `bad max_uses ${JSON.stringify(req.max_uses)}`);
-        return this.addLease(t, ttl, uses, peer);
-      }
+    switch (cmd.command) {
+      case 'policy_apply':
+        return this.applyPolicy(cmd.policy, cmd.hash, peer);
+      case 'lease_add':
+        return this.addLease(cmd.tuple, cmd.ttlMs, cmd.maxUses, peer);
       case 'lease_rm':
-        return this.revokeLease(this.tupleArg(req.protocol, req.address, req.port), peer);
-      case 'attention_raise':
-      case 'attention_clear':
-      case 'executor_tool':
-      case 'executor_denial':
-        if (!this.o.supervisorCommand) throw new GenseeError('E_STATE', `this supervisor does not take ${req.command}`);
-        return this.o.supervisorCommand(req, peer);
+        return this.revokeLease(cmd.tuple, peer);
       default:
-        throw new GenseeError('E_SCHEMA', 'unknown command');
+        if (!this.o.supervisorCommand) throw new GenseeError('E_STATE', `this supervisor does not take ${cmd.command}`);
+        return this.o.supervisorCommand(cmd, peer);
     }
-  }
-
-  private tupleArg(protocol: unknown, address: unknown, port: unknown): Tuple {
-    const a = parseAddress(String(address));
-    return { family: a.family, protocol: parseProtocol(String(protocol)), address: a.address, port: parsePort(String(port)) };
   }
 
   /**

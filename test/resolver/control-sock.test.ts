@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { requireKernel, waitFor } from '../helpers/kernel';
 import { rawFrameClient, frame } from '../helpers/rawframes';
 import { startTestSupervisor, faultLines, controlRequestFromCgroup } from '../helpers/supervisor';
-import { ControlServer, CONTROL_SOCKET, controlRequest, encodeRequest, replyMac, type ControlRequest } from '../../src/envelope/control';
+import { ControlServer, CONTROL_SOCKET, controlRequest, encodeRequest, replyMac, type EnvelopeCommand, type SupervisorCommand } from '../../src/envelope/control';
 import { gensee } from '../../src/gen/control';
 
 const rawClient = (sockPath: string) => rawFrameClient(sockPath, (body) => body);
@@ -15,7 +15,7 @@ const rawClient = (sockPath: string) => rawFrameClient(sockPath, (body) => body)
 t.test('control.sock served by the supervisor socket code', async (t) => {
   if (!requireKernel(t)) return;
   const s = await startTestSupervisor(t, undefined, 'gs-cs');
-  const seen: ControlRequest[] = [];
+  const seen: Array<EnvelopeCommand | SupervisorCommand> = [];
   const refusedCb: string[] = [];
   const sockPath = path.join(s.sup.dir, 'ctl-test.sock');
   const srv = new ControlServer({
@@ -37,7 +37,7 @@ t.test('control.sock served by the supervisor socket code', async (t) => {
   // the client API: a request, its reply authenticated
   const r = await controlRequest({ socketPath: sockPath, key: s.key, resolver: s.sup.record.resolver, request: { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 8080, ttl_ms: 30_000, max_uses: 2 } });
   t.same(r, { ok: true, command: 'lease_add', generation: 1 });
-  t.same(seen[0], { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 8080, ttl_ms: 30_000, max_uses: 2 }, 'the handler sees the request as before');
+  t.same(seen[0], { command: 'lease_add', tuple: { family: 'ipv4', protocol: 'tcp', address: '127.0.0.1', port: 8080 }, ttlMs: 30_000, maxUses: 2 }, 'the handler sees the request parsed');
 
   // several requests on one connection; each reply's MAC covers the whole reply
   const c = await rawClient(sockPath);
