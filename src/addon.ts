@@ -253,6 +253,8 @@ export interface Addon {
   bootNs(): bigint;
   /** the kernel has cgroup/connect_unix and sendmsg_unix (6.7; GENSEE_NO_UNIX_HOOKS=1 says no) */
   unixHooks(): boolean;
+  /** each kernel feature gensee uses, tried: 0 present, else the errno (addon/features.c; src/doctor.ts) */
+  kernelFeatures(): import('./doctor').KernelFeatures;
   peerCred(fd: number): { pid: number; uid: number; gid: number };
   DataPlane: new (pinDir: string) => NativeDataPlane;
 

@@ -18,6 +18,7 @@ import * as watch from './watch';
 import * as events from './events';
 import * as executor from './executor';
 import * as attention from './attention';
+import * as doctor from './doctor';
 
 type Command = (argv: string[]) => number | Promise<number>;
 
@@ -36,6 +37,7 @@ const commands: Record<string, Command> = {
   events: events.run,
   executor: executor.run,
   attention: attention.run,
+  doctor: doctor.run,
   run: (argv) => {
     if (argv[0] === 'fault') return runfault.run(argv.slice(1));
     return runcmd.run(argv);
@@ -57,6 +59,7 @@ const usages: Record<string, string> = {
   events: events.usage,
   executor: executor.usage,
   attention: attention.usage,
+  doctor: doctor.usage,
   run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
 };
 
