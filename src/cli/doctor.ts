@@ -32,5 +32,5 @@ export function requireKernelFeatures(rep: DoctorReport = doctor()): void {
     .filter((f) => rep.failing.includes(f.name))
     .map((f) => `${f.name} (${f.what}, Linux ${f.since}: ${f.observed})`)
     .join('; ');
-  throw new GenseeError('E_KERNEL', `this kernel lacks what gensee run needs: ${what}; see gensee doctor`, 1);
+  throw new GenseeError('E_KERNEL', `this kernel lacks what gensee run needs: ${what}; see gensee doctor`);
 }
