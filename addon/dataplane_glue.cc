@@ -10,6 +10,7 @@
 #include "dataplane.h"
 #include "topup.h"
 #include "peercred.h"
+#include "features.h"
 #include "nan_util.h"
 #include "sup_server.h"
 
@@ -80,6 +81,31 @@ NAN_METHOD(LinksPresent) {
 
 NAN_METHOD(UnixHooks) {
   info.GetReturnValue().Set(Nan::New<v8::Boolean>(gs_dp_unix_hooks() != 0));
+}
+
+// kernelFeatures() -> {name: 0 | errno}: each feature tried (features.h), for `gensee doctor`
+NAN_METHOD(KernelFeatures) {
+  gs_features f;
+  gs_features_probe(&f);
+  static const char *const progs[GS_FEATURE_PROGS] = {"prog_connect4",     "prog_connect6",     "prog_sendmsg4",
+                                                      "prog_sendmsg6",     "prog_bind4",        "prog_bind6",
+                                                      "prog_connect_unix", "prog_sendmsg_unix", "prog_skb_egress",
+                                                      "prog_sock_create",  "prog_setsockopt",   "prog_syscall"};
+  v8::Local<v8::Object> o = Nan::New<v8::Object>();
+  auto put = [&](const char *k, int v) { Nan::Set(o, Nan::New(k).ToLocalChecked(), Nan::New<v8::Number>(v)); };
+  put("pidfd_open", f.pidfd_open);
+  put("pidfd_getfd", f.pidfd_getfd);
+  put("pidfd_get_info", f.pidfd_get_info);
+  put("pidfd_thread", f.pidfd_thread);
+  put("pidfd_nonleader_errno", f.pidfd_nonleader_errno);
+  put("so_peerpidfd", f.so_peerpidfd);
+  put("seccomp_listener", f.seccomp_listener);
+  put("wait_killable_recv", f.wait_killable_recv);
+  put("sync_wake_up", f.sync_wake_up);
+  put("addfd", f.addfd);
+  put("user_namespaces", f.user_namespaces);
+  for (int i = 0; i < GS_FEATURE_PROGS; i++) put(progs[i], f.progs[i]);
+  info.GetReturnValue().Set(o);
 }
 
 NAN_METHOD(BootNs) {
@@ -369,7 +395,9 @@ NAN_MODULE_INIT(InitAll) {
   v8::Local<v8::Array> links = Nan::New<v8::Array>(GS_LINKS);
   for (int i = 0; i < GS_LINKS; i++) Nan::Set(links, i, Nan::New(gs_dp_link_name(i)).ToLocalChecked());
   Nan::Set(target, Nan::New("linkNames").ToLocalChecked(), links);
-  gs_nan::SetMethods(target, {{"bootNs", BootNs}, {"peerCred", PeerCred}, {"unixHooks", UnixHooks}});
+  gs_nan::SetMethods(
+      target,
+      {{"bootNs", BootNs}, {"peerCred", PeerCred}, {"unixHooks", UnixHooks}, {"kernelFeatures", KernelFeatures}});
   v8::Local<v8::Object> abi = Nan::New<v8::Object>();
   Nan::Set(abi, Nan::New("version").ToLocalChecked(), Nan::New<v8::Number>(GS_ABI_VERSION));
   Nan::Set(abi, Nan::New("leaseKeySize").ToLocalChecked(), Nan::New<v8::Number>(sizeof(gs_lease_key)));

@@ -224,6 +224,18 @@ export const COMMANDS: CommandHelp[] = [
     exit: OK_USAGE,
   },
   {
+    name: 'doctor',
+    summary: 'what this kernel and host give gensee: each feature tried, its fallback, what fails',
+    synopsis: '[--json]',
+    options: [json],
+    examples: ['gensee doctor', 'gensee doctor --json | jq .failing'],
+    exit: [
+      { code: '0', meaning: 'nothing gensee run needs is missing' },
+      { code: '1', meaning: 'a required feature is missing: gensee run refuses here' },
+      { code: '2', meaning: 'bad usage: nothing was checked' },
+    ],
+  },
+  {
     name: 'attention clear',
     summary: "a person clears the watchdog's attention (recorded: who, why)",
     synopsis: '--op ID [--by NAME] [--note TEXT] [--json]',

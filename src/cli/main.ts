@@ -26,6 +26,7 @@ const commands: Record<string, () => Promise<Command>> = {
   events: async () => (await import('./events')).run,
   executor: async () => (await import('./executor')).run,
   attention: async () => (await import('./attention')).run,
+  doctor: async () => (await import('./doctor')).run,
   run: async () => {
     const [runfault, runcmd] = await Promise.all([import('./runfault'), import('./run')]);
     return (argv) => (argv[0] === 'fault' ? runfault.run(argv.slice(1)) : runcmd.run(argv));

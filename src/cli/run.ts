@@ -27,6 +27,7 @@ import { resolveStateDir, readKey, updateOperation, openOperation, createOperati
 import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { PACKAGE_ROOT, loadAddon } from '../addon';
 import { startRefusalRecorder } from '../pause/refusals';
+import { requireKernelFeatures } from './doctor';
 import { launchUnderBoundary, workloadIdFor, WorkloadIdentityOption } from '../pause/launch';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { pinDirFor } from '../bpffs';
@@ -83,6 +84,8 @@ export async function run(argv: string[]): Promise<number> {
     'no-dns': { type: 'boolean' },
   }, false);
   if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)');
+  // before anything is made: a kernel that lacks what the boundary needs is named, not met halfway
+  requireKernelFeatures();
   const op = values.op !== undefined ? requireOp(values.op) : `run-${process.pid}-${randomBytes(3).toString('hex')}`;
   const hostRoot = values.flags.has('host-root');
   if (hostRoot && values.user !== undefined) throw new GenseeError('E_USAGE', `--user and --host-root exclude each other: ${usage}`);
