@@ -12,6 +12,9 @@ off() {
   sleep 60
 }
 trap off EXIT
+mount -t proc -o nosuid,nodev,noexec proc /proc
+mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
+mount -t devtmpfs -o nosuid,mode=755 devtmpfs /dev
 {
   # the kernel's own modules (the .deb unpacked by vmtest.sh), for nft,
   # veth and the rest; request_module() runs busybox's modprobe

@@ -70,14 +70,15 @@ kernel() {
 }
 
 # a module's path (relative to lib/modules/KVER) and its dependencies, deepest first
-mod_closure() { # name
+# (a subshell each, so the recursion does not share its variables)
+mod_closure() ( # name
   dep=$KDIR/lib/modules/$KVER/modules.dep
-  line=$(grep -E "/$1\.ko(\.xz)?:" "$dep") || die "module $1 not in $dep"
+  line=$(grep -E "/$1\.ko:" "$dep") || die "module $1 not in $dep"
   for d in ${line#*:}; do
     mod_closure "$(basename "$d" .ko)"
   done
   echo "${line%%:*}"
-}
+)
 
 # ---- the initramfs ------------------------------------------------------------
 initramfs() {
@@ -141,7 +142,7 @@ run_vm() {
     -nographic -no-reboot -nodefaults -serial stdio \
     -kernel "$KDIR/boot/vmlinuz-$KVER" -initrd "$VM/initramfs-$KVER.cpio.gz" \
     -append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 rdinit=/init vmtest.kver=$KVER" \
-    -fsdev local,id=hostroot,path=/,security_model=none,readonly=on \
+    -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
     -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
     -fsdev local,id=results,path="$out",security_model=none \
     -device virtio-9p-pci,fsdev=results,mount_tag=results \
@@ -175,6 +176,9 @@ table() {
 }
 
 mkdir -p "$VM"
+# only this invocation's runs are reported
+[ "${VMTEST_HOST:-1}" = 0 ] || rm -rf "$VM/host"
+[ "${VMTEST_VM:-1}" = 0 ] || rm -rf "$VM/run"
 fail=0
 if [ "${VMTEST_HOST:-1}" != 0 ]; then
   run_host || fail=1
