@@ -17,7 +17,9 @@ for f in "$@"; do
   # its count, and the tap runner's own start-up (loaders, process info)
   # would add more than the test under emulation. The runner's per-file
   # limit (300 s in .taprc) is kept, grown with the machine.
-  GENSEE_REQUIRE_KERNEL=1 GENSEE_TIME_SCALE=$scale timeout -k 10 $((300 * scale)) node "$f" >"$log" 2>&1
+  # (TAP_TIMEOUT: the library's own limit, which the runner sets from it)
+  GENSEE_REQUIRE_KERNEL=1 GENSEE_TIME_SCALE=$scale TAP_TIMEOUT=$((300 * scale)) \
+    timeout -k 10 $((300 * scale + 60)) node "$f" >"$log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   # assertions: tap's own count of them, "# { total: 7, pass: 6, fail: 1 }"
