@@ -30,6 +30,21 @@
  * process exited, whatever task holds the number now). On ESRCH the pidfd is
  * opened afresh and the look retried once; the NOTIF_ID_VALID after the look
  * proves the number was the paused task's throughout.
+ *
+ * Threads before Linux 6.9 (no PIDFD_THREAD, or GENSEE_NO_PIDFD_THREAD=1):
+ * pidfd_open() takes only a thread-group leader, so a call from any other
+ * thread is inspected through its leader's pidfd (leader_socket below):
+ *   tgid from /proc/TID/status; the start time of /proc/TGID/task/TID (the
+ *   thread is a member of that group); pidfd_getfd on the leader's pidfd;
+ *   the socket that came back is the one /proc/TGID/task/TID/fd/N names
+ *   (same device and inode: the thread shares the leader's fd table, or
+ *   holds the same socket); the thread's start time again, by its tid; and
+ *   NOTIF_ID_VALID after it all.
+ * The paused task held its tid throughout (ID_VALID before and after); a
+ * task's thread group never changes while it lives (an exec by another
+ * thread kills it first, which ID_VALID sees), and the group's tgid stays
+ * the group's while any member lives. So the leader, the task list entry
+ * and the fd table read are the paused thread's own. See docs/design.md.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -65,6 +80,8 @@
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
+/* 6.9+: pidfd_open() of any thread, not only a leader (uapi pidfd.h: O_EXCL) */
+#define GS_PIDFD_THREAD O_EXCL
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
 #endif
@@ -89,6 +106,7 @@ struct gs_notifier {
 	int fd;
 	int leases_fd;
 	int sync_wake_up;
+	int no_pidfd_thread; /* pidfd_open() takes leaders only (pre-6.9, or forced) */
 	struct seccomp_notif_sizes sizes;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
@@ -219,7 +237,7 @@ static int pidfd_for(struct gs_notifier *n, uint32_t pid, int *kept)
 		return s->fd;
 	}
 	*kept = 0;
-	fd = gs_pidfd_open(pid);
+	fd = n->no_pidfd_thread ? (int)syscall(SYS_pidfd_open, (pid_t)pid, 0) : gs_pidfd_open(pid);
 	if (fd < 0)
 		return -1;
 	if (s->fd >= 0)
@@ -399,6 +417,15 @@ struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin, co
 		goto out;
 	}
 	find_cgroup2(n->cgroup2, sizeof(n->cgroup2));
+	{
+		const char *force = getenv("GENSEE_NO_PIDFD_THREAD");
+		int probe = (int)syscall(SYS_pidfd_open, getpid(), GS_PIDFD_THREAD);
+
+		/* EINVAL: this kernel has no PIDFD_THREAD (before 6.9) */
+		if (probe >= 0)
+			close(probe);
+		n->no_pidfd_thread = (probe < 0 && errno == EINVAL) || (force && !strcmp(force, "1"));
+	}
 	pthread_mutex_init(&n->mu, NULL);
 	n->wake_fd = -1;
 	n->fd = listener_fd; /* owned from here on */
@@ -420,6 +447,11 @@ int gs_notifier_fd(const struct gs_notifier *n)
 int gs_notifier_sync_wake_up(const struct gs_notifier *n)
 {
 	return n->sync_wake_up;
+}
+
+int gs_notifier_pidfd_thread(const struct gs_notifier *n)
+{
+	return !n->no_pidfd_thread;
 }
 
 size_t gs_notifier_pending(struct gs_notifier *n)
@@ -541,6 +573,86 @@ static void fill_key_v4(struct gs_call *c, const void *addr4, uint16_t port_be)
 	inet_ntop(AF_INET, addr4, c->address, sizeof(c->address));
 }
 
+/* start time of TID read as a member of TGID's task list (-1: not one now) */
+static int task_start_time(uint32_t tgid, uint32_t tid, uint64_t *out)
+{
+	char path[96], buf[1024], *p, *save = NULL, *tok;
+	int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", tgid, tid);
+	if (gs_proc_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strrchr(buf, ')');
+	for (tok = p ? strtok_r(p + 1, " ", &save) : NULL; tok; tok = strtok_r(NULL, " ", &save), field++) {
+		if (field == 22) {
+			*out = strtoull(tok, NULL, 10);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * A thread that is not its group's leader, where pidfd_open() takes leaders
+ * only: args[0] through the leader's pidfd, checked to be the file the
+ * paused thread's own fd table holds (see the top of the file). The caller's
+ * NOTIF_ID_VALID after this proves the thread held req->pid throughout.
+ */
+static int leader_socket(struct gs_notifier *n, const struct seccomp_notif *req, int *sfd, enum gs_verdict_kind *v)
+{
+	uint32_t tid = req->pid, tgid = tgid_of(tid);
+	int fdnum = (int)(uint32_t)req->data.args[0], kept, pidfd;
+	uint64_t t0, t1;
+	struct stat mine, got;
+	char path[128];
+
+	*sfd = -1;
+	*v = GS_V_GONE;
+	if (!tgid || tgid == tid || task_start_time(tgid, tid, &t0)) {
+		/* gone, or a leader that pidfd_open() refused: not ours to guess */
+		*v = tgid && tgid == tid ? GS_V_UNINSPECTABLE : GS_V_GONE;
+		return -1;
+	}
+	n->st.via_leader++;
+	for (int tries = 0; tries < 2; tries++) {
+		pidfd = pidfd_for(n, tgid, &kept);
+		if (pidfd < 0) {
+			*v = errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
+			return -1;
+		}
+		*sfd = (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
+		if (*sfd >= 0 || errno != ESRCH || !kept)
+			break;
+		pidfd_forget(n, tgid); /* an exited process that held tgid before */
+	}
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/fd/%d", tgid, tid, fdnum);
+	if (*sfd < 0) {
+		/* no such fd in the thread's own table: the kernel fails it EBADF;
+		 * else the leader's table is not the thread's (or the leader has
+		 * exited and has no table): the hook decides */
+		if (errno == ESRCH)
+			*v = GS_V_GONE;
+		else if (stat(path, &mine) && errno == ENOENT)
+			*v = GS_V_PASS;
+		else
+			*v = GS_V_UNINSPECTABLE;
+		return -1;
+	}
+	if (fstat(*sfd, &got) || stat(path, &mine) || got.st_dev != mine.st_dev || got.st_ino != mine.st_ino) {
+		/* the thread's fd N is another file than the leader's (an
+		 * unshared fd table), or was swapped meanwhile */
+		*v = GS_V_UNINSPECTABLE;
+		goto fail;
+	}
+	if (gs_proc_start_time(tid, &t1) || t1 != t0)
+		goto fail; /* not the thread that was read as a member of tgid */
+	return 0;
+fail:
+	close(*sfd);
+	*sfd = -1;
+	return -1;
+}
+
 /* The caller's socket args[0], through its pidfd: *sfd, or a verdict. A kept
  * pidfd that fails ESRCH named an exited process that held this pid before:
  * forget it, open one afresh, once. */
@@ -551,6 +663,10 @@ static int caller_socket(struct gs_notifier *n, const struct seccomp_notif *req,
 	for (int tries = 0; tries < 2; tries++) {
 		pidfd = pidfd_for(n, req->pid, &kept);
 		if (pidfd < 0) {
+			/* not a leader, and no PIDFD_THREAD: EINVAL before 6.9,
+			 * ENOENT where the kernel has it but was not asked (6.18) */
+			if ((errno == EINVAL || errno == ENOENT) && n->no_pidfd_thread)
+				return leader_socket(n, req, sfd, v);
 			*v = errno == ESRCH ? GS_V_GONE : GS_V_UNINSPECTABLE;
 			return -1;
 		}

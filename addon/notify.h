@@ -64,6 +64,7 @@ struct gs_notify_stats {
 	uint64_t refused;       /* faults answered with an errno (incl. at close) */
 	uint64_t filtered;      /* refused by the filter's own rule (gs_refusal) */
 	uint64_t filtered_lost; /* of those, not kept (the list was full): counted only */
+	uint64_t via_leader;    /* a non-leader thread's call read through its leader's pidfd (no PIDFD_THREAD) */
 };
 
 /* A paused call raised as a fault (slow path). */
@@ -104,6 +105,10 @@ struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin, co
 int gs_notifier_fd(const struct gs_notifier *n);
 /* 1 if SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is on (6.6+) */
 int gs_notifier_sync_wake_up(const struct gs_notifier *n);
+/* 1 if pidfds of non-leader threads are used (PIDFD_THREAD, 6.9+); 0 if a
+ * thread's calls go through its leader's pidfd (older kernels, or
+ * GENSEE_NO_PIDFD_THREAD=1 in the environment when the notifier opened) */
+int gs_notifier_pidfd_thread(const struct gs_notifier *n);
 
 /* Receive and handle one notification. Returns 1 when *f was filled (a
  * fault now pending: free f->fault), 0 when it was answered or was gone,

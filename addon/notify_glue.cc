@@ -388,6 +388,7 @@ class Notifier : public Nan::ObjectWrap {
     self->running_ = true;
     self->Ref();  // alive while polling
     Set(info.This(), "syncWakeUp", Nan::New<v8::Boolean>(gs_notifier_sync_wake_up(n) == 1));
+    Set(info.This(), "pidfdThread", Nan::New<v8::Boolean>(gs_notifier_pidfd_thread(n) == 1));
     Set(info.This(), "fd", Nan::New<v8::Number>(gs_notifier_fd(n)));
     info.GetReturnValue().Set(info.This());
   }
@@ -487,6 +488,7 @@ class Notifier : public Nan::ObjectWrap {
     Set(o, "pending", Nan::New<v8::Number>(static_cast<double>(pending)));
     Set(o, "filtered", Nan::New<v8::Number>(static_cast<double>(st.filtered)));
     Set(o, "filteredLost", Nan::New<v8::Number>(static_cast<double>(st.filtered_lost)));
+    Set(o, "viaLeader", Nan::New<v8::Number>(static_cast<double>(st.via_leader)));
     Set(o, "polling", Nan::New<v8::Boolean>(self->running_));
     info.GetReturnValue().Set(o);
   }

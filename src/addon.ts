@@ -92,6 +92,8 @@ export interface NotifierStats {
   filtered: number;
   /** of those, the ones the notifier could not keep for the record (counted only) */
   filteredLost: number;
+  /** calls of non-leader threads read through the leader's pidfd (no PIDFD_THREAD: before 6.9, or GENSEE_NO_PIDFD_THREAD=1) */
+  viaLeader: number;
   polling: boolean;
 }
 
@@ -154,6 +156,8 @@ export interface Notifier {
   supervisorInflight(): number;
   /** SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is on (Linux 6.6+) */
   readonly syncWakeUp: boolean;
+  /** pidfds of non-leader threads (PIDFD_THREAD, 6.9+); false: through the leader's pidfd */
+  readonly pidfdThread: boolean;
   readonly fd: number;
   /** Answer a pending fault. true = answered; false = the caller is gone (ENOENT) or the notifier is closed. */
   respond(id: bigint, verdict: PauseVerdict): boolean;

@@ -74,6 +74,8 @@ export interface OperationSummary {
   fast_path: number;
   /** paused calls raised as faults */
   paused: number;
+  /** calls of threads other than a process's leader, read through the leader's pidfd (kernels before 6.9); absent when 0 */
+  via_leader?: number;
   destinations: { destination: string; verdict: string; count: number }[];
   evidence: string;
 }
@@ -472,7 +474,7 @@ export class Supervisor {
     return `faults.jsonl:${line}:${hash}`;
   }
 
-  summary(notifier: { fastPath: number; slowPath: number }): OperationSummary {
+  summary(notifier: { fastPath: number; slowPath: number; viaLeader?: number }): OperationSummary {
     const st = this.resolver.stats;
     return {
       faults: st.faults,
@@ -483,6 +485,7 @@ export class Supervisor {
       refused: st.refused,
       fast_path: notifier.fastPath,
       paused: notifier.slowPath,
+      ...(notifier.viaLeader ? { via_leader: notifier.viaLeader } : {}),
       destinations: this.dp.readCounters().map((c) => ({ destination: describeDestination(c), verdict: c.verdict, count: Number(c.count) })),
       evidence: this.dir,
     };

@@ -16,7 +16,8 @@
  *   loop while another keeps rewriting the same sockaddr buffer to PORTB and
  *   back; prints a line per refused call with its errno, then how many
  *   connects succeeded / got EPERM / EACCES / other. --until N: stop once
- *   N calls got EPERM (--repeat stays the cap).
+ *   N calls got EPERM (--repeat stays the cap). --in-thread: the connecting
+ *   loop runs in a thread that is not the process's main thread.
  *
  *   connected-send tcp|udp ADDR PORT: connect one socket, then send()
  *   --repeat messages on it, --interval MS apart, without an address. Each
@@ -344,6 +345,20 @@ static int toctou(const char *addr, const char *ports, long repeat, long until)
 	return 0;
 }
 
+struct toctou_args {
+	const char *addr, *ports;
+	long repeat, until;
+	int rc;
+};
+
+static void *toctou_main(void *arg)
+{
+	struct toctou_args *a = arg;
+
+	a->rc = toctou(a->addr, a->ports, a->repeat, a->until);
+	return NULL;
+}
+
 static int connected_send(const struct target *t, long repeat, long interval_ms, int summary, int ipopts,
 			  int v6_dstopts)
 {
@@ -408,6 +423,7 @@ int main(int argc, char **argv)
 	long threads = 0;
 	long interval_ms = 0;
 	long until = 0;
+	int in_thread = 0;
 	struct target t;
 	long counts[8] = { 0 };
 	int codes[8] = { 0, EPERM, ECONNREFUSED, EACCES, ENOSYS, ETIMEDOUT, EINVAL, -1 };
@@ -435,6 +451,8 @@ int main(int argc, char **argv)
 			v6_dstopts = 1;
 		else if (!strcmp(argv[i], "--resume"))
 			resume = 1;
+		else if (!strcmp(argv[i], "--in-thread"))
+			in_thread = 1;
 		else {
 			fprintf(stderr, "gs-probe: unknown option %s\n", argv[i]);
 			return 2;
@@ -458,6 +476,14 @@ int main(int argc, char **argv)
 			return 3;
 		printf("{\"pid\":%d}\n", getpid());
 		fflush(stdout);
+		if (in_thread) {
+			struct toctou_args ta = { addr, port, repeat, until, 2 };
+			pthread_t th;
+
+			pthread_create(&th, NULL, toctou_main, &ta);
+			pthread_join(th, NULL);
+			return ta.rc;
+		}
 		return toctou(addr, port, repeat, until);
 	}
 	if (parse_target(&t, proto, addr, port, v6sock)) {
