@@ -146,7 +146,7 @@ export class Resolver extends EventEmitter {
     } catch (e) {
       this.emit('backend_error', e);
       try {
-        const t = this.faults.appendTicket({ kind: 'lease_not_installed', fault_id: r.fault_id, error: ((e as Error)?.message ?? String(e)).slice(0, 300) }, true);
+        const t = this.faults.appendTicket({ kind: 'lease_not_installed', fault_id: r.fault_id, error: ((e as Error)?.message ?? String(e)).slice(0, 300) }, { sync: true });
         await this.faults.whenDurable(t);
       } catch {
         /* the log failed too: the failed state records what it can */
