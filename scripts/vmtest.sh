@@ -167,6 +167,13 @@ table() {
       [ "$rc" = 0 ] || r="FAIL($rc)"
       printf '%-44s %-22s %-6s %-14s %s\n' "${file#dist/test/}" "$kv" "$r" "$pass/$((pass + fail))" "$secs"
     done <"$k/results"
+    # a file the run never finished (the guest was stopped, or hung) is a failure too
+    for f in $FILES; do
+      grep -q "^$f " "$k/results" || {
+        printf '%-44s %-22s %-6s\n' "${f#dist/test/}" "$kv" "NOT RUN (stopped before it ended)"
+        echo "$f 255 0 0 -" >>"$k/results"
+      }
+    done
   done
   for k in "$VM/host" "$VM/run"; do
     [ -f "$k/results" ] || continue
