@@ -612,8 +612,11 @@ int gs_bind6(struct bpf_sock_addr *ctx)
 
 /* ---- AF_UNIX: cgroup/connect_unix and cgroup/sendmsg_unix (Linux 6.7) --- */
 
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* weak: before 6.2 the kernel has neither kfunc, and before 6.7 the loader
+ * leaves the two unix programs out (addon/dataplane.c), so an unresolved
+ * one must not fail the whole object's load (seen on Debian 12's 6.1) */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 /* unix rules: a name an AF_UNIX peer may be reached by (sun_path,
  * zero-padded; an abstract name starts with a NUL) -> 1 */

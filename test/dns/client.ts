@@ -5,7 +5,7 @@
 //
 //   ask NAME/TYPE[/tcp] …   one question after another; a line each:
 //                           {name, type, transport, rcode, tc, answers: [{type, name, data, ttl}]}
-//                           (rcode "TIMEOUT" when nothing came back in 3 s)
+//                           (rcode "TIMEOUT" when nothing came back in 3 s × GENSEE_TIME_SCALE)
 //   flood PREFIX SUFFIX N WINDOW
 //                           N distinct names PREFIX<i>SUFFIX over UDP, WINDOW in
 //                           flight; one line: {sent, rcodes: {RCODE: n}, timeouts, ms}
@@ -18,8 +18,9 @@ import * as dgram from 'node:dgram';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as dnsPacket from 'dns-packet';
+import { timeScaled } from '../helpers/time';
 
-const TIMEOUT_MS = 3000;
+const TIMEOUT_MS = timeScaled(3000);
 
 type Decoded = dnsPacket.DecodedPacket & { rcode?: string };
 type Rec = { type: string; name: string; data?: unknown; ttl?: number };

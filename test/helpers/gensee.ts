@@ -1,7 +1,7 @@
 // bin/gensee as the tests run it: a command to completion (gensee), or a
 // long-running process started and ended by its own pid (Proc).
 import { spawn, execFile, ChildProcess } from 'node:child_process';
-import { GENSEE_BIN } from './kernel';
+import { GENSEE_BIN, timeScaled } from './kernel';
 
 export interface CliResult {
   code: number;
@@ -10,10 +10,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Run bin/gensee to completion (killed after timeoutMs). */
+/** Run bin/gensee to completion (killed after timeoutMs, scaled by GENSEE_TIME_SCALE). */
 export function gensee(args: string[], timeoutMs = 30_000): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(GENSEE_BIN, args, { timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+    execFile(GENSEE_BIN, args, { timeout: timeScaled(timeoutMs), maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       const e = err as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
       resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, signal: e?.signal ?? null, stdout, stderr });
     });

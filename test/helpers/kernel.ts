@@ -12,6 +12,9 @@ import { PACKAGE_ROOT } from '../../src/addon';
 import { findCgroup2Mount, removeCgroup } from '../../src/cgroup';
 import { attachHooks, detachHooks, DataPlane } from '../../src/dataplane';
 import { ensureBpffs } from '../../src/bpffs';
+import { timeScale, timeScaled } from './time';
+
+export { timeScale, timeScaled };
 
 // tap's Test type, structurally (keeps helpers independent of tap internals)
 export interface T {
@@ -108,7 +111,7 @@ export interface ProbeResult {
 
 export function probe(args: string[], opts: { timeoutMs?: number } = {}): Promise<ProbeResult> {
   return new Promise((resolve, reject) => {
-    execFile(PROBE, args, { timeout: opts.timeoutMs ?? 30_000 }, (err, stdout, stderr) => {
+    execFile(PROBE, args, { timeout: timeScaled(opts.timeoutMs ?? 30_000) }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`gs-probe ${args.join(' ')} failed: ${err.message} ${stderr}`));
       const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
       const head = lines.shift() as { pid: number };
@@ -159,12 +162,14 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** Poll fn until it returns a truthy value; timeoutMs is a normal host's deadline, scaled by timeScaled(). */
 export async function waitFor<X>(fn: () => X | undefined | null | false, timeoutMs = 3000, stepMs = 10): Promise<X> {
-  const end = Date.now() + timeoutMs;
+  const limit = timeScaled(timeoutMs);
+  const end = Date.now() + limit;
   for (;;) {
     const v = fn();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms`);
+    if (Date.now() > end) throw new Error(`timed out after ${limit} ms${limit === timeoutMs ? '' : ` (${timeoutMs} ms × GENSEE_TIME_SCALE ${timeScale()})`}`);
     await sleep(stepMs);
   }
 }
