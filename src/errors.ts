@@ -47,7 +47,9 @@ export type ErrorCode =
   | 'E_STATE'
   | 'E_TOO_LARGE'
   | 'E_NOT_FILE'
-  | 'E_BAD_MODE';
+  | 'E_BAD_MODE'
+  | 'E_NO_EVIDENCE'
+  | 'E_VERIFY';
 
 export class GenseeError extends Error {
   readonly code: ErrorCode;

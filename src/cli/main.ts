@@ -18,6 +18,7 @@ import * as watch from './watch';
 import * as events from './events';
 import * as executor from './executor';
 import * as attention from './attention';
+import * as report from './report';
 
 type Command = (argv: string[]) => number | Promise<number>;
 
@@ -36,6 +37,7 @@ const commands: Record<string, Command> = {
   events: events.run,
   executor: executor.run,
   attention: attention.run,
+  report: report.run,
   run: (argv) => {
     if (argv[0] === 'fault') return runfault.run(argv.slice(1));
     return runcmd.run(argv);
@@ -57,6 +59,7 @@ const usages: Record<string, string> = {
   events: events.usage,
   executor: executor.usage,
   attention: attention.usage,
+  report: report.usage,
   run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
 };
 
@@ -70,9 +73,10 @@ const USAGE = `usage: gensee <command> [options]
   hooks attach|detach   attach the eBPF boundary to a cgroup / remove it
   lease add|rm|ls       exact leases in the kernel map
   counters              what crossed the boundary: counters.jsonl summary and live kernel counters
-  policy apply|check    hand a new policy to the running supervisor (a new generation) / list every error in a policy file
+  policy apply|check|suggest  hand a new policy to the running supervisor (a new generation) / list every error in a policy file / the policy an operation's evidence needs
   supervise             attach to a cgroup and serve the resolver on its socket
-  run -- CMD            run CMD inside a new operation: hooks, resolver, seccomp pause
+  run -- CMD            run CMD inside a new operation: hooks, resolver, seccomp pause (--audit: record what would be denied, refuse nothing)
+  report                an operation's summary for a person or CI: text, markdown, json, junit
   run fault             submit a fault (JSON) to a supervisor socket, print the resolution
   oci-listener          receive runc/crun seccomp fds (listenerPath), serve each container's cgroup
   status                operation, its condition (resolver_gone?), generation, live leases, totals
@@ -99,7 +103,7 @@ export function formatError(e: unknown): { line: string; code: number } {
 }
 
 /** Commands that only read: they end at once when their reader goes away. */
-const READ_ONLY = new Set(['verify', 'status', 'ls', 'counters', 'events', 'help']);
+const READ_ONLY = new Set(['verify', 'status', 'ls', 'counters', 'events', 'report', 'help']);
 
 /**
  * stdout closed early (`gensee verify | head -1`) is not an error: no EPIPE

@@ -3,6 +3,7 @@
 // and every refusal lands in faults.jsonl; nothing is answered before its
 // resolution line is durable.
 import { EventEmitter } from 'node:events';
+import * as fs from 'node:fs';
 import type { DenyReason } from '../errors';
 import type { Fault, Lease, Resolution } from '../protocol/types';
 import { effectType } from '../protocol/types';
@@ -93,6 +94,17 @@ export interface DnsRefusedEvent {
  * 'resolved' (ResolvedEvent) and 'refused' ({reason, detail, ctx}) for
  * live output; the evidence is in faults.jsonl either way.
  */
+/** the process's name (/proc/PID/comm) while it waits for its answer; nothing when it is gone */
+function commField(f: Fault): { comm?: string } {
+  const pid = f.subject.process?.pid;
+  if (!pid) return {};
+  try {
+    return { comm: fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim().slice(0, 16) };
+  } catch {
+    return {};
+  }
+}
+
 /** which stats counter a resolution counts in: an audit lease apart from the policy's leases */
 function statKey(r: Resolution): 'continue' | 'retry' | 'delegate' | 'deny' | 'audit' {
   if (r.reason === 'audit_allowed') return 'audit';
@@ -319,6 +331,8 @@ export class Resolver extends EventEmitter {
           resolution: resolutionToJson(r),
           ...(delegateTool ? { delegate_tool: delegateTool } : {}),
           ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
+          // who asked, for the report and `policy suggest` (an audit lease or a denial: not on the lease path's hot loop)
+          ...(r.reason === 'audit_allowed' || r.action === 'deny' ? commField(fault) : {}),
         },
         true,
         // with deferSync it is written, and its fdatasync asked for, once
