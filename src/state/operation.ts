@@ -216,7 +216,7 @@ function peerList(v: unknown, where: string): string[] {
 /** Validate a parsed operation.json and return it with keys in record order. */
 export function parseOperationRecord(v: unknown, where = OPERATION_FILE): OperationRecord {
   // workload, resources and stopped came later: a record without them is read as null
-  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'resources', 'stopped']);
+  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'resources', 'stopped', 'mode']);
   if (o.schema !== 1) throw bad(`${where}.schema`, `unsupported schema ${JSON.stringify(o.schema)}`);
   if (!isValidOpId(o.id)) throw bad(`${where}.id`, `bad operation id ${JSON.stringify(o.id)}`);
   const state = oneOf(o.state, `${where}.state`, OPERATION_STATES);
