@@ -438,7 +438,6 @@ function markdown(r: Report): string {
 const xml = (s: string | number) =>
   String(s)
     // characters XML 1.0 cannot carry at all
-    // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '?')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')

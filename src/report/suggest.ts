@@ -26,6 +26,8 @@ import type { Family, Policy, Protocol } from '../protocol/types';
 export const SUGGEST_TTL_S = 300;
 
 interface Use {
+  /** the name the stub answered this address for last before these uses (null: none known) */
+  name: string | null;
   family: Family;
   protocol: Protocol;
   address: string;
@@ -102,27 +104,37 @@ export async function suggestPolicy(o: SuggestOptions): Promise<{ policy: Record
       throw new GenseeError('E_VERIFY', `operation ${op}: the evidence fails gensee verify (${bad.join('; ')}): no policy is suggested from evidence that may have been edited`, 1);
     }
     const byId = new Map<string, Line>();
-    const use = (n: { family: Family; protocol: Protocol; address: string; port: number }, count: number, comm?: unknown) => {
+    const use = (n: { family: Family; protocol: Protocol; address: string; port: number }, count: number, comm?: unknown, name: string | null = null) => {
       if (isRunStub(n.address, n.port)) return;
-      const k = `${n.protocol}|${n.family}|${n.address}|${n.port}`;
+      const k = `${n.protocol}|${n.family}|${n.address}|${n.port}|${name ?? ''}`;
       let u = uses.get(k);
-      if (!u) uses.set(k, (u = { family: n.family, protocol: n.protocol, address: n.address, port: n.port, uses: 0, processes: new Set(), ops: new Set() }));
+      if (!u) uses.set(k, (u = { name, family: n.family, protocol: n.protocol, address: n.address, port: n.port, uses: 0, processes: new Set(), ops: new Set() }));
       u.uses += count;
       u.ops.add(op);
       if (typeof comm === 'string' && comm) u.processes.add(comm);
     };
     /** per destination: faults answered with a lease or as authorized in this op (a floor when counters are missing) */
-    const faulted = new Map<string, { n: { family: Family; protocol: Protocol; address: string; port: number }; count: number; comm: Set<string> }>();
+    const faulted = new Map<string, { n: { family: Family; protocol: Protocol; address: string; port: number }; count: number; comm: Set<string>; name: string | null }>();
+    // which name led to a connect: the last one the stub answered its address for, before its fault
+    // (two names on one address are told apart by order, as a workload asks, then connects)
+    const lastName = new Map<string, { name: string; at: number }>();
+    const nameAt = new Map<string, string>();
     for (const l of faults) {
-      if (l.kind === 'fault') byId.set(String(l.fault_id), l);
+      if (l.kind === 'fault') {
+        byId.set(String(l.fault_id), l);
+        const a = (l.fault as { effect?: { network?: { address?: string } } } | undefined)?.effect?.network?.address;
+        const ln = a ? lastName.get(a) : undefined;
+        if (ln) nameAt.set(String(l.fault_id), ln.name);
+      }
       else if (l.kind === 'resolution' && typeof l.abandoned !== 'string') {
         const res = l.resolution as { action?: string } | undefined;
         if (res?.action !== 'retry_after_lease' && res?.action !== 'continue_already_authorized') continue;
         const f = byId.get(String(l.fault_id))?.fault as { effect?: { network?: { family: Family; protocol: Protocol; address: string; port: number } } } | undefined;
         const n = f?.effect?.network;
         if (!n) continue;
-        const k = `${n.protocol}|${n.family}|${n.address}|${n.port}`;
-        const e = faulted.get(k) ?? { n, count: 0, comm: new Set<string>() };
+        const name = nameAt.get(String(l.fault_id)) ?? null;
+        const k = `${n.protocol}|${n.family}|${n.address}|${n.port}|${name ?? ''}`;
+        const e = faulted.get(k) ?? { n, count: 0, comm: new Set<string>(), name };
         e.count++;
         if (typeof l.comm === 'string') e.comm.add(l.comm);
         faulted.set(k, e);
@@ -132,6 +144,7 @@ export async function suggestPolicy(o: SuggestOptions): Promise<{ policy: Record
           let s = names.get(a.address);
           if (!s) names.set(a.address, (s = new Set()));
           s.add(String(l.name));
+          lastName.set(a.address, { name: String(l.name), at: Number(l.seq) });
         }
       }
     }
@@ -142,11 +155,20 @@ export async function suggestPolicy(o: SuggestOptions): Promise<{ policy: Record
       const k = `${String(l.protocol)}|${String(l.family)}|${String(l.address)}|${Number(l.port)}`;
       allowed.set(k, (allowed.get(k) ?? 0) + Number(l.delta ?? 0));
     }
+    // the kernel's count covers every name on the destination: shared out, the faults' own counts first
     const seen = new Set<string>();
-    for (const [k, e] of faulted) {
+    const byDest = new Map<string, (typeof faulted extends Map<string, infer V> ? V : never)[]>();
+    for (const e of faulted.values()) {
+      const k = `${e.n.protocol}|${e.n.family}|${e.n.address}|${e.n.port}`;
+      byDest.set(k, [...(byDest.get(k) ?? []), e]);
+    }
+    for (const [k, es] of byDest) {
       seen.add(k);
-      use(e.n, Math.max(e.count, allowed.get(k) ?? 0));
-      for (const c of e.comm) use(e.n, 0, c);
+      const extra = Math.max(0, (allowed.get(k) ?? 0) - es.reduce((s, e) => s + e.count, 0));
+      es.forEach((e, i) => {
+        use(e.n, e.count + (i === es.length - 1 ? extra : 0), undefined, e.name);
+        for (const c of e.comm) use(e.n, 0, c, e.name);
+      });
     }
     for (const [k, n] of allowed) {
       if (seen.has(k) || n <= 0) continue;
@@ -169,7 +191,7 @@ export async function suggestPolicy(o: SuggestOptions): Promise<{ policy: Record
     p.via.add(via);
   };
   for (const u of uses.values()) {
-    const ns = names.get(u.address);
+    const ns = u.name !== null ? new Set([u.name]) : names.get(u.address);
     if (ns && ns.size) for (const name of ns) add(`${u.protocol}|host|${name}`, { protocol: u.protocol, host: name }, u, u.address);
     else add(`${u.protocol}|address|${u.address}`, { protocol: u.protocol, address: u.address }, u, u.address);
   }
