@@ -148,6 +148,12 @@ bench: build
 	$(Q)node dist/bench/events.js
 	$(Q)node dist/bench/dns.js
 
+# the fast path against the outside floor (../shared/floors/kbench, or
+# KBENCH_DIR) and gensee's own, interleaved (KBENCH_ROUNDS, default 3)
+.PHONY: bench-kbench
+bench-kbench: build
+	$(Q)node dist/bench/kbench.js
+
 # memory and tail under a long run (issue 15): a 10-minute, 8-client soak
 # against a short run's p99; GENSEE_SOAK_SECONDS to change its length
 .PHONY: soak-bench
