@@ -21,7 +21,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (!values.socket) throw new GenseeError('E_USAGE', `--socket PATH is required; ${usage}`);
-  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee oci-listener needs root (cgroups, BPF, seccomp listener)', 1);
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee oci-listener needs root (cgroups, BPF, seccomp listener)');
   const json = values.flags.has('json');
   const stateDir = resolveStateDir(values['state-dir']);
   const listener = await OciListener.open({

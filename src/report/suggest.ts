@@ -101,7 +101,7 @@ export async function suggestPolicy(o: SuggestOptions): Promise<{ policy: Record
     const v = await verifyOperation(o.stateDir, op);
     if (!v.ok) {
       const bad = v.logs.filter((l) => !l.ok).map((l) => `${l.file}: ${l.problems.filter((p) => p.severity === 'error').length} problem(s), first ${l.problems[0]?.kind ?? '?'} at line ${l.problems[0]?.line ?? '?'}`);
-      throw new GenseeError('E_VERIFY', `operation ${op}: the evidence fails gensee verify (${bad.join('; ')}): no policy is suggested from evidence that may have been edited`, 1);
+      throw new GenseeError('E_VERIFY', `operation ${op}: the evidence fails gensee verify (${bad.join('; ')}): no policy is suggested from evidence that may have been edited`);
     }
     const byId = new Map<string, Line>();
     const use = (n: { family: Family; protocol: Protocol; address: string; port: number }, count: number, comm?: unknown, name: string | null = null) => {
@@ -243,6 +243,6 @@ export async function suggestPolicy(o: SuggestOptions): Promise<{ policy: Record
   const base: Record<string, unknown> = o.merge ? (JSON.parse(o.merge.text) as Record<string, unknown>) : { schema: 1 };
   const policy: Record<string, unknown> = { ...base, leases: [...((base.leases as unknown[]) ?? []), ...rules] };
   const problems = await checkPolicy(policy);
-  if (problems.length) throw new GenseeError('E_SCHEMA', `the suggested policy is not valid (a gensee bug): ${problems.map((p) => `${p.pointer}: ${p.message}`).join('; ')}`, 1);
+  if (problems.length) throw new GenseeError('E_SCHEMA', `the suggested policy is not valid (a gensee bug): ${problems.map((p) => `${p.pointer}: ${p.message}`).join('; ')}`);
   return { policy, added: rules.length, left_out: leftOut };
 }
