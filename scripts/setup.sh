@@ -3,13 +3,15 @@
 # gensee. Idempotent: re-running it only checks. python3: node-gyp runs
 # gyp with it to build the addon, and test/counters/nft.test.ts uses it.
 # clang-format: make lint checks the hand-written C with it.
+# chromium: test/cockpit drives the cockpit page in it, headless, through
+# playwright-core (which downloads no browser of its own).
 set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make g++ \
  libseccomp-dev liburing-dev libcap-dev nftables libnftables-dev \
  protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libssl-dev \
- runc crun busybox-static curl iproute2 util-linux python3 clang-format"
+ runc crun busybox-static curl iproute2 util-linux python3 clang-format chromium"
 
 missing=""
 for p in $PKGS; do

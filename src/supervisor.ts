@@ -30,6 +30,8 @@ import { EventLog } from './events/log';
 import { reportResolver, ToolCgroups } from './events/reporter';
 import { ensureToken } from './events/token';
 import { startEventStream, EventStream, StreamListen } from './events/stream';
+import { operatorSurface } from './metrics/surface';
+import type { MetricsServer } from './metrics/http';
 import type { ControlPeer, ControlRequest, SupervisorCommand } from './envelope/control-types';
 import type { Fault } from './protocol/types';
 import { withServedGrants } from './protocol/ip';
@@ -97,6 +99,8 @@ export interface SupervisorOptions {
   sampleIntervalMs?: number;
   /** also serve the live stream on loopback TCP (events.sock is always served) */
   listen?: StreamListen;
+  /** also serve /metrics without a token on this loopback address (src/metrics/surface.ts) */
+  metrics?: StreamListen;
   /**
    * serve DNS for the workload (src/dns/service.ts): forward to upstream;
    * listen on listen, or on an address of the operation's own (127.53.X.Y:53)
@@ -132,6 +136,8 @@ export class Supervisor {
   readonly stream: EventStream;
   /** the DNS stub, when serving DNS */
   dns: DnsService | null = null;
+  /** --metrics: /metrics without a token */
+  metrics: MetricsServer | null = null;
   private readonly detachOnExit: boolean;
   private stopped = false;
   /** the resolver answers operation_not_active once this is false */
@@ -198,6 +204,7 @@ export class Supervisor {
     let envelope: Envelope | null = null;
     let events: EventLog | null = null;
     let stream: EventStream | null = null;
+    let metrics: MetricsServer | null = null;
     let dns: DnsService | null = null;
     const servedGrants: { protocol: 'udp' | 'tcp'; address: string; port: number }[] = [];
     // faults.jsonl failing before the supervisor exists: told once it does
@@ -302,11 +309,13 @@ export class Supervisor {
       await server.listen();
       const token = await ensureToken(dir);
       let dropSeq = 0;
+      const surface = operatorSurface({ stateDir: o.stateDir, op: o.op, dir });
       stream = await startEventStream({
         dir,
         hub,
         token,
         listen: o.listen,
+        routes: surface.routes,
         ownerUid,
         // a wrong or missing token is a refused peer like any other: faults.jsonl and a peer_refused event
         onRefused: (r) => void resolver.refuse('unauthenticated_peer', `events.sock: HTTP ${r.status}: ${r.reason} (${r.peer})`, { via: 'socket', socket: 'events.sock' }).catch(onError),
@@ -332,10 +341,12 @@ export class Supervisor {
         const family = dns.host.includes(':') ? ('ipv6' as const) : ('ipv4' as const);
         for (const g of served) await network.ensureGrant({ family, ...g });
       }
+      if (o.metrics) metrics = await surface.listenMetrics(o.metrics);
       const loop = startRejectLoop(dp, resolver, onError, ev, tools);
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, events: ev, stream, reconciled, live });
       sup.envelope = envelope;
       sup.dns = dns;
+      sup.metrics = metrics;
       sup.onError = onError;
       sup.space = space;
       failHook.fn = (e) => sup.enterFailed('faults.jsonl', e);
@@ -349,6 +360,7 @@ export class Supervisor {
       return sup;
     } catch (e) {
       await dns?.close().catch(() => undefined);
+      await metrics?.close().catch(() => undefined);
       await stream?.close().catch(() => undefined);
       await events?.close().catch(() => undefined);
       // the sampler's last reading, its control socket; the nft table goes with hooks we attached
@@ -529,6 +541,7 @@ export class Supervisor {
     await this.server.close();
     await this.loop.idle();
     await this.dns?.close();
+    await this.metrics?.close();
     await this.stream.close();
     // a full or read-only disk must not keep the hooks and the cgroup: the
     // records are written if they can be, and their failure reported after the rest

@@ -2,6 +2,7 @@
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { durationMs, DURATION_FORMS } from '../duration';
 import { GenseeError } from '../errors';
+import { suggest } from './help';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -11,9 +12,14 @@ export interface Parsed {
   positionals: string[];
 }
 
+/** the option names the last parse() was given (test/cli/help.test.ts holds them to the help table) */
+export let lastParsedOptions: string[] = [];
+
 export function parse(argv: string[], options: Options, allowPositionals = true): Parsed {
+  const all: Options = { ...options, 'state-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } };
+  lastParsedOptions = Object.keys(all);
   try {
-    const r = parseArgs({ args: argv, options: { ...options, 'state-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals, strict: true });
+    const r = parseArgs({ args: argv, options: all, allowPositionals, strict: true });
     const values: Parsed['values'] = Object.assign(Object.create(null) as { [k: string]: string | undefined }, { flags: new Set<string>(), lists: {} as Record<string, string[]> });
     for (const [k, v] of Object.entries(r.values)) {
       if (Array.isArray(v)) values.lists[k] = v.filter((x): x is string => typeof x === 'string');
@@ -22,7 +28,14 @@ export function parse(argv: string[], options: Options, allowPositionals = true)
     }
     return { values, positionals: r.positionals };
   } catch (e) {
-    throw new GenseeError('E_USAGE', (e as Error).message.replace(/\s*\n\s*/g, ' '));
+    const msg = (e as Error).message.replace(/\s*\n\s*/g, ' ');
+    // "Unknown option '--polcy'": name the option it most likely meant
+    const unknown = /^Unknown option '--?([^'=]+)/.exec(msg);
+    if (unknown) {
+      const hint = suggest(unknown[1], Object.keys(all), '--');
+      throw new GenseeError('E_USAGE', `unknown option "${argv.find((a) => a.replace(/^-+/, '').split('=')[0] === unknown[1]) ?? unknown[1]}"${hint || `; this command takes ${Object.keys(all).map((k) => `--${k}`).join(' ')}`}`);
+    }
+    throw new GenseeError('E_USAGE', msg);
   }
 }
 

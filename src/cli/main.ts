@@ -1,66 +1,37 @@
 // gensee CLI entry: one module per command; errors become one clear line
 // and an exit code (2 = bad usage or input, nothing changed).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as v8 from 'node:v8';
+import { PACKAGE_ROOT } from '../addon';
+import { bashCompletion, colourOn, commandNames, helpFor, mainHelp, suggest } from './help';
 import { GenseeError, isErrno } from '../errors';
-import * as hooks from './hooks';
-import * as lease from './lease';
-import * as counters from './counters';
-import * as policy from './policy';
-import * as supervise from './supervise';
-import * as runfault from './runfault';
-import * as runcmd from './run';
-import * as status from './status';
-import * as ls from './ls';
-import * as stop from './stop';
-import * as verify from './verify';
-import * as oci from './oci';
-import * as watch from './watch';
-import * as events from './events';
-import * as executor from './executor';
-import * as attention from './attention';
-import * as report from './report';
-
 type Command = (argv: string[]) => number | Promise<number>;
 
-const commands: Record<string, Command> = {
-  hooks: hooks.run,
-  lease: lease.run,
-  counters: counters.run,
-  policy: policy.run,
-  supervise: supervise.run,
-  status: status.run,
-  ls: ls.run,
-  stop: stop.run,
-  verify: verify.run,
-  'oci-listener': oci.run,
-  watch: watch.run,
-  events: events.run,
-  executor: executor.run,
-  attention: attention.run,
-  report: report.run,
-  run: (argv) => {
-    if (argv[0] === 'fault') return runfault.run(argv.slice(1));
-    return runcmd.run(argv);
+// Each command's module is loaded only when that command runs: `--help`,
+// `--version` and completion do not pay for the addon, the resolver and the
+// rest (each command's module graph is large).
+const commands: Record<string, () => Promise<Command>> = {
+  hooks: async () => (await import('./hooks')).run,
+  lease: async () => (await import('./lease')).run,
+  counters: async () => (await import('./counters')).run,
+  policy: async () => (await import('./policy')).run,
+  supervise: async () => (await import('./supervise')).run,
+  status: async () => (await import('./status')).run,
+  ls: async () => (await import('./ls')).run,
+  stop: async () => (await import('./stop')).run,
+  verify: async () => (await import('./verify')).run,
+  'oci-listener': async () => (await import('./oci')).run,
+  watch: async () => (await import('./watch')).run,
+  events: async () => (await import('./events')).run,
+  executor: async () => (await import('./executor')).run,
+  attention: async () => (await import('./attention')).run,
+  report: async () => (await import('./report')).run,
+  run: async () => {
+    const [runfault, runcmd] = await Promise.all([import('./runfault'), import('./run')]);
+    return (argv) => (argv[0] === 'fault' ? runfault.run(argv.slice(1)) : runcmd.run(argv));
   },
-};
-
-const usages: Record<string, string> = {
-  hooks: hooks.usage,
-  lease: lease.usage,
-  counters: counters.usage,
-  policy: policy.usage,
-  supervise: supervise.usage,
-  status: status.usage,
-  ls: ls.usage,
-  stop: stop.usage,
-  verify: verify.usage,
-  'oci-listener': oci.usage,
-  watch: watch.usage,
-  events: events.usage,
-  executor: executor.usage,
-  attention: attention.usage,
-  report: report.usage,
-  run: `${runcmd.usage}\n       ${runfault.usage.replace(/^usage: /, '')}`,
+  completion: async () => completion,
 };
 
 /** --help / -h anywhere in a command's own options (not in CMD after "--") */
@@ -69,25 +40,21 @@ function wantsHelp(argv: string[]): boolean {
   return (dd < 0 ? argv : argv.slice(0, dd)).some((a) => a === '--help' || a === '-h');
 }
 
-const USAGE = `usage: gensee <command> [options]
-  hooks attach|detach   attach the eBPF boundary to a cgroup / remove it
-  lease add|rm|ls       exact leases in the kernel map
-  counters              what crossed the boundary: counters.jsonl summary and live kernel counters
-  policy apply|check|suggest  hand a new policy to the running supervisor (a new generation) / list every error in a policy file / the policy an operation's evidence needs
-  supervise             attach to a cgroup and serve the resolver on its socket
-  run -- CMD            run CMD inside a new operation: hooks, resolver, seccomp pause (--audit: record what would be denied, refuse nothing)
-  report                an operation's summary for a person or CI: text, markdown, json, junit
-  run fault             submit a fault (JSON) to a supervisor socket, print the resolution
-  oci-listener          receive runc/crun seccomp fds (listenerPath), serve each container's cgroup
-  status                operation, its condition (resolver_gone?), generation, live leases, totals
-  ls                    every operation: condition, resolver, hooks, workload identity
-  stop                  end an operation: kill its cgroup, then remove hooks and pins, record the stop
-  verify                check the evidence hash chains (faults, counters, events, calls) and fault/resolution pairing
-  watch                 the watchdog: a workload's events + the boundary → nudges, attention
-  attention clear       a person clears the watchdog's attention (recorded: who, why)
-  events                boundary events and attention (events.jsonl); --follow the live stream
-  executor call|recover run a tool call through the executor (keyed writes); recover crashed calls
-Every command takes --state-dir DIR (default /var/lib/gensee or $GENSEE_STATE_DIR).`;
+/** the version in package.json */
+export function version(): string {
+  try {
+    const v = (JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown }).version;
+    return typeof v === 'string' ? v : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+function completion(argv: string[]): number {
+  if (argv.length !== 1 || argv[0] !== 'bash') throw new GenseeError('E_USAGE', `usage: gensee completion bash (only bash is generated)${argv[0] ? suggest(argv[0], ['bash']) : ''}`);
+  process.stdout.write(bashCompletion());
+  return 0;
+}
 
 export function formatError(e: unknown): { line: string; code: number } {
   if (e instanceof GenseeError) {
@@ -147,31 +114,65 @@ function tuneHeap(): void {
   if (pct > 0) v8.setFlagsFromString(`--heap-growing-percent=${pct}`);
 }
 
+/** `gensee run`'s own failures, as `env` and `timeout` report theirs: CMD's status stays CMD's */
+export const RUN_FAILED = 125;
+
+function print(text: string): void {
+  process.stdout.write(text + '\n');
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
   if (SERVING.has(name)) tuneHeap();
-  quietWhenStdoutCloses(!name || name === '--help' || name === '-h' || wantsHelp(rest) ? 'help' : name);
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(USAGE + '\n');
+  const helpOnly = !name || name === '--help' || name === '-h' || name === 'help' || name === '--version' || name === '-V' || name === 'version' || wantsHelp(rest);
+  quietWhenStdoutCloses(helpOnly ? 'help' : name);
+  const colour = colourOn(process.stdout);
+  if (name === '--version' || name === '-V' || name === 'version') {
+    print(rest.includes('--json') ? JSON.stringify({ name: 'gensee', version: version(), node: process.version }) : `gensee ${version()}`);
+    process.exitCode = 0;
+    return;
+  }
+  if (!name || name === '--help' || name === '-h') {
+    // no command at all is a usage error (2), asked-for help is not
+    const to = name ? process.stdout : process.stderr;
+    to.write(mainHelp(version(), colourOn(to)) + '\n');
     process.exitCode = name ? 0 : 2;
+    return;
+  }
+  if (name === 'help') {
+    const words = rest.filter((w) => !w.startsWith('-'));
+    if (words.length === 0) {
+      print(mainHelp(version(), colour));
+      process.exitCode = 0;
+      return;
+    }
+    const text = helpFor(words, colour);
+    if (text === null) {
+      process.stderr.write(`gensee: E_USAGE: no command "${words[0]}"${suggest(words[0], commandNames())}; "gensee help" lists them\n`);
+      process.exitCode = 2;
+      return;
+    }
+    print(text);
+    process.exitCode = 0;
     return;
   }
   const cmd = commands[name];
   if (!cmd) {
-    process.stderr.write(`gensee: E_USAGE: unknown command "${name}"\n${USAGE}\n`);
+    process.stderr.write(`gensee: E_USAGE: unknown command "${name}"${suggest(name, commandNames())}; "gensee help" lists them\n`);
     process.exitCode = 2;
     return;
   }
-  if (wantsHelp(rest) && usages[name]) {
-    process.stdout.write(usages[name] + '\n');
+  if (wantsHelp(rest)) {
+    print(helpFor(rest[0] !== undefined && !rest[0].startsWith('-') ? [name, rest[0]] : [name], colour) ?? mainHelp(version(), colour));
     process.exitCode = 0;
     return;
   }
+  const isRun = name === 'run' && rest[0] !== 'fault';
   try {
-    process.exitCode = await cmd(rest);
+    process.exitCode = await (await cmd())(rest);
   } catch (e) {
     const f = formatError(e);
     process.stderr.write(f.line + '\n');
-    process.exitCode = f.code;
+    process.exitCode = isRun ? RUN_FAILED : f.code;
   }
 }

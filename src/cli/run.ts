@@ -52,7 +52,7 @@ import { applyOperationLimits, limitCgroupsOf, missingPolicyLimits, removeLimitC
 /** `gensee run --fail-on-deny`: CMD exited 0, but something was refused (EX_NOPERM) */
 export const EXIT_DENIED = 77;
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--audit] [--fail-on-deny] [--report FILE[:FORMAT]] [--json] [--json-out FILE] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--dns-upstream [tcp:]ADDR[:PORT] | --no-dns] -- CMD ARGS…';
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--audit] [--fail-on-deny] [--report FILE[:FORMAT]] [--json] [--json-out FILE] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT] [--dns-upstream [tcp:]ADDR[:PORT] | --no-dns] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
@@ -96,6 +96,7 @@ export async function run(argv: string[]): Promise<number> {
     nft: { type: 'boolean' },
     'keep-hooks': { type: 'boolean' },
     listen: { type: 'string' },
+    metrics: { type: 'string' },
     'dns-upstream': { type: 'string' },
     'no-dns': { type: 'boolean' },
     audit: { type: 'boolean' },
@@ -111,6 +112,7 @@ export async function run(argv: string[]): Promise<number> {
   const identity: WorkloadIdentityOption = hostRoot ? { kind: 'host_root' } : values.user !== undefined ? { kind: 'user', user: values.user } : { kind: 'userns', ...workloadIdFor(op) };
   const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
   const listen = values.listen !== undefined ? parseListen(values.listen) : undefined;
+  const metrics = values.metrics !== undefined ? parseListen(values.metrics) : undefined;
   const dns = runDns(policy.policy, values['dns-upstream'], values.flags.has('no-dns'));
   const stateDir = resolveStateDir(values['state-dir']);
   // gensee's lines: to the --json-out file (JSON), else to stderr; opened
@@ -178,7 +180,7 @@ export async function run(argv: string[]): Promise<number> {
     const missing = missingPolicyLimits(limits.record);
     if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`);
     for (const w of unappliedLimits(limits.record)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, startIntent: prior === null, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, audit, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, startIntent: prior === null, nft: values.flags.has('nft'), listen, metrics, dns: dns ?? undefined, audit, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     const stub = sup.dns ? { address: sup.dns.host, port: sup.dns.port } : null;
     sup.resolver.on('resolved', (e: ResolvedEvent) => {
       // the workload's own DNS stub: counted for the summary, not a line per packet
@@ -203,6 +205,7 @@ export async function run(argv: string[]): Promise<number> {
 
     // the workload's resolver asks the operation's DNS stub, and nothing else
     let resolvConf: string | undefined;
+    if (sup.metrics) say(json ? JSON.stringify({ event: 'metrics', url: `http://${metrics!.host.includes(':') ? `[${metrics!.host}]` : metrics!.host}:${sup.metrics.port}/metrics` }) : `gensee: metrics for ${op} on http://${metrics!.host.includes(':') ? `[${metrics!.host}]` : metrics!.host}:${sup.metrics.port}/metrics`);
     if (sup.dns) {
       resolvConf = path.join(sup.dir, 'resolv.conf');
       fs.writeFileSync(resolvConf, resolvConfText(sup.dns.host), { mode: 0o644 });

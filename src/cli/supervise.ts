@@ -19,7 +19,7 @@ import { resolveCgroupPath } from '../cgroup';
 import { applyExistingCgroupLimits, missingPolicyLimits, unappliedLimits } from '../resources';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--audit] [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream [tcp:]ADDR[:PORT]]]';
+export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--audit] [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream [tcp:]ADDR[:PORT]]]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, {
@@ -29,6 +29,7 @@ export async function run(argv: string[]): Promise<number> {
     owner: { type: 'string' },
     peer: { type: 'string', multiple: true },
     listen: { type: 'string' },
+    metrics: { type: 'string' },
     'dns-listen': { type: 'string' },
     'dns-upstream': { type: 'string' },
     'detach-on-exit': { type: 'boolean' },
@@ -63,6 +64,7 @@ export async function run(argv: string[]): Promise<number> {
     nft: values.flags.has('nft'),
     audit: values.flags.has('audit'),
     listen: values.listen !== undefined ? parseListen(values.listen) : undefined,
+    metrics: values.metrics !== undefined ? parseListen(values.metrics) : undefined,
     // the container's resolv.conf names --dns-listen (the operator sets it: docs/design.md "Names in policy")
     dns: values['dns-listen'] !== undefined
       ? { listen: parseDnsListen(values['dns-listen']), upstream: values['dns-upstream'] !== undefined ? parseUpstream(values['dns-upstream']) : hostUpstream() }

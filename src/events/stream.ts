@@ -96,6 +96,13 @@ export interface EventStreamOptions {
   maxBufferedBytes?: number;
   /** more concurrent subscribers are refused with 503 (default 64) */
   maxSubscribers?: number;
+  /**
+   * Plain HTTP requests other than the stream's (/metrics, the cockpit
+   * page): given each request and whether it carries the operation token;
+   * true when it answered. A request it leaves is refused (401/426) and
+   * reported as before.
+   */
+  routes?: (req: http.IncomingMessage, res: http.ServerResponse, authorized: boolean) => boolean;
 }
 
 export interface SubscriberStats {
@@ -173,12 +180,28 @@ export function parseListen(s: string): StreamListen {
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
-/** the bearer token presented, or null */
+/** a browser's WebSocket cannot set Authorization: it offers the token as a subprotocol after this one */
+export const BROWSER_PROTOCOL = 'gensee.v1';
+const BEARER_PROTOCOL = /^bearer\.([A-Za-z0-9_-]{16,512})$/;
+
+/** the bearer token presented (Authorization, or a browser's "gensee.v1, bearer.TOKEN" subprotocols), or null */
 function bearer(req: http.IncomingMessage): string | null {
   const h = req.headers.authorization;
-  if (typeof h !== 'string') return null;
-  const m = /^Bearer +(\S+) *$/i.exec(h);
+  if (typeof h === 'string') {
+    const m = /^Bearer +(\S+) *$/i.exec(h);
+    return m ? m[1] : null;
+  }
+  const p = req.headers['sec-websocket-protocol'];
+  if (typeof p !== 'string') return null;
+  const offered = p.split(',').map((x) => x.trim());
+  if (offered[0] !== BROWSER_PROTOCOL) return null;
+  const m = offered.length === 2 ? BEARER_PROTOCOL.exec(offered[1]) : null;
   return m ? m[1] : null;
+}
+
+/** what a refusal says: a token that was offered and is wrong, or none at all */
+function missingOrWrong(req: http.IncomingMessage): string {
+  return req.headers.authorization === undefined && req.headers['sec-websocket-protocol'] === undefined ? 'no bearer token' : 'wrong bearer token';
 }
 
 function peerOf(sock: net.Socket, unix: boolean): string {
@@ -470,7 +493,8 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
   }, tick);
   stallTimer.unref();
 
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 << 10, clientTracking: false });
+  // the subprotocol answered is never the token: a browser gets gensee.v1 back
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 << 10, clientTracking: false, handleProtocols: (p) => (p.has(BROWSER_PROTOCOL) ? BROWSER_PROTOCOL : false) });
 
   const authorized = (req: http.IncomingMessage): boolean => {
     const t = bearer(req);
@@ -510,7 +534,7 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
       refuse(sock, status, reason);
     };
     if (closing) return no(503, 'the live stream is closing');
-    if (!authorized(req)) return no(401, req.headers.authorization === undefined ? 'no bearer token' : 'wrong bearer token');
+    if (!authorized(req)) return no(401, missingOrWrong(req));
     let q: StreamQuery;
     try {
       q = parseStreamQuery(new URL(req.url ?? '/', 'http://stream').searchParams);
@@ -524,8 +548,15 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
   const onRequest = (unix: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => {
     const peer = peerOf(req.socket, unix);
     const ok = authorized(req);
+    try {
+      if (!closing && opts.routes?.(req, res, ok)) return;
+    } catch {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+      return;
+    }
     const status = ok ? 426 : 401;
-    const reason = ok ? 'not a WebSocket upgrade' : req.headers.authorization === undefined ? 'no bearer token' : 'wrong bearer token';
+    const reason = ok ? 'not a WebSocket upgrade' : missingOrWrong(req);
     report(opts.onRefused, { peer, reason, status });
     res.writeHead(status, { 'Content-Type': 'text/plain', Connection: 'close', ...(status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}) });
     res.end(reason + '\n');

@@ -274,7 +274,7 @@ t.test('bad limits in a policy: a clear error, exit 2, nothing created', async (
     const policy = path.join(st, `${op}.json`);
     fs.writeFileSync(policy, JSON.stringify({ schema: 1, limits }));
     const r = spawnSync(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--', '/bin/true'], { encoding: 'utf8', timeout: 30_000 });
-    t.equal(r.status, 2, `${JSON.stringify(limits)}: exit 2`, { stderr: r.stderr });
+    t.equal(r.status, 125, `${JSON.stringify(limits)}: exit 125 (gensee run's own refusal)`, { stderr: r.stderr });
     t.match(r.stderr, want, `${JSON.stringify(limits)}: says which field and why`);
     t.notOk(fs.existsSync(path.join(st, 'network-operations', op)), 'no operation was created');
     t.notOk(fs.existsSync(path.join(findCgroup2Mount(), CGROUP_PARENT, op)), 'no cgroup was created');
