@@ -56,6 +56,10 @@ export const EXIT_STATUS = {
   E_ADDON_MISSING: 1,
   E_STATE: 1,
   E_SOCKET_IN_USE: 1,
+  /** `gensee policy suggest` on an operation that has no evidence to suggest from */
+  E_NO_EVIDENCE: 2,
+  /** evidence that fails `gensee verify`: nothing is derived from it */
+  E_VERIFY: 1,
 } as const satisfies Record<string, 1 | 2>;
 export type ErrorCode = keyof typeof EXIT_STATUS;
 

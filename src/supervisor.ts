@@ -110,6 +110,8 @@ export interface SupervisorOptions {
   dns?: { upstream: Upstream; listen?: { host: string; port: number } };
   /** the parent cgroup whose guard covers this operation (`gensee run`: <cgroup2>/gensee); see AttachOptions */
   guardParent?: string;
+  /** audit mode (src/resolver/resolver.ts ResolverOptions.audit; the DNS stub answers names no rule covers); recorded in operation.json */
+  audit?: boolean;
 }
 
 export class Supervisor {
@@ -212,7 +214,7 @@ export class Supervisor {
     try {
       const record = await createOperation(
         o.stateDir,
-        { id: o.op, owner_uid: ownerUid, cgroup, policy_hash: o.policy.hash, resolver: me, peers: o.peers ?? existing?.peers ?? [] },
+        { id: o.op, owner_uid: ownerUid, cgroup, policy_hash: o.policy.hash, resolver: me, peers: o.peers ?? existing?.peers ?? [], mode: o.audit ? 'audit' : 'enforce' },
         { reopen: true },
       );
       const key = await readKey(o.stateDir, o.op);
@@ -276,6 +278,7 @@ export class Supervisor {
         faults,
         network,
         space,
+        audit: o.audit === true,
       });
       resolver.on('backend_error', onError);
       const ev = events;
@@ -300,7 +303,7 @@ export class Supervisor {
         supervisorCommand: (req, peer) => supervisorCommand({ events: ev, tools, resolver, op: o.op, faults }, req, peer),
       });
       const recorder = envelope.recorder;
-      reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason) });
+      reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason), countAudit: (t, reason) => recorder.countRefusal(t, reason, 'audit_allowed') });
       // the resolver's installs are reported to the envelope's ledger (src/counters/installs.ts)
       network.reportTo(envelope.installs);
       warmResolver(); // before any fault: the first faults' V8 warm-up off the workload's calls (issue 15)
@@ -707,7 +710,7 @@ async function startOperationDns(
   for (let attempt = 0; ; attempt++) {
     const listen = d.listen ?? { host: stubAddressFor(op, attempt), port: 53 };
     try {
-      return await startDnsService({ listen, upstream: d.upstream, policy: () => x.network.currentPolicy, ...x });
+      return await startDnsService({ listen, upstream: d.upstream, policy: () => x.network.currentPolicy, audit: x.resolver.audit, ...x });
     } catch (e) {
       if (d.listen || attempt >= 7 || (e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
     }

@@ -36,7 +36,15 @@ export interface ResolveOptions {
    * resolution line then leaves a record saying what may be in the kernel.
    */
   intent?: (l: LeaseIntent) => Promise<void>;
+  /**
+   * audit mode: what the policy denies gets a short exact lease instead
+   * (reason audit_allowed, would_deny the reason it would have been denied)
+   */
+  audit?: boolean;
 }
+
+/** how long an audit lease lives: long enough for the retry and a burst after it, short enough that a later use faults (and is recorded) again */
+export const AUDIT_LEASE_TTL_S = 10;
 
 /**
  * Where this backend's installs are reported (src/counters/installs.ts),
@@ -321,6 +329,23 @@ export class NetworkBackend {
     if (live(cur, now)) return { action: 'continue_already_authorized', reason: 'lease_active' };
     const del = this.index.delegate.first(e, addr) ?? this.namedDelegate(e, now);
     if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to, ...(del.tool ? { delegate_tool: del.tool } : {}) };
+    if (opts.audit) {
+      // audit: the same exact lease path as a lease rule (intent durable
+      // first, the kernel only after the durable resolution), short-lived
+      const generation = BigInt(this.leaseGeneration(tuple));
+      await opts.intent?.({ generation: Number(generation), ...tuple, ttl_s: AUDIT_LEASE_TTL_S, max_uses: 0 });
+      const expires = NetworkBackend.expiry(AUDIT_LEASE_TTL_S * 1000);
+      return {
+        action: 'retry_after_lease',
+        reason: 'audit_allowed',
+        would_deny: 'policy_denied',
+        lease: { generation: Number(generation), ...tuple, expires_at_boot_ns: expires, max_uses: 0 },
+        commit: async () => {
+          const { lease: l, added } = this.install(tuple, generation, expires, 0, key);
+          await this.remember(l, 0, added);
+        },
+      };
+    }
     return { action: 'deny', reason: 'policy_denied' };
   }
 

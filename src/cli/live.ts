@@ -18,6 +18,10 @@ export function formatResolved(e: ResolvedEvent, json: boolean, tty = process.st
       : t;
   const who = f.subject.process ? `pid ${f.subject.process.pid}` : `peer ${f.subject.peer?.address}`;
   const r = e.resolution;
+  if (r.reason === 'audit_allowed') {
+    // audit: the one line that must not read as an ordinary allow
+    return `fault ${f.fault_id} ${f.source} ${who} ${what} → ${paint(tty, 33, 'AUDIT-ALLOWED')} (enforcing: deny ${r.would_deny ?? 'policy_denied'}) ${(e.micros / 1000).toFixed(2)}ms`;
+  }
   const colour = r.action === 'deny' ? 31 : r.action === 'delegate' ? 33 : 32;
   const extra = r.lease ? ` lease gen ${r.lease.generation}` : r.delegate_to ? ` to ${r.delegate_to}` : '';
   return `fault ${f.fault_id} ${f.source} ${who} ${what} → ${paint(tty, colour, r.action)} (${r.reason})${extra} ${(e.micros / 1000).toFixed(2)}ms`;

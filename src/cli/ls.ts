@@ -21,6 +21,8 @@ interface Row {
   /** the record could not be read: its error code and message, and nothing else is known */
   error: { code: string; message: string } | null;
   condition: Condition | null;
+  /** enforce or audit (null: the record could not be read) */
+  mode: OperationRecord['mode'] | null;
   state: OperationRecord['state'] | null;
   resolver: OperationRecord['resolver'];
   resolver_alive: boolean;
@@ -58,13 +60,14 @@ async function row(stateDir: string, id: string): Promise<Row> {
     rec = await openOperation(stateDir, id);
   } catch (e) {
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
-    return { id, error: { code, message: (e as Error).message }, condition: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id), attention: await openAttentionOf(stateDir, id) };
+    return { id, error: { code, message: (e as Error).message }, condition: null, mode: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id), attention: await openAttentionOf(stateDir, id) };
   }
   const condition: Condition = failedState(stateDir, rec) ? 'failed' : operationCondition(rec);
   return {
     id,
     error: null,
     condition,
+    mode: rec.mode,
     state: rec.state,
     resolver: rec.resolver,
     resolver_alive: resolverAlive(rec),
@@ -111,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
         ? [r.id, 'unreadable', '-', hooks(r.hooks_attached), '-', '-', last(r.last_event), att(r.attention), `${r.error.code}: ${r.error.message}`]
         : [
             r.id,
-            r.condition!,
+            r.mode === 'audit' ? `${r.condition!} (audit)` : r.condition!,
             r.resolver ? `${r.resolver.pid} ${r.resolver_alive ? 'running' : 'gone'}` : '-',
             hooks(r.hooks_attached),
             r.workload ? `${r.workload.identity} ${r.workload.uid}:${r.workload.gid}` : '-',

@@ -27,6 +27,7 @@ const commands: Record<string, () => Promise<Command>> = {
   executor: async () => (await import('./executor')).run,
   attention: async () => (await import('./attention')).run,
   doctor: async () => (await import('./doctor')).run,
+  report: async () => (await import('./report')).run,
   run: async () => {
     const [runfault, runcmd] = await Promise.all([import('./runfault'), import('./run')]);
     return (argv) => (argv[0] === 'fault' ? runfault.run(argv.slice(1)) : runcmd.run(argv));
@@ -70,7 +71,7 @@ export function formatError(e: unknown): { line: string; code: number } {
 }
 
 /** Commands that only read: they end at once when their reader goes away. */
-const READ_ONLY = new Set(['verify', 'status', 'ls', 'counters', 'events', 'help']);
+const READ_ONLY = new Set(['verify', 'status', 'ls', 'counters', 'events', 'report', 'help']);
 
 /**
  * stdout closed early (`gensee verify | head -1`) is not an error: no EPIPE

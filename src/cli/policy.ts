@@ -13,15 +13,41 @@
 // counting a call. The file is checked here first (no symlinks, ≤ 64 KiB,
 // schema) so a bad file never reaches the supervisor.
 import * as path from 'node:path';
-import { parse, requireOp, out } from './args';
+import { parse, requireOp, out, parseCount } from './args';
 import { GenseeError, isErrno } from '../errors';
 import { POLICY_MAX_BYTES } from '../supervisor';
 import { readFileNoFollow } from '../state/fsutil';
 import { checkPolicy, parsePolicy, type Problem } from '../protocol/json';
 import { openOperation, resolveStateDir } from '../state/operation';
 import { controlRequestTo } from '../envelope/control';
+import { suggestPolicy } from '../report/suggest';
 
-export const usage = 'usage: gensee policy apply --op ID FILE [--json]\n       gensee policy check FILE [--json]';
+export const usage =
+  'usage: gensee policy apply --op ID FILE [--json]\n       gensee policy check FILE [--json]\n       gensee policy suggest --op ID [--from ID]... [--merge FILE] [--min-uses N]';
+
+/** `gensee policy suggest`: the policy the operations' evidence needs, on stdout (src/report/suggest.ts) */
+async function suggest(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { op: { type: 'string' }, from: { type: 'string', multiple: true }, merge: { type: 'string' }, 'min-uses': { type: 'string' } }, false);
+  const ops = [requireOp(values.op), ...(values.lists.from ?? []).map((x) => requireOp(x))];
+  const minUses = values['min-uses'] !== undefined ? parseCount(values['min-uses'], '--min-uses') : 1;
+  let merge: { file: string; text: string } | undefined;
+  if (values.merge !== undefined) {
+    const text = await readPolicyFile(values.merge);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw new GenseeError('E_BAD_JSON', `--merge ${values.merge}: not JSON: ${(e as Error).message}`);
+    }
+    const problems = await checkPolicy(parsed);
+    if (problems.length) throw new GenseeError('E_SCHEMA', `--merge ${values.merge}: ${problems.map((p) => `${p.pointer}: ${p.message}`).join('; ')}`);
+    merge = { file: values.merge, text };
+  }
+  const r = await suggestPolicy({ stateDir: resolveStateDir(values['state-dir']), ops: [...new Set(ops)], merge, minUses });
+  out(JSON.stringify(r.policy, null, 2));
+  process.stderr.write(`gensee: ${r.added} rule(s) suggested from ${ops.join(', ')}${r.left_out ? `; ${r.left_out} used fewer than ${minUses} time(s) left out` : ''}\n`);
+  return 0;
+}
 
 /** The policy file's bytes as `apply` reads them: no symlinks, at most POLICY_MAX_BYTES. */
 async function readPolicyFile(file: string): Promise<string> {
@@ -56,6 +82,7 @@ async function check(file: string, json: boolean): Promise<number> {
 
 export async function run(argv: string[]): Promise<number> {
   const sub = argv[0];
+  if (sub === 'suggest') return suggest(argv.slice(1));
   const { values, positionals } = parse(argv.slice(1), { op: { type: 'string' }, json: { type: 'boolean' } });
   if (values.flags.has('help') || sub === '--help' || sub === '-h') {
     out(usage);

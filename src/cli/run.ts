@@ -1,8 +1,19 @@
-// gensee run [--op ID] [--policy FILE] [--json] [--json-out FILE] [--user USER | --host-root] -- CMD ARGS…
+// gensee run [--op ID] [--policy FILE] [--audit] [--fail-on-deny] [--report FILE[:FORMAT]] [--json] [--json-out FILE] [--user USER | --host-root] -- CMD ARGS…
 // The main job: create an operation (cgroup with its pids and memory limits,
 // hooks, resolver, seccomp pause), run CMD inside it from its first
 // instruction, print faults and resolutions as they happen, leave the
-// evidence. Exit code is CMD's.
+// evidence. Exit code is CMD's; with --fail-on-deny, EXIT_DENIED (77) when
+// CMD exited 0 but something was refused.
+//
+// --audit: everything runs as enforcing, but what the policy would deny is
+// answered with a short lease and recorded audit_allowed (docs/audit.md).
+// --report FILE[:FORMAT]: `gensee report` written when the run ends, also
+// when CMD fails.
+//
+// Live lines: every fault but those to the operation's own DNS stub (counted,
+// in the summary), every refusal of every control (hook, filter, pause, DNS,
+// executor) with that control, a name's first answer. The summary lists
+// what was refused by control and target.
 //
 // CMD keeps the stdout and stderr it was given; gensee's own lines never go
 // to stdout. They go to stderr (text, or JSON with --json), where CMD's
@@ -33,9 +44,16 @@ import { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { pinDirFor } from '../bpffs';
 import { detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
+import { buildReport, parseReportTarget, renderReport } from '../report/report';
+import type { DnsAnsweredEvent, DnsRefusedEvent, ResolvedEvent } from '../resolver/resolver';
+import type { FaultContext } from '../resolver/resolver';
+import { formatTuple } from '../addr';
 import { applyOperationLimits, limitCgroupsOf, missingPolicyLimits, removeLimitCgroups, unappliedLimits, type AppliedLimits } from '../resources';
 
-export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--json] [--json-out FILE] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT] [--dns-upstream [tcp:]ADDR[:PORT] | --no-dns] -- CMD ARGS…';
+/** `gensee run --fail-on-deny`: CMD exited 0, but something was refused (EX_NOPERM) */
+export const EXIT_DENIED = 77;
+
+export const usage = 'usage: gensee run [--op ID] [--policy FILE] [--audit] [--fail-on-deny] [--report FILE[:FORMAT]] [--json] [--json-out FILE] [--user USER | --host-root] [--nft] [--keep-hooks] [--listen 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT] [--dns-upstream [tcp:]ADDR[:PORT] | --no-dns] -- CMD ARGS…';
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
 
@@ -82,7 +100,12 @@ export async function run(argv: string[]): Promise<number> {
     metrics: { type: 'string' },
     'dns-upstream': { type: 'string' },
     'no-dns': { type: 'boolean' },
+    audit: { type: 'boolean' },
+    'fail-on-deny': { type: 'boolean' },
+    report: { type: 'string' },
   }, false);
+  const audit = values.flags.has('audit');
+  const reportTo = values.report !== undefined ? parseReportTarget(values.report) : null;
   if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)');
   // before anything is made: a kernel that lacks what the boundary needs is named, not met halfway
   requireKernelFeatures();
@@ -122,7 +145,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   await createOperation(
     stateDir,
-    { id: op, owner_uid: 0, cgroup, policy_hash: policy.hash, resolver: { pid: process.pid, start_time_ticks: readStartTimeTicks(process.pid) ?? 0 }, peers: prior?.peers ?? [] },
+    { id: op, owner_uid: 0, cgroup, policy_hash: policy.hash, resolver: { pid: process.pid, start_time_ticks: readStartTimeTicks(process.pid) ?? 0 }, peers: prior?.peers ?? [], mode: audit ? 'audit' : 'enforce' },
     { reopen: true },
   );
   // the parent right before the cgroup: a run ending elsewhere may remove an empty parent meanwhile
@@ -146,6 +169,8 @@ export async function run(argv: string[]): Promise<number> {
   const outcomes: PauseOutcome[] = [];
   let code = 1;
   let cgroupKilled = false;
+  let exited = false;
+  const tally = new RunTally();
   // whether the cgroup was killed and seen empty; if not, the hooks stay
   const killAll = () =>
     killCgroupAndWait(cgroup).then(
@@ -158,13 +183,28 @@ export async function run(argv: string[]): Promise<number> {
     const missing = missingPolicyLimits(limits.record);
     if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`);
     for (const w of unappliedLimits(limits.record)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, startIntent: prior === null, nft: values.flags.has('nft'), listen, metrics, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
-    sup.resolver.on('resolved', (e) => say(formatResolved(e, json, tty)));
-    sup.resolver.on('refused', (e) => say(formatRefused(e, json, tty)));
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, startIntent: prior === null, nft: values.flags.has('nft'), listen, metrics, dns: dns ?? undefined, audit, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    const stub = sup.dns ? { address: sup.dns.host, port: sup.dns.port } : null;
+    sup.resolver.on('resolved', (e: ResolvedEvent) => {
+      // the workload's own DNS stub: counted for the summary, not a line per packet
+      if (tally.resolved(e, stub)) say(formatResolved(e, json, tty));
+    });
+    sup.resolver.on('refused', (e: { reason: string; detail: string; ctx: FaultContext }) => {
+      tally.refused(e);
+      say(formatRefused(e, json, tty));
+    });
+    sup.resolver.on('dns_refused', (e: DnsRefusedEvent) => {
+      tally.dnsRefused(e);
+      say(json ? JSON.stringify({ event: 'dns_refused', ...e }) : `dns ${e.qtype ?? '?'} ${e.name ?? '(no name)'} → ${e.rcode} [${e.control}] ${e.detail}`);
+    });
+    sup.resolver.on('dns_answered', (e: DnsAnsweredEvent) => {
+      // a name's first answer with addresses: one line; the rest are counted
+      if (tally.dnsAnswered(e)) say(json ? JSON.stringify({ event: 'dns_answered', ...e }) : `dns ${e.name} → ${e.addresses.join(', ')}${e.would_deny ? ` (AUDIT: enforcing, refused: ${e.would_deny})` : ` (${e.leases} lease(s))`}`);
+    });
     await updateOperation(stateDir, op, { resources: limits.record });
     const key = await readKey(stateDir, op);
-    if (!json) say(`gensee: operation ${op}: cgroup ${cgroup}, evidence ${sup.dir}`);
-    else say(JSON.stringify({ event: 'start', op, cgroup, evidence: sup.dir, argv: cmd }));
+    if (!json) say(`gensee: operation ${op}${audit ? ' (AUDIT: what the policy denies is allowed and recorded)' : ''}: cgroup ${cgroup}, evidence ${sup.dir}`);
+    else say(JSON.stringify({ event: 'start', op, mode: audit ? 'audit' : 'enforce', cgroup, evidence: sup.dir, argv: cmd }));
 
     // the workload's resolver asks the operation's DNS stub, and nothing else
     let resolvConf: string | undefined;
@@ -208,6 +248,7 @@ export async function run(argv: string[]): Promise<number> {
       onAnswer: (call, o) => {
         outcomes.push(o);
         if (o.how !== 'answered') {
+          tally.refuse(`pause/${o.how}`, `errno ${o.verdict}`, o.detail ?? call.faultId);
           say(json ? JSON.stringify({ event: 'pause', fault_id: call.faultId, how: o.how, verdict: o.verdict, detail: o.detail ?? null }) : `paused ${call.faultId}: ${o.how}${o.detail ? ` (${o.detail})` : ''} → errno ${o.verdict}`);
         }
       },
@@ -220,6 +261,7 @@ export async function run(argv: string[]): Promise<number> {
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
     code = ex.code ?? 128 + (ex.signal ? osConstants.signals[ex.signal] : 0);
+    exited = true;
     // kill, then detach: whatever CMD left behind dies while the listener
     // and the hooks are still there (gensee-exec's pid namespace already
     // took it down with CMD; this holds even if it did not)
@@ -231,12 +273,36 @@ export async function run(argv: string[]): Promise<number> {
     // let the reject loop drain the last hook events
     await new Promise((r) => setTimeout(r, 50));
 
-    const summary = { op, exit: code, ...sup.summary(ns), anchor: await sup.faultsAnchor() };
     const st = sup.resolver.stats;
+    const refusedList = tally.refusedList();
+    const refusedTotal = refusedList.reduce((s, r) => s + r.count, 0);
+    const summary = {
+      op,
+      exit: code,
+      mode: audit ? 'audit' : 'enforce',
+      ...sup.summary(ns),
+      audit_allowed: st.audit,
+      refused_total: refusedTotal,
+      refused_list: refusedList,
+      dns: tally.dnsSummary(stub),
+      anchor: await sup.faultsAnchor(),
+    };
+    if (values.flags.has('fail-on-deny') && code === 0 && refusedTotal > 0) code = EXIT_DENIED;
+    summary.exit = code;
     if (json) say(JSON.stringify({ event: 'summary', ...summary }));
     else {
-      say(`gensee: ${op} exited ${code}: ${st.faults} faults, ${st.retry} leases installed, ${st.continue} already authorized, ${st.delegate} delegated, ${st.deny} denied, ${st.refused} refused; fast path ${ns.fastPath}, paused ${ns.slowPath}`);
-      for (const d of summary.destinations) say(`  ${d.destination}  ${d.verdict}  ${d.count}`);
+      say(`gensee: ${op} exited ${code}${audit ? ' (AUDIT)' : ''}: ${st.faults} faults, ${st.retry} leases installed, ${st.continue} already authorized, ${st.delegate} delegated, ${st.deny} denied, ${st.audit} audit-allowed, ${refusedTotal} refused in all; fast path ${ns.fastPath}, paused ${ns.slowPath}`);
+      // the stub's packets are in the DNS line
+      for (const d of summary.destinations) if (!stub || !d.destination.includes(`${stub.address}:${stub.port}`)) say(`  ${d.destination}  ${d.verdict}  ${d.count}`);
+      const dnsS = summary.dns;
+      if (dnsS.stub) say(`  DNS: ${dnsS.answered} answered (${dnsS.names} names${dnsS.audit_names ? `, ${dnsS.audit_names} only because of --audit` : ''}), ${dnsS.refused} refused, ${dnsS.stub_faults} fault(s) to the stub ${dnsS.stub}`);
+      if (refusedList.length) {
+        say(`  refused:`);
+        for (const r of refusedList.slice(0, 50)) say(`    [${r.control}] ${r.target}  ${r.count}  ${r.reason}`);
+        if (refusedList.length > 50) say(`    … ${refusedList.length - 50} more (gensee report --op ${op})`);
+      }
+      if (st.audit) say(`  AUDIT: ${st.audit} fault(s) enforcing would deny were allowed; gensee policy suggest --op ${op} prints the policy this run needs`);
+      if (code === EXIT_DENIED) say(`  --fail-on-deny: exit ${EXIT_DENIED} (the workload exited 0, ${refusedTotal} refused)`);
       say(`  evidence: ${sup.dir} (faults.jsonl; gensee verify --op ${op}${values['state-dir'] ? ` --state-dir ${stateDir}` : ''})`);
       if (summary.anchor) say(`  anchor: ${summary.anchor} (keep it elsewhere: gensee verify --anchor shows any line cut off after it)`);
     }
@@ -261,6 +327,15 @@ export async function run(argv: string[]): Promise<number> {
         process.stderr.write(`gensee: cleanup of ${cgroup}: ${(e as Error).message}\n`);
       }
     }
+    if (reportTo) {
+      // written whatever happened to the workload: from the evidence on disk
+      try {
+        const rep = await buildReport(stateDir, op, { exit: exited ? code : null });
+        fs.writeFileSync(reportTo.file, renderReport(rep, reportTo.format), { mode: 0o644 });
+      } catch (e) {
+        process.stderr.write(`gensee: --report ${reportTo.file}: ${(e as Error).message}\n`);
+      }
+    }
     if (jsonOut !== null) {
       // the summary is on disk before gensee run exits
       flushLive();
@@ -275,3 +350,67 @@ export async function run(argv: string[]): Promise<number> {
   return code;
 }
 
+
+/** What `gensee run` saw, for its live lines and its summary: refusals by control and target, the DNS stub's traffic. */
+class RunTally {
+  private readonly refusals = new Map<string, { control: string; reason: string; target: string; count: number }>();
+  private stubFaults = 0;
+  private answered = 0;
+  private dnsRefusedCount = 0;
+  private readonly names = new Map<string, boolean>();
+
+  refuse(control: string, reason: string, target: string): void {
+    const k = `${control}\u0000${reason}\u0000${target}`;
+    const r = this.refusals.get(k);
+    if (r) r.count++;
+    else this.refusals.set(k, { control, reason, target, count: 1 });
+  }
+
+  /** false: a fault to the operation's DNS stub, counted and not printed */
+  resolved(e: ResolvedEvent, stub: { address: string; port: number } | null): boolean {
+    const n = e.fault.effect.network;
+    if (stub && n && n.address === stub.address && n.port === stub.port && e.resolution.action !== 'deny') {
+      this.stubFaults++;
+      return false;
+    }
+    if (e.resolution.action === 'deny') {
+      const target = n ? formatTuple(n) : (e.fault.effect.application ? `${e.fault.effect.application.name} ${e.fault.effect.application.target}` : 'effect');
+      const control = e.fault.source === 'executor' ? `executor/${e.resolution.reason}` : e.ctx.via === 'cgroup_hook' ? 'ebpf/hook' : `resolver/${e.resolution.reason}`;
+      this.refuse(control, e.resolution.reason, target);
+    }
+    return true;
+  }
+
+  refused(e: { reason: string; detail: string; ctx: FaultContext }): void {
+    const control = e.reason === 'timeout' ? 'pause/timeout' : e.ctx.via === 'cgroup_hook' ? 'ebpf/hook' : e.ctx.via === 'inproc' ? 'seccomp/filter' : `socket/${e.ctx.socket ?? 'supervisor.sock'}`;
+    this.refuse(control, e.reason, e.detail.replace(/\s*\(.*$/, '').slice(0, 120));
+  }
+
+  dnsRefused(e: DnsRefusedEvent): void {
+    this.dnsRefusedCount++;
+    this.refuse(e.control, e.rcode, e.name ?? '(no name)');
+  }
+
+  /** true for a name's first answer with addresses */
+  dnsAnswered(e: DnsAnsweredEvent): boolean {
+    this.answered++;
+    if (e.addresses.length === 0 || this.names.has(e.name)) return false;
+    this.names.set(e.name, e.would_deny !== null);
+    return true;
+  }
+
+  refusedList(): { control: string; reason: string; target: string; count: number }[] {
+    return [...this.refusals.values()].sort((a, b) => b.count - a.count || a.control.localeCompare(b.control) || a.target.localeCompare(b.target));
+  }
+
+  dnsSummary(stub: { address: string; port: number } | null): { stub: string | null; answered: number; names: number; audit_names: number; refused: number; stub_faults: number } {
+    return {
+      stub: stub ? `${stub.address}:${stub.port}` : null,
+      answered: this.answered,
+      names: this.names.size,
+      audit_names: [...this.names.values()].filter(Boolean).length,
+      refused: this.dnsRefusedCount,
+      stub_faults: this.stubFaults,
+    };
+  }
+}

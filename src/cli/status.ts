@@ -114,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const now = bootNs();
-  out(`operation ${rec.id}: ${condition}${condition !== rec.state ? ` (recorded ${rec.state})` : ''}, owner uid ${rec.owner_uid}, cgroup ${rec.cgroup}`);
+  out(`operation ${rec.id}${rec.mode === 'audit' ? ' (AUDIT mode: what the policy denies is allowed and recorded audit_allowed)' : ''}: ${condition}${condition !== rec.state ? ` (recorded ${rec.state})` : ''}, owner uid ${rec.owner_uid}, cgroup ${rec.cgroup}`);
   out(`policy ${rec.policy_hash.slice(0, 16)}…, generation ${net.generation}, hooks ${attached ? 'attached' : 'NOT attached'}, resolver ${rec.resolver ? `pid ${rec.resolver.pid} ${alive ? 'running' : 'gone'}` : 'none'}`);
   if (failed) out(`FAILED since ${failed.since}: ${failed.log}: ${failed.error}; failing closed (hooks attached, every request denied), the resolver retries the disk and resumes by itself`);
   if (rec.workload) out(`workload: ${rec.workload.identity}, host uid ${rec.workload.uid} gid ${rec.workload.gid}`);

@@ -19,7 +19,7 @@ import { resolveCgroupPath } from '../cgroup';
 import { applyExistingCgroupLimits, missingPolicyLimits, unappliedLimits } from '../resources';
 import { formatResolved, formatRefused } from './live';
 
-export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream [tcp:]ADDR[:PORT]]]';
+export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--audit] [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream [tcp:]ADDR[:PORT]]]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, {
@@ -35,6 +35,7 @@ export async function run(argv: string[]): Promise<number> {
     'detach-on-exit': { type: 'boolean' },
     nft: { type: 'boolean' },
     json: { type: 'boolean' },
+    audit: { type: 'boolean' },
   }, false);
   if (values.flags.has('help')) {
     out(usage);
@@ -61,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
     peers: values.lists.peer,
     detachOnExit: values.flags.has('detach-on-exit'),
     nft: values.flags.has('nft'),
+    audit: values.flags.has('audit'),
     listen: values.listen !== undefined ? parseListen(values.listen) : undefined,
     metrics: values.metrics !== undefined ? parseListen(values.metrics) : undefined,
     // the container's resolv.conf names --dns-listen (the operator sets it: docs/design.md "Names in policy")

@@ -20,10 +20,10 @@ export async function run(argv: string[]): Promise<number> {
     anchors[file] = anchor;
   }
   const stateDir = resolveStateDir(values['state-dir']);
-  await openOperation(stateDir, op); // unknown op → E_UNKNOWN_OP, exit 2
+  const rec = await openOperation(stateDir, op); // unknown op → E_UNKNOWN_OP, exit 2
   const rep = await verifyOperation(stateDir, op, anchors);
   if (values.flags.has('json')) {
-    out(JSON.stringify(rep));
+    out(JSON.stringify({ ...rep, mode: rec.mode }));
     return rep.ok ? 0 : 1;
   }
   for (const l of rep.logs) {
@@ -36,6 +36,8 @@ export async function run(argv: string[]): Promise<number> {
     for (const p of l.problems) out(`  ${l.file}:${p.line}: ${p.severity} ${p.kind}: ${p.detail}`);
   }
   for (const m of rep.missing) out(`${m}: not written yet`);
-  out(rep.ok ? `verify ${op}: ok` : `verify ${op}: FAILED`);
+  // audit evidence must never be read as enforcement: said on the last line
+  const mode = rec.mode === 'audit' ? ' (audit mode: faults.jsonl records audit_allowed for what enforcing would deny)' : '';
+  out(rep.ok ? `verify ${op}: ok${mode}` : `verify ${op}: FAILED${mode}`);
   return rep.ok ? 0 : 1;
 }

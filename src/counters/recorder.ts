@@ -112,7 +112,7 @@ export class CounterRecorder {
   private networkBehind = false;
   private networkDue = 0;
   /** denials decided at the pause layer since the last reading, by destination and reason */
-  private refusals = new Map<string, { t: Tuple; reason: string; n: number }>();
+  private refusals = new Map<string, { t: Tuple; reason: string; n: number; kind: 'deny' | 'audit_allowed' }>();
   /** distinct names queried through the DNS stub: since the last reading, and in all */
   private dnsNames = { delta: 0, total: 0 };
   /** per-destination counter lines written in the current second (COUNTER_LINES_PER_SECOND) */
@@ -181,19 +181,21 @@ export class CounterRecorder {
     // a workload chooses how many destinations it is refused for: past
     // REFUSAL_LINES of them in one reading, the rest are one line per reason
     // (delta exact, `destinations` how many it folds)
-    const folded = new Map<string, { delta: number; destinations: number }>();
+    const folded = new Map<string, { kind: string; reason: string; delta: number; destinations: number }>();
     let k = this.o.low?.() ? REFUSAL_LINES : 0;
     for (const r of this.refusals.values()) {
-      if (k++ < REFUSAL_LINES) lines.push({ kind: 'deny', source: 'resolver', reason: r.reason, ...dest(r.t), delta: r.n });
+      // an audit lease (kind audit_allowed, reason: what it would be denied for) is counted apart from a denial
+      if (k++ < REFUSAL_LINES) lines.push({ kind: r.kind, source: 'resolver', reason: r.reason, ...dest(r.t), delta: r.n });
       else {
-        const f = folded.get(r.reason) ?? { delta: 0, destinations: 0 };
+        const fk = `${r.kind}|${r.reason}`;
+        const f = folded.get(fk) ?? { kind: r.kind, reason: r.reason, delta: 0, destinations: 0 };
         f.delta += r.n;
         f.destinations++;
-        folded.set(r.reason, f);
+        folded.set(fk, f);
       }
       n += r.n;
     }
-    for (const [reason, f] of folded) lines.push({ kind: 'deny', source: 'resolver', reason, folded: true, ...f });
+    for (const f of folded.values()) lines.push({ kind: f.kind, source: 'resolver', reason: f.reason, folded: true, delta: f.delta, destinations: f.destinations });
     this.refusals.clear();
     this.snapshotDirty = true;
     return { lines, changed: s.changed + n };
@@ -245,11 +247,11 @@ export class CounterRecorder {
   }
 
   /** A paused call to t that the resolver denied (it never reaches the hook's counters). */
-  countRefusal(t: Tuple, reason: string): void {
-    const k = `${reason}|${t.family}|${t.protocol}|${t.address}|${t.port}`;
+  countRefusal(t: Tuple, reason: string, kind: 'deny' | 'audit_allowed' = 'deny'): void {
+    const k = `${kind}|${reason}|${t.family}|${t.protocol}|${t.address}|${t.port}`;
     const e = this.refusals.get(k);
     if (e) e.n++;
-    else this.refusals.set(k, { t, reason, n: 1 });
+    else this.refusals.set(k, { t, reason, n: 1, kind });
   }
 
   endedLines(ended: Ended[]): LogFields[] {

@@ -57,7 +57,18 @@ export interface DnsServiceOptions {
   events: EventLog;
   recorder?: CounterRecorder;
   onError: (e: Error) => void;
+  /**
+   * audit mode: a name no host rule covers is forwarded and answered all
+   * the same, recorded audit_allowed (would_deny dns/no_rule) with a
+   * boundary event audit_allowed; its addresses get no lease (a connect to
+   * one faults and is audit-allowed there, so `policy suggest` sees the name
+   * and the port). The DNS budget still refuses: it is a limit, not policy.
+   */
+  audit?: boolean;
 }
+
+/** the rule reference of a name forwarded only because the operation audits */
+const AUDIT_REF = 'audit';
 
 export interface DnsService {
   readonly host: string;
@@ -114,11 +125,26 @@ export async function startDnsService(o: DnsServiceOptions): Promise<DnsService>
       o.recorder?.countDnsName(seen.size);
     }
     const r = ruleForName(o.policy(), name);
+    if (!r && o.audit) return { allow: true, ruleRef: AUDIT_REF };
     if (!r) return { allow: false, control: 'dns/no_rule', reason: 'no host rule covers the name' };
     return { allow: true, ruleRef: `${r.list}/${r.index}` };
   };
 
   const onAnswer = async (q: { name: string; qtype: string; peer: string }, a: DnsAnswer, v: { ruleRef: string }): Promise<void> => {
+    if (v.ruleRef === AUDIT_REF) {
+      const domain = registeredDomain(q.name);
+      o.events.boundary({
+        kind: 'audit_allowed',
+        control: 'dns/no_rule',
+        detail: `${q.qtype} query for a name under ${domain} answered (audit): enforcing, no host rule covers it`,
+        target: domain,
+      });
+      await o.resolver.resolveName(
+        { ...q, rcode: a.rcode, truncated: a.truncated, chain: a.chain, addresses: a.addresses, rule: 'audit (no host rule covers the name)', would_deny: 'dns/no_rule' },
+        async () => ({ leases: [] }),
+      );
+      return;
+    }
     const r = ruleOf(o.policy(), v.ruleRef);
     const answered = { ...q, rcode: a.rcode, truncated: a.truncated, chain: a.chain, addresses: a.addresses };
     // the policy changed between the question and the answer (answer, grant

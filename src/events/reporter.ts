@@ -112,6 +112,8 @@ export interface ReporterOptions {
   events: EventLog;
   /** per-destination counts of the pause layer's denials (counters.jsonl) */
   countRefusal?: (t: Tuple, reason: string) => void;
+  /** per-destination counts of audit leases (counters.jsonl kind audit_allowed) */
+  countAudit?: (t: Tuple, wouldDeny: string) => void;
 }
 
 /** Report the resolver's denials, delegations and refusals as boundary events. */
@@ -136,6 +138,18 @@ function resolved(o: ReporterOptions, f: Fault, r: Resolution, ctx: FaultContext
       detail: `write by tool ${app?.name ?? '?'} (${who(f)}) denied: ${r.reason}`,
       target: app?.target || undefined,
       tool_id: app?.name,
+      fault_id: f.fault_id,
+    });
+    return;
+  }
+  if (r.reason === 'audit_allowed') {
+    const n = f.effect.network;
+    if (n) o.countAudit?.({ family: n.family, protocol: n.protocol, address: n.address, port: n.port }, r.would_deny ?? 'policy_denied');
+    o.events.boundary({
+      kind: 'audit_allowed',
+      control: `resolver/${r.would_deny ?? 'policy_denied'}`,
+      detail: `${faultWhat(f)} by ${who(f)} allowed (audit): enforcing, it would be denied: ${r.would_deny ?? 'policy_denied'}`,
+      target: faultTarget(f),
       fault_id: f.fault_id,
     });
     return;

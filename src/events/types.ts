@@ -10,6 +10,7 @@ export const BOUNDARY_KINDS = [
   'peer_refused',
   'frame_rejected',
   'write_denied',
+  'audit_allowed',
   'dns_denied',
   'records_lost',
 ] as const;

@@ -1460,11 +1460,11 @@ return errors === 0;
 }
 
 exports.validatePolicy = validate31;
-const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"listen":{"$comment":"ports the workload may bind() and listen() on; every other bind to a port and every other listen is refused (EPERM)","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/listen_rule"}},"unix":{"$comment":"AF_UNIX sockets outside the operation the workload may connect or send to, by the name they are bound to; every other is refused (EPERM). The operation's own sockets need no rule.","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/unix_rule"}},"io_uring":{"$comment":"let the workload use io_uring (default false: io_uring_setup fails with ENOSYS). io_uring's IORING_OP_SOCKET makes sockets without socket(), past the filter that refuses socket families other than AF_UNIX/AF_INET/AF_INET6; TCP, UDP and AF_UNIX still meet the hooks","type":"boolean","default":false},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000},"limits":{"$comment":"the operation cgroup's resources (docs/design.md \"Resource limits\"). pids_max: tasks (processes and threads), default 4096. memory_max_bytes: memory and swap together, default min(4 GiB, half the host's RAM). A limit named here that the host cannot apply fails the run; a default that cannot be applied is a warning. Both are recorded in operation.json.","type":"object","additionalProperties":false,"properties":{"pids_max":{"type":"integer","minimum":16,"maximum":4194304},"memory_max_bytes":{"type":"integer","minimum":16777216,"maximum":4503599627370496}}}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"listen_rule":{"$comment":"port 0: a port the kernel picks (listen() on a socket never bound)","type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":0,"maximum":65535}}},"unix_rule":{"$comment":"exactly one of path (absolute, as the socket was bound) or abstract (the name after the leading NUL); at most 107 bytes","type":"object","additionalProperties":false,"properties":{"path":{"type":"string","minLength":2,"maxLength":107,"pattern":"^/[^\\u0000]*$"},"abstract":{"type":"string","minLength":1,"maxLength":106,"pattern":"^[^\\u0000]*$"}},"oneOf":[{"required":["path"]},{"required":["abstract"]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}}}};
+const schema45 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/policy.schema.json","title":"gensee operation policy (schema 1)","$comment":"Anything that matches no rule is denied. A lease is always the exact faulted (family, protocol, address, port), even when the rule is a range. A host rule never matches an address: the DNS stub installs exact leases for the addresses it answers for a covered name.","type":"object","additionalProperties":false,"required":["schema"],"properties":{"schema":{"const":1},"grants":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/grant"}},"leases":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/lease_rule"}},"delegate":{"type":"array","maxItems":1024,"items":{"$ref":"#/definitions/delegate_rule"}},"listen":{"$comment":"ports the workload may bind() and listen() on; every other bind to a port and every other listen is refused (EPERM)","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/listen_rule"}},"unix":{"$comment":"AF_UNIX sockets outside the operation the workload may connect or send to, by the name they are bound to; every other is refused (EPERM). The operation's own sockets need no rule.","type":"array","maxItems":1024,"items":{"$ref":"#/definitions/unix_rule"}},"io_uring":{"$comment":"let the workload use io_uring (default false: io_uring_setup fails with ENOSYS). io_uring's IORING_OP_SOCKET makes sockets without socket(), past the filter that refuses socket families other than AF_UNIX/AF_INET/AF_INET6; TCP, UDP and AF_UNIX still meet the hooks","type":"boolean","default":false},"fault_deadline_ms":{"type":"integer","minimum":100,"maximum":60000,"default":5000},"dns_budget":{"$comment":"distinct names the operation may query; past it every query is REFUSED","type":"integer","minimum":1,"maximum":100000,"default":1000},"limits":{"$comment":"the operation cgroup's resources (docs/design.md \"Resource limits\"). pids_max: tasks (processes and threads), default 4096. memory_max_bytes: memory and swap together, default min(4 GiB, half the host's RAM). A limit named here that the host cannot apply fails the run; a default that cannot be applied is a warning. Both are recorded in operation.json.","type":"object","additionalProperties":false,"properties":{"pids_max":{"type":"integer","minimum":16,"maximum":4194304},"memory_max_bytes":{"type":"integer","minimum":16777216,"maximum":4503599627370496}}}},"definitions":{"network_match":{"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]},"listen_rule":{"$comment":"port 0: a port the kernel picks (listen() on a socket never bound)","type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":0,"maximum":65535}}},"unix_rule":{"$comment":"exactly one of path (absolute, as the socket was bound) or abstract (the name after the leading NUL); at most 107 bytes","type":"object","additionalProperties":false,"properties":{"path":{"type":"string","minLength":2,"maxLength":107,"pattern":"^/[^\\u0000]*$"},"abstract":{"type":"string","minLength":1,"maxLength":106,"pattern":"^[^\\u0000]*$"}},"oneOf":[{"required":["path"]},{"required":["abstract"]}]},"grant":{"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"},"why":{"$comment":"free text for people (gensee policy suggest writes how often and by which process the rule was used); gensee never reads it","type":"string","maxLength":1000}}},"lease_rule":{"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295},"why":{"$comment":"free text for people (gensee policy suggest writes how often and by which process the rule was used); gensee never reads it","type":"string","maxLength":1000}}},"delegate_rule":{"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"},"why":{"$comment":"free text for people (gensee policy suggest writes how often and by which process the rule was used); gensee never reads it","type":"string","maxLength":1000}}}}};
 const schema52 = {"$comment":"port 0: a port the kernel picks (listen() on a socket never bound)","type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":0,"maximum":65535}}};
 const schema53 = {"$comment":"exactly one of path (absolute, as the socket was bound) or abstract (the name after the leading NUL); at most 107 bytes","type":"object","additionalProperties":false,"properties":{"path":{"type":"string","minLength":2,"maxLength":107,"pattern":"^/[^\\u0000]*$"},"abstract":{"type":"string","minLength":1,"maxLength":106,"pattern":"^[^\\u0000]*$"}},"oneOf":[{"required":["path"]},{"required":["abstract"]}]};
 const func40 = Object.prototype.hasOwnProperty;
-const schema46 = {"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"}}};
+const schema46 = {"type":"object","additionalProperties":false,"required":["network"],"properties":{"network":{"$ref":"#/definitions/network_match"},"why":{"$comment":"free text for people (gensee policy suggest writes how often and by which process the rule was used); gensee never reads it","type":"string","maxLength":1000}}};
 const schema47 = {"$comment":"exactly one of address|cidr|host and exactly one of port|ports. host: an exact DNS name, or \"*.\" + a name; \"*.example.com\" matches ONE OR MORE labels under example.com (a.example.com, a.b.example.com) and never example.com itself. A name is at most 253 characters in lowercase A-label form (IDNA as xn-- punycode: \"xn--bcher-kva.example\", not \"bücher.example\"), at least two labels (not counting \"*\") of 1-63 characters from a-z 0-9 - (not at either end), the last not all digits; \"*\" only as the whole first label. A host rule names at most 64 ports (each answered address installs one lease per port; checked by the parser, as are xn-- labels).","type":"object","additionalProperties":false,"required":["protocol"],"properties":{"protocol":{"enum":["tcp","udp"]},"address":{"type":"string","minLength":2,"maxLength":45,"pattern":"^[0-9A-Fa-f.:]+$"},"cidr":{"type":"string","minLength":4,"maxLength":49,"pattern":"^[0-9A-Fa-f.:]+/[0-9]{1,3}$"},"host":{"type":"string","minLength":3,"maxLength":253,"pattern":"^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"},"port":{"type":"integer","minimum":0,"maximum":65535},"ports":{"type":"string","pattern":"^[0-9]{1,5}(-[0-9]{1,5})?$"}},"allOf":[{"oneOf":[{"required":["address"]},{"required":["cidr"]},{"required":["host"]}]},{"oneOf":[{"required":["port"]},{"required":["ports"]}]}]};
 const pattern9 = new RegExp("^[0-9A-Fa-f.:]+/[0-9]{1,3}$", "u");
 const pattern10 = new RegExp("^(\\*\\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?![0-9]+$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$", "u");
@@ -1483,7 +1483,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "network")){
+if(!((key0 === "network") || (key0 === "why"))){
 validate32.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -1492,6 +1492,7 @@ break;
 if(_errs1 === errors){
 if(data.network !== undefined){
 let data0 = data.network;
+const _errs2 = errors;
 const _errs3 = errors;
 const _errs6 = errors;
 const _errs7 = errors;
@@ -1853,6 +1854,32 @@ validate32.errors = [{instancePath:instancePath+"/network",schemaPath:"#/definit
 return false;
 }
 }
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.why !== undefined){
+let data7 = data.why;
+const _errs27 = errors;
+if(errors === _errs27){
+if(typeof data7 === "string"){
+if(func2(data7) > 1000){
+validate32.errors = [{instancePath:instancePath+"/why",schemaPath:"#/properties/why/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"}];
+return false;
+}
+}
+else {
+validate32.errors = [{instancePath:instancePath+"/why",schemaPath:"#/properties/why/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -1866,7 +1893,7 @@ validate32.errors = vErrors;
 return errors === 0;
 }
 
-const schema48 = {"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295}}};
+const schema48 = {"type":"object","additionalProperties":false,"required":["network","ttl_s"],"properties":{"network":{"$ref":"#/definitions/network_match"},"ttl_s":{"type":"integer","minimum":1,"maximum":86400},"max_uses":{"type":"integer","minimum":0,"maximum":4294967295},"why":{"$comment":"free text for people (gensee policy suggest writes how often and by which process the rule was used); gensee never reads it","type":"string","maxLength":1000}}};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1881,7 +1908,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "network") || (key0 === "ttl_s")) || (key0 === "max_uses"))){
+if(!((((key0 === "network") || (key0 === "ttl_s")) || (key0 === "max_uses")) || (key0 === "why"))){
 validate34.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2311,6 +2338,28 @@ var valid0 = _errs29 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.why !== undefined){
+let data9 = data.why;
+const _errs31 = errors;
+if(errors === _errs31){
+if(typeof data9 === "string"){
+if(func2(data9) > 1000){
+validate34.errors = [{instancePath:instancePath+"/why",schemaPath:"#/properties/why/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"}];
+return false;
+}
+}
+else {
+validate34.errors = [{instancePath:instancePath+"/why",schemaPath:"#/properties/why/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs31 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2325,7 +2374,7 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-const schema50 = {"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"}}};
+const schema50 = {"type":"object","additionalProperties":false,"required":["network","to"],"properties":{"network":{"$ref":"#/definitions/network_match"},"to":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"tool":{"$comment":"the executor's tool that takes the effect over (gensee executor); recorded with the delegated fault","type":"string","pattern":"^[a-z0-9][a-z0-9_.-]{0,63}$"},"why":{"$comment":"free text for people (gensee policy suggest writes how often and by which process the rule was used); gensee never reads it","type":"string","maxLength":1000}}};
 const pattern20 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
 const pattern21 = new RegExp("^[a-z0-9][a-z0-9_.-]{0,63}$", "u");
 
@@ -2342,7 +2391,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "network") || (key0 === "to")) || (key0 === "tool"))){
+if(!((((key0 === "network") || (key0 === "to")) || (key0 === "tool")) || (key0 === "why"))){
 validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2759,6 +2808,28 @@ var valid0 = _errs29 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.why !== undefined){
+let data9 = data.why;
+const _errs32 = errors;
+if(errors === _errs32){
+if(typeof data9 === "string"){
+if(func2(data9) > 1000){
+validate36.errors = [{instancePath:instancePath+"/why",schemaPath:"#/properties/why/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"}];
+return false;
+}
+}
+else {
+validate36.errors = [{instancePath:instancePath+"/why",schemaPath:"#/properties/why/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs32 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -3373,7 +3444,7 @@ return errors === 0;
 }
 
 exports.validateBoundaryEvent = validate38;
-const schema54 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/boundary-event.schema.json","title":"gensee boundary event","$comment":"Reporting only: an event records that a control refused something; it grants nothing. detail is redacted and at most 300 characters.","type":"object","additionalProperties":false,"required":["kind","control","detail","at"],"properties":{"kind":{"$comment":"closed: DESIGN.md \"Boundary events\"; src/events/types.ts BOUNDARY_KINDS is the same list (test/protocol/json.test.ts checks)","enum":["egress_denied","fault_denied","fault_delegated","peer_refused","frame_rejected","write_denied","dns_denied","records_lost"]},"control":{"type":"string","pattern":"^[a-z][a-z0-9_./-]{0,63}$"},"detail":{"type":"string","maxLength":300},"target":{"type":"string","minLength":1,"maxLength":300},"at":{"$comment":"RFC 3339 UTC timestamp, e.g. new Date().toISOString()","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"}}};
+const schema54 = {"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://gensee.dev/schema/boundary-event.schema.json","title":"gensee boundary event","$comment":"Reporting only: an event records that a control refused something; it grants nothing. detail is redacted and at most 300 characters.","type":"object","additionalProperties":false,"required":["kind","control","detail","at"],"properties":{"kind":{"$comment":"closed: DESIGN.md \"Boundary events\"; src/events/types.ts BOUNDARY_KINDS is the same list (test/protocol/json.test.ts checks)","enum":["egress_denied","fault_denied","fault_delegated","peer_refused","frame_rejected","write_denied","audit_allowed","dns_denied","records_lost"]},"control":{"type":"string","pattern":"^[a-z][a-z0-9_./-]{0,63}$"},"detail":{"type":"string","maxLength":300},"target":{"type":"string","minLength":1,"maxLength":300},"at":{"$comment":"RFC 3339 UTC timestamp, e.g. new Date().toISOString()","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"}}};
 const pattern24 = new RegExp("^[a-z][a-z0-9_./-]{0,63}$", "u");
 const pattern25 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 
@@ -3401,7 +3472,7 @@ if(_errs2 === errors){
 if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs3 = errors;
-if(!((((((((data0 === "egress_denied") || (data0 === "fault_denied")) || (data0 === "fault_delegated")) || (data0 === "peer_refused")) || (data0 === "frame_rejected")) || (data0 === "write_denied")) || (data0 === "dns_denied")) || (data0 === "records_lost"))){
+if(!(((((((((data0 === "egress_denied") || (data0 === "fault_denied")) || (data0 === "fault_delegated")) || (data0 === "peer_refused")) || (data0 === "frame_rejected")) || (data0 === "write_denied")) || (data0 === "audit_allowed")) || (data0 === "dns_denied")) || (data0 === "records_lost"))){
 validate38.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema54.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

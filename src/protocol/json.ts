@@ -55,6 +55,8 @@ export interface ResolutionJson {
   reason: string;
   lease?: LeaseJson;
   delegate_to?: string;
+  /** audit mode: what the policy would have denied it for (reason is then audit_allowed) */
+  would_deny?: string;
 }
 
 function at(path: string): string {
@@ -226,6 +228,7 @@ export function resolutionToJson(r: Resolution): ResolutionJson {
     };
   }
   if (r.delegate_to !== undefined) out.delegate_to = r.delegate_to;
+  if (r.would_deny !== undefined) out.would_deny = r.would_deny;
   return out;
 }
 

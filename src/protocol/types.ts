@@ -142,6 +142,12 @@ export interface Resolution {
   reason: string;
   lease?: Lease;
   delegate_to?: string;
+  /**
+   * audit mode (`gensee run --audit`): the DenyReason the policy would have
+   * answered; the lease is a short audit lease, reason is "audit_allowed".
+   * Recorded in faults.jsonl, never sent on the wire.
+   */
+  would_deny?: string;
 }
 
 /** Inclusive port range; a single port has lo === hi. */

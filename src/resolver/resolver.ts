@@ -4,6 +4,7 @@
 // nothing is answered, and no granted lease is usable, before its
 // resolution line is durable.
 import { EventEmitter } from 'node:events';
+import * as fs from 'node:fs';
 import type { DenyReason } from '../errors';
 import type { Fault, Lease, Resolution } from '../protocol/types';
 import { effectType } from '../protocol/types';
@@ -49,6 +50,14 @@ export interface ResolverOptions {
   space?: StateSpace;
   /** refused faults written in full per second (default REFUSALS_PER_SECOND) */
   refusalsPerSecond?: number;
+  /**
+   * audit mode (`gensee run --audit`): a network fault of this operation the
+   * policy would deny gets a short lease instead, recorded audit_allowed
+   * with the reason it would have been denied. Nothing else changes: a
+   * fault of another operation, of a process outside it, a non-network
+   * effect, a malformed frame is refused as in enforcing mode.
+   */
+  audit?: boolean;
 }
 
 export interface ResolvedEvent {
@@ -62,17 +71,56 @@ export interface ResolvedEvent {
   suppressed?: boolean;
 }
 
+/** a DNS question the stub answered (a host rule's, or under audit one no rule covers: would_deny) */
+export interface DnsAnsweredEvent {
+  name: string;
+  qtype: string;
+  rcode: string;
+  addresses: string[];
+  leases: number;
+  would_deny: string | null;
+}
+
+/** a DNS question the stub refused or failed (its control: dns/no_rule, dns/budget, dns/qtype, …) */
+export interface DnsRefusedEvent {
+  name: string | null;
+  qtype: string | null;
+  rcode: string;
+  control: string;
+  detail: string;
+}
+
 /**
- * Emits 'resolved' (ResolvedEvent) and 'refused' ({reason, detail, ctx}) for
+ * Emits 'dns_answered' (DnsAnsweredEvent) and 'dns_refused' (DnsRefusedEvent) for the DNS stub's questions,
+ * 'resolved' (ResolvedEvent) and 'refused' ({reason, detail, ctx}) for
  * live output; the evidence is in faults.jsonl either way.
  */
+/** the process's name (/proc/PID/comm) while it waits for its answer; nothing when it is gone */
+function commField(f: Fault): { comm?: string } {
+  const pid = f.subject.process?.pid;
+  if (!pid) return {};
+  try {
+    return { comm: fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim().slice(0, 16) };
+  } catch {
+    return {};
+  }
+}
+
+/** which stats counter a resolution counts in: an audit lease apart from the policy's leases */
+function statKey(r: Resolution): 'continue' | 'retry' | 'delegate' | 'deny' | 'audit' {
+  if (r.reason === 'audit_allowed') return 'audit';
+  return r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
+}
+
 export class Resolver extends EventEmitter {
   readonly scope: ResolverScope;
   private readonly key: Buffer;
   private readonly faults: ChainedLog;
   readonly network: NetworkBackend;
   private readonly executor: ExecutorBackend;
-  readonly stats = { faults: 0, continue: 0, retry: 0, delegate: 0, deny: 0, refused: 0, suppressed: 0 };
+  readonly stats = { faults: 0, continue: 0, retry: 0, delegate: 0, deny: 0, refused: 0, suppressed: 0, audit: 0 };
+  /** audit mode (ResolverOptions.audit) */
+  readonly audit: boolean;
   private readonly space: StateSpace | undefined;
   private readonly budget: RefusalBudget;
   /** faults between their fault line and their decision */
@@ -96,6 +144,7 @@ export class Resolver extends EventEmitter {
     this.network = o.network;
     this.executor = new ExecutorBackend(() => o.network.currentPolicy);
     this.space = o.space;
+    this.audit = o.audit === true;
     this.budget = new RefusalBudget(o.refusalsPerSecond ?? REFUSALS_PER_SECOND);
     this.budgetTimer = setInterval(() => this.flushSuppressed(Date.now()), 1000);
     this.budgetTimer.unref();
@@ -195,7 +244,8 @@ export class Resolver extends EventEmitter {
     if (bad) return bad;
     switch (effectType(f.effect)) {
       case 'network':
-        return this.network.wouldDeny(f.effect.network!) ? 'policy_denied' : null;
+        // under audit a policy denial is answered with a lease: not a refusal
+        return !this.audit && this.network.wouldDeny(f.effect.network!) ? 'policy_denied' : null;
       case 'application':
         return null;
       default:
@@ -301,6 +351,8 @@ export class Resolver extends EventEmitter {
           resolution: resolutionToJson(r),
           ...(delegateTool ? { delegate_tool: delegateTool } : {}),
           ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
+          // who asked, for the report and `policy suggest` (an audit lease or a denial: not on the lease path's hot loop)
+          ...(r.reason === 'audit_allowed' || r.action === 'deny' ? commField(fault) : {}),
         },
         // with deferSync it is written, and its fdatasync asked for, once
         // every request that arrived together has its line: before the event
@@ -332,8 +384,7 @@ export class Resolver extends EventEmitter {
     // counted and announced as the line is written (a summary taken right
     // after the answer must include it; the live output needs no wake-up of
     // its own per fdatasync); the answer itself waits for durability
-    const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
-    this.stats[key]++;
+    this.stats[statKey(r)]++;
     if (r.action === 'deny' && !counted) this.budget.note(now);
     this.emit('resolved', { fault, resolution: r, ctx, delegateTool, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
     // socket requests (deferSync) are answered by the addon once durable: no
@@ -363,8 +414,7 @@ export class Resolver extends EventEmitter {
     this.stats.faults++;
     this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, { sync: false, defer: true });
     const ticket = this.faults.appendTicket({ kind: 'resolution', fault_id: fault.fault_id, resolution: resolutionToJson(r) }, { sync: true });
-    const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
-    this.stats[key]++;
+    this.stats[statKey(r)]++;
     this.emit('resolved', { fault, resolution: r, ctx, micros: 0 } satisfies ResolvedEvent);
     await this.faults.whenDurable(ticket);
   }
@@ -377,7 +427,7 @@ export class Resolver extends EventEmitter {
     if (bad) return deny(bad);
     switch (effectType(f.effect)) {
       case 'network':
-        return this.network.resolve(f.effect.network!, { intent: (l) => this.intend(f.fault_id, l) });
+        return this.network.resolve(f.effect.network!, { intent: (l) => this.intend(f.fault_id, l), audit: this.audit });
       case 'application':
         // a tool's write the executor is about to perform (src/backends/executor.ts)
         return this.executor.resolve(f);
@@ -417,11 +467,13 @@ export class Resolver extends EventEmitter {
    * removes its leases (src/evidence/abandon.ts).
    */
   async resolveName(
-    q: { name: string; qtype: string; rcode?: string; truncated?: boolean; chain: string[]; addresses: { family: string; address: string; ttl: number }[]; rule: string; peer: string },
+    q: { name: string; qtype: string; rcode?: string; truncated?: boolean; chain: string[]; addresses: { family: string; address: string; ttl: number }[]; rule: string; peer: string; would_deny?: string },
     install: (intents: (ls: LeaseIntent[]) => Promise<void>) => Promise<{ leases: Lease[]; commit?: () => Promise<void> }>,
   ): Promise<Lease[]> {
     const faultId = `dns-${process.pid}-${++this.dnsSeq}`;
-    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, { sync: false, defer: true });
+    // audit: a name no rule covers, forwarded all the same; would_deny names the control that would have refused it
+    const audit = q.would_deny !== undefined ? { audit_allowed: true, would_deny: q.would_deny } : {};
+    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer, ...audit }, { sync: false, defer: true });
     let leases: Lease[] = [];
     let commit: (() => Promise<void>) | undefined;
     let error: string | null = null;
@@ -440,12 +492,14 @@ export class Resolver extends EventEmitter {
         ...(q.truncated ? { truncated: true } : {}),
         chain: q.chain,
         addresses: q.addresses,
+        ...audit,
         leases: leases.map((l) => ({ ...l, expires_at_boot_ns: String(l.expires_at_boot_ns) })),
         ...(error ? { error } : {}),
       },
       { sync: true },
     );
     await this.faults.whenDurable(t);
+    this.emit('dns_answered', { name: q.name, qtype: q.qtype, rcode: q.rcode ?? 'NOERROR', addresses: q.addresses.map((a) => a.address), leases: leases.length, would_deny: q.would_deny ?? null } satisfies DnsAnsweredEvent);
     if (error) throw new Error(`DNS answer for ${q.name}: leases not installed: ${error}`);
     // the leases enter the kernel only now that the answer line is durable
     if (commit) await this.commitLease({ fault_id: faultId, action: 'retry_after_lease', reason: 'lease_installed' }, commit);
@@ -456,6 +510,8 @@ export class Resolver extends EventEmitter {
 
   /** A DNS question the stub refused or failed (REFUSED, SERVFAIL, FORMERR): recorded, durable. */
   recordDnsRefusal(r: { name: string | null; qtype: string | null; rcode: string; control: string; detail: string; peer: string }): Promise<void> {
+    // live output sees every one (also those the budget only counts)
+    this.emit('dns_refused', { name: r.name, qtype: r.qtype, rcode: r.rcode, control: r.control, detail: r.detail } satisfies DnsRefusedEvent);
     if (this.failedMode) {
       this.failedMode.denied++;
       return Promise.resolve();

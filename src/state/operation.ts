@@ -98,7 +98,11 @@ export interface OperationRecord {
   /** exact peer addresses (isolated netns) that belong to this operation */
   peers: string[];
   totals: CounterTotals;
+  /** enforce, or audit (`gensee run --audit`: what the policy would deny gets a short lease, recorded audit_allowed); absent in records written before it existed: read as enforce */
+  mode: OperationMode;
 }
+
+export type OperationMode = 'enforce' | 'audit';
 
 export interface OperationInit {
   id: string;
@@ -107,6 +111,8 @@ export interface OperationInit {
   policy_hash: string;
   resolver?: ResolverIdentity | null;
   peers?: string[];
+  /** default enforce */
+  mode?: OperationMode;
 }
 
 export interface CreateOptions {
@@ -210,7 +216,7 @@ function peerList(v: unknown, where: string): string[] {
 /** Validate a parsed operation.json and return it with keys in record order. */
 export function parseOperationRecord(v: unknown, where = OPERATION_FILE): OperationRecord {
   // workload, resources and stopped came later: a record without them is read as null
-  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'resources', 'stopped']);
+  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'resources', 'stopped', 'mode']);
   if (o.schema !== 1) throw bad(`${where}.schema`, `unsupported schema ${JSON.stringify(o.schema)}`);
   if (!isValidOpId(o.id)) throw bad(`${where}.id`, `bad operation id ${JSON.stringify(o.id)}`);
   const state = oneOf(o.state, `${where}.state`, OPERATION_STATES);
@@ -234,6 +240,7 @@ export function parseOperationRecord(v: unknown, where = OPERATION_FILE): Operat
     updated_at: isoTime(o.updated_at, `${where}.updated_at`),
     peers: peerList(o.peers, `${where}.peers`),
     totals: parseTotals(o.totals, `${where}.totals`),
+    mode: o.mode === undefined || o.mode === null ? 'enforce' : oneOf(o.mode, `${where}.mode`, ['enforce', 'audit'] as const),
   };
 }
 
@@ -318,6 +325,7 @@ export async function createOperation(stateDir: string, init: OperationInit, opt
         updated_at: now,
         peers: init.peers ?? [],
         totals: zeroTotals(),
+        mode: init.mode ?? 'enforce',
       },
       'operation',
     );

@@ -47,6 +47,8 @@ const PROBES: Record<string, () => unknown> = {
   'attention clear': () => attention.run(['clear', '--zz-probe']),
   'policy apply': () => policy.run(['apply', '--zz-probe']),
   'policy check': () => policy.run(['check', '--zz-probe']),
+  'policy suggest': () => policy.run(['suggest', '--zz-probe']),
+  report: async () => (await import('../../src/cli/report')).run(['--zz-probe']),
   'lease add': () => lease.run(['add', '--zz-probe']),
   'lease rm': () => lease.run(['rm', '--zz-probe']),
   'lease ls': () => lease.run(['ls', '--zz-probe']),

@@ -49,7 +49,7 @@ export async function startTestSupervisor(
   t: TapLike,
   policy: object = POLICY,
   prefix = 'gs-rs',
-  more: Pick<SupervisorOptions, 'ownerUid' | 'peers'> = {},
+  more: Pick<SupervisorOptions, 'ownerUid' | 'peers' | 'audit'> = {},
 ): Promise<TestSup> {
   const cgroup = testCgroup(t, prefix);
   const op = uniqueName(prefix);

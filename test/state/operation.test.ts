@@ -71,7 +71,7 @@ t.test('createOperation: modes, record, key', async (t) => {
   t.equal(fs.readFileSync(path.join(dir, 'key')).length, 32);
 
   const onDisk = JSON.parse(fs.readFileSync(path.join(dir, 'operation.json'), 'utf8'));
-  t.same(Object.keys(onDisk), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals']);
+  t.same(Object.keys(onDisk), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals', 'mode']);
   t.same(onDisk, rec);
   t.match(onDisk, {
     schema: 1,
@@ -312,11 +312,12 @@ t.test('records written before workload and stopped existed still parse', async 
   const old = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   delete old.workload;
   delete old.stopped;
+  delete old.mode;
   fs.writeFileSync(file, JSON.stringify(old));
   fs.chmodSync(file, 0o600);
-  t.same(await openOperation(state, 'demo'), rec, 'missing fields read as null');
+  t.same(await openOperation(state, 'demo'), rec, 'missing fields read as null (mode: enforce)');
   const upd = await updateOperation(state, 'demo', { resolver: null });
-  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals'], 'rewritten in the new form');
+  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals', 'mode'], 'rewritten in the new form');
   t.equal(upd.workload, null);
 
   // a damaged pairing on disk is refused, not repaired
