@@ -92,11 +92,18 @@ $(NOTIFY_FLOOR): bench/notify-floor.c bench/floor_io.h $(BPF_HDR)
 	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -lbpf -lpthread
 
 LAUNCHER := obj/gensee-exec
-LAUNCHER_SRC := $(wildcard launcher/*.c launcher/*.h)
+LAUNCHER_SRC := launcher/gensee-exec.c $(wildcard launcher/*.h)
 $(LAUNCHER): $(LAUNCHER_SRC) $(SETUP_STAMP)
 	@mkdir -p obj
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(filter %.c,$(LAUNCHER_SRC)) -lseccomp -lcap
+
+# the fd holder of the OCI listener: plain C, no libraries (docs/containers.md)
+FDKEEP := obj/gensee-fdkeep
+$(FDKEEP): launcher/gensee-fdkeep.c
+	@mkdir -p obj
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $<
 
 $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	@echo "  TSC     dist/"
@@ -104,7 +111,7 @@ $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	$(Q)if [ -d src/gen ]; then mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/ 2>/dev/null || true; fi
 	@touch $@
 
-build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(TSC_STAMP)
+build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(FDKEEP) $(TSC_STAMP)
 
 typecheck: $(SETUP_STAMP)
 	$(Q)$(TSC) --noEmit -p tsconfig.json
