@@ -241,3 +241,25 @@ int gs_accept(int fd, struct gs_err *err)
 		return gs_errf(err, errno, "accept4", "fd %d", fd);
 	return c;
 }
+
+int gs_unix_connect(const char *path, int seqpacket, struct gs_err *err)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return gs_errf(err, ENAMETOOLONG, "connect", "%s", path);
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, (seqpacket ? SOCK_SEQPACKET : SOCK_STREAM) | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gs_errf(err, errno, "socket", "AF_UNIX");
+	do
+		r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	while (r < 0 && errno == EINTR);
+	if (r) {
+		int e = errno;
+		close(fd);
+		return gs_errf(err, e, "connect", "%s", path);
+	}
+	return fd;
+}

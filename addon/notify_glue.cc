@@ -688,6 +688,17 @@ NAN_METHOD(UnixListen) {
   info.GetReturnValue().Set(fd);
 }
 
+// unixConnect(path, seqpacket?) → fd (blocking, close-on-exec)
+NAN_METHOD(UnixConnect) {
+  std::string path;
+  if (!StringArg(info, 0, "path", &path)) return;
+  int seqpacket = info.Length() > 1 && Nan::To<bool>(info[1]).FromMaybe(false);
+  gs_err err = {};
+  int fd = gs_unix_connect(path.c_str(), seqpacket, &err);
+  if (fd < 0) return ThrowErr(err);
+  info.GetReturnValue().Set(fd);
+}
+
 // accept(fd) → fd | null when none is waiting
 NAN_METHOD(Accept) {
   int fd;
@@ -721,6 +732,7 @@ void InitNotify(v8::Local<v8::Object> target) {
                               {"recvFd", RecvFd},
                               {"sendFd", SendFd},
                               {"unixListen", UnixListen},
+                              {"unixConnect", UnixConnect},
                               {"accept", Accept},
                               {"closeFd", CloseFd}});
 }
