@@ -1,0 +1,194 @@
+// The listener restarts under running runc containers without breaking
+// them: with --fdkeep, gensee-fdkeep keeps every seccomp listener fd (and
+// the listening socket), so a container's connect made while no listener
+// runs waits in the kernel and is answered by policy once the next listener
+// is up (never ENOSYS); a peer that is not root in the holder's own
+// namespaces gets nothing and is recorded; a container started while the
+// listener is down waits in the kept socket's backlog and is served.
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execFileSync, spawn } from 'node:child_process';
+import { tcpServer, uniqueName, waitFor, sleep, GENSEE_BIN } from '../helpers/kernel';
+import { faultLines } from '../helpers/supervisor';
+import { requireRunc, tempRoot, startListener, makeBundle, runcRun, writePolicy, cleanupOp, ncScript, TapT } from './runc-helpers';
+import { FdKeep } from '../../src/oci/fdkeep';
+
+/** the holder at p, killed by pid at teardown (it outlives the listeners by design) */
+function killHolderAtTeardown(t: TapT, p: string): void {
+  t.teardown(() => {
+    try {
+      const k = FdKeep.connect(p);
+      if (!k) return;
+      const { pid } = k.ping();
+      k.close();
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  });
+}
+
+async function setup(t: TapT, leasedPort: number) {
+  const root = tempRoot(t);
+  const stateDir = path.join(root, 'st');
+  const policyDir = path.join(root, 'pol');
+  const sock = path.join(root, 'oci.sock');
+  const keep = path.join(root, 'keep', 'fdkeep.sock');
+  const op = uniqueName('gs-fk');
+  cleanupOp(t, op);
+  writePolicy(policyDir, op, leasedPort);
+  killHolderAtTeardown(t, keep);
+  const args = ['--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir, '--fdkeep', keep];
+  return { root, stateDir, policyDir, sock, keep, op, args };
+}
+
+t.test('listener SIGKILLed under a running container: its calls wait, then are answered by policy, never ENOSYS', async (t) => {
+  if (!requireRunc(t)) return;
+  const leased = await tcpServer(t);
+  const unleased = await tcpServer(t);
+  const { root, stateDir, sock, keep, op, args } = await setup(t, leased.port);
+  const l1 = await startListener(t, args);
+  const script = `${ncScript([['first', leased.port]])}; while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['second', leased.port], ['denied', unleased.port]])}`;
+  const b = makeBundle(t, root, 'k', { listenerPath: sock, metadata: `op=${op}`, script });
+  const running = runcRun(b, 60_000);
+  await waitFor(() => leased.accepted() === 1, 15_000);
+  t.ok(fs.existsSync(keep), 'the listener started the holder');
+
+  l1.child.kill('SIGKILL');
+  await new Promise((r) => l1.child.once('exit', r));
+  fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
+  // the container's second connect is paused now, with no resolver anywhere
+  await sleep(800);
+  t.equal(leased.accepted(), 1, 'while no listener runs, the paused connect neither fails nor gets through');
+
+  const l2 = await startListener(t, args);
+  const resumed = await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 15_000);
+  t.equal(resumed.fds, 1, 'the new listener took the container\'s seccomp fd from the holder');
+  const r = await running;
+  t.match(r.out, /^first=0 /m, 'the first connect went through under the first listener');
+  t.match(r.out, /^second=0 /m, 'the connect made while the listener was dead succeeded once it was back (allowed)');
+  t.match(r.out, /^denied=1 .*Permission denied/m, 'the denied destination is refused by policy (EACCES)');
+  t.notMatch(r.out, /Function not implemented/, 'no call saw ENOSYS');
+  t.equal(leased.accepted(), 2, 'the leased server saw both connects');
+  t.equal(unleased.accepted(), 0, 'the denied server saw nothing');
+
+  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 15_000);
+  const lines = faultLines(stateDir, op);
+  const takeover = lines.find((x) => x.kind === 'resolver_takeover');
+  t.match(takeover, { old_pid: l1.child.pid, new_pid: l2.child.pid, how: 'restart', kept_fds: 1 }, 'faults.jsonl says who took over from whom');
+  const verify = execFileSync(process.execPath, [GENSEE_BIN, 'verify', '--op', op, '--state-dir', stateDir]).toString();
+  t.match(verify, /verify .*: ok/, 'gensee verify passes across the restart');
+  t.equal(await l2.stop(), 0);
+});
+
+t.test('a connect in flight when the listener dies is restarted and answered, not left waiting', async (t) => {
+  if (!requireRunc(t)) return;
+  const leased = await tcpServer(t);
+  const { root, stateDir, sock, op, args, policyDir } = await setup(t, leased.port);
+  // a deadline long enough that the first listener is killed while it holds the call
+  const pol = JSON.parse(fs.readFileSync(path.join(policyDir, `${op}.json`), 'utf8')) as Record<string, unknown>;
+  fs.writeFileSync(path.join(policyDir, `${op}.json`), JSON.stringify({ ...pol, fault_deadline_ms: 20_000 }));
+  const l1 = await startListener(t, args);
+  const b = makeBundle(t, root, 'f', { listenerPath: sock, metadata: `op=${op}`, script: `while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['inflight', leased.port]])}` });
+  const running = runcRun(b, 60_000);
+  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 15_000);
+  // stop the listener (SIGSTOP: its notifier has received the call, nothing answers it), then kill it
+  l1.child.kill('SIGSTOP');
+  fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
+  await sleep(500);
+  l1.child.kill('SIGKILL');
+  await new Promise((r) => l1.child.once('exit', r));
+  const l2 = await startListener(t, args);
+  const resumed = await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 15_000);
+  const r = await running;
+  t.match(r.out, /^inflight=0 /m, `the call survives its listener's death (${r.out.trim()}; restarted ${String(resumed.restarted_calls)})`);
+  t.equal(leased.accepted(), 1);
+  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 15_000);
+  const verify = execFileSync(process.execPath, [GENSEE_BIN, 'verify', '--op', op, '--state-dir', stateDir]).toString();
+  t.match(verify, /verify .*: ok/, 'gensee verify passes');
+});
+
+t.test('a container started while the listener is down waits in the kept socket and is served', async (t) => {
+  if (!requireRunc(t)) return;
+  const leased = await tcpServer(t);
+  const { root, sock, op, args } = await setup(t, leased.port);
+  const l1 = await startListener(t, args);
+  l1.child.kill('SIGKILL');
+  await new Promise((r) => l1.child.once('exit', r));
+  const b = makeBundle(t, root, 'd', { listenerPath: sock, metadata: `op=${op}`, script: ncScript([['late', leased.port]]) });
+  const running = runcRun(b, 60_000);
+  await sleep(800);
+  t.equal(leased.accepted(), 0, 'nothing gets through while no listener runs');
+  const l2 = await startListener(t, args);
+  const r = await running;
+  t.equal(r.code, 0, `runc run succeeds: its hand-off went into the kept socket's backlog (${r.out.trim()})`);
+  t.match(r.out, /^late=0 /m, 'the container\'s connect is served once the listener is back');
+  await l2.waitEvent((e) => e.event === 'attached' && e.op === op, 15_000);
+  t.equal(await l2.stop(), 0);
+});
+
+/** try to take fds from the holder as another process; what it got */
+function forgedClient(keep: string, prefix: string[]): Promise<string> {
+  const py = `
+import socket, array, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+try:
+    s.connect(sys.argv[1])
+except Exception as e:
+    print("connect-failed", type(e).__name__); sys.exit(0)
+s.send(b"LIST")
+fds = 0
+while True:
+    msg, anc, flags, addr = s.recvmsg(65536, socket.CMSG_SPACE(16))
+    for lvl, typ, data in anc:
+        if typ == socket.SCM_RIGHTS: fds += len(data) // 4
+    if not msg: break
+    if msg.startswith(b"END"): break
+print("fds", fds, "eof" if not msg else "answered")
+`;
+  return new Promise((resolve) => {
+    const c = spawn(prefix[0], [...prefix.slice(1), 'python3', '-c', py, keep], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    c.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    c.once('exit', () => resolve(out.trim()));
+  });
+}
+
+t.test('a forged resolver gets nothing from the holder and is recorded', async (t) => {
+  if (!requireRunc(t)) return;
+  const leased = await tcpServer(t);
+  const { root, stateDir, sock, keep, op, args } = await setup(t, leased.port);
+  const l1 = await startListener(t, args);
+  const b = makeBundle(t, root, 'z', { listenerPath: sock, metadata: `op=${op}`, script: `while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['after', leased.port]])}` });
+  const running = runcRun(b, 60_000);
+  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 15_000);
+
+  // root itself, as a control: admitted, and it does get the fds
+  const control = await forgedClient(keep, ['env']);
+  t.match(control, /^fds [1-9]\d* answered$/, `root in the holder's namespaces is answered with fds (${control})`);
+  // another uid, given the right to get past the 0700 directory
+  const otherUid = await forgedClient(keep, ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups', '--inh-caps', '+dac_override', '--ambient-caps', '+dac_override']);
+  t.equal(otherUid, 'fds 0 eof', 'uid 65534 (past the directory mode) gets no fd, no answer');
+  // root in another network namespace
+  const otherNet = await forgedClient(keep, ['unshare', '--net']);
+  t.equal(otherNet, 'fds 0 eof', 'root in another network namespace gets no fd, no answer');
+  // root in another user namespace
+  const otherUser = await forgedClient(keep, ['unshare', '--user', '--map-root-user']);
+  t.match(otherUser, /^(fds 0 eof|connect-failed .*)$/, `root of another user namespace gets nothing (${otherUser})`);
+
+  // the next listener records the refusals in the operation's evidence
+  l1.child.kill('SIGKILL');
+  await new Promise((r) => l1.child.once('exit', r));
+  const l2 = await startListener(t, args);
+  await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 15_000);
+  fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
+  const r = await running;
+  t.match(r.out, /^after=0 /m, 'the container is served after the restart');
+  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 15_000);
+  const refused = faultLines(stateDir, op).filter((x) => x.kind === 'fdkeep_refused') as { uid: number; why: string }[];
+  t.ok(refused.some((x) => x.uid === 65534 && /uid 65534/.test(x.why)), 'the other uid is in faults.jsonl as fdkeep_refused');
+  t.ok(refused.some((x) => x.uid === 0 && /net namespace/.test(x.why)), 'so is root of the other network namespace');
+  t.ok(refused.length >= 3, `every refused peer is recorded (${refused.length})`);
+});
