@@ -137,14 +137,18 @@ try:
     s.connect(sys.argv[1])
 except Exception as e:
     print("connect-failed", type(e).__name__); sys.exit(0)
-s.send(b"LIST")
 fds = 0
-while True:
-    msg, anc, flags, addr = s.recvmsg(65536, socket.CMSG_SPACE(16))
-    for lvl, typ, data in anc:
-        if typ == socket.SCM_RIGHTS: fds += len(data) // 4
-    if not msg: break
-    if msg.startswith(b"END"): break
+msg = b""
+try:
+    s.send(b"LIST")
+    while True:
+        msg, anc, flags, addr = s.recvmsg(65536, socket.CMSG_SPACE(16))
+        for lvl, typ, data in anc:
+            if typ == socket.SCM_RIGHTS: fds += len(data) // 4
+        if not msg: break
+        if msg.startswith(b"END"): break
+except (ConnectionResetError, BrokenPipeError):
+    msg = b""
 print("fds", fds, "eof" if not msg else "answered")
 `;
   return new Promise((resolve) => {
