@@ -14,6 +14,7 @@ import * as ls from './ls';
 import * as stop from './stop';
 import * as verify from './verify';
 import * as oci from './oci';
+import * as upgrade from './upgrade';
 import * as watch from './watch';
 import * as events from './events';
 import * as executor from './executor';
@@ -32,6 +33,7 @@ const commands: Record<string, Command> = {
   stop: stop.run,
   verify: verify.run,
   'oci-listener': oci.run,
+  upgrade: upgrade.run,
   watch: watch.run,
   events: events.run,
   executor: executor.run,
@@ -53,6 +55,7 @@ const usages: Record<string, string> = {
   stop: stop.usage,
   verify: verify.usage,
   'oci-listener': oci.usage,
+  upgrade: upgrade.usage,
   watch: watch.usage,
   events: events.usage,
   executor: executor.usage,
@@ -75,6 +78,7 @@ const USAGE = `usage: gensee <command> [options]
   run -- CMD            run CMD inside a new operation: hooks, resolver, seccomp pause
   run fault             submit a fault (JSON) to a supervisor socket, print the resolution
   oci-listener          receive runc/crun seccomp fds (listenerPath), serve each container's cgroup
+  upgrade               replace a running oci-listener in place (--fdkeep); no container breaks
   status                operation, its condition (resolver_gone?), generation, live leases, totals
   ls                    every operation: condition, resolver, hooks, workload identity
   stop                  end an operation: kill its cgroup, then remove hooks and pins, record the stop

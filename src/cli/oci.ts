@@ -60,6 +60,12 @@ export async function run(argv: string[]): Promise<number> {
   const fdkeep = values.fdkeep !== undefined ? path.resolve(values.fdkeep) : null;
   const keeps = fdkeep !== null || !!process.env.NOTIFY_SOCKET;
   const version = packageVersion();
+  let previousPid: number | null = null;
+  try {
+    previousPid = Number(fs.readFileSync(listenerPidFile(socket), 'utf8').trim()) || null;
+  } catch {
+    previousPid = null;
+  }
   const listener = await OciListener.open({
     socketPath: socket,
     stateDir,
@@ -70,6 +76,7 @@ export async function run(argv: string[]): Promise<number> {
     fdkeep,
     inherited,
     takeoverFrom,
+    previousPid,
     version,
   });
   const pidFile = listenerPidFile(socket);

@@ -38,6 +38,8 @@ export interface OciListenerOptions {
   inherited?: KeptFd[];
   /** a predecessor to take over from: it is told to leave once the fds are ours */
   takeoverFrom?: number;
+  /** the pid of the listener that ran before this one (its pid file), for the resolver_takeover line */
+  previousPid?: number | null;
   /** the listener's version, for the resolver_takeover line */
   version?: string;
 }
@@ -267,7 +269,7 @@ export class OciListener {
           this.say(this.o.json ? JSON.stringify({ event: 'error', op, message: `resume: ${(e as Error).message}` }) : `gensee: ${op}: resume: ${(e as Error).message}`);
         }
       }
-      const oldPid = fds.map((k) => k.meta.resolver_pid).find((p) => p !== process.pid) ?? null;
+      const oldPid = this.o.takeoverFrom ?? this.o.previousPid ?? fds.map((k) => k.meta.resolver_pid).find((p) => p !== process.pid) ?? null;
       await s
         .record({
           kind: 'resolver_takeover',
@@ -531,15 +533,21 @@ async function waitPredecessorGone(pid: number, say: (l: string) => void, json: 
   }
   const t0 = Date.now();
   for (;;) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
+    if (!processAlive(pid)) return;
     if (Date.now() - t0 > 60_000) {
       say(json ? JSON.stringify({ event: 'error', message: `predecessor pid ${pid} did not leave within 60 s` }) : `gensee: predecessor pid ${pid} did not leave within 60 s`);
       return;
     }
     await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** pid runs (a zombie does not: it serves nothing, whoever reaps it) */
+export function processAlive(pid: number): boolean {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return st.slice(st.lastIndexOf(')') + 2, st.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
   }
 }

@@ -8,7 +8,7 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { tcpServer, uniqueName, waitFor, sleep, GENSEE_BIN } from '../helpers/kernel';
 import { faultLines } from '../helpers/supervisor';
 import { requireRunc, tempRoot, startListener, makeBundle, runcRun, writePolicy, cleanupOp, ncScript, TapT } from './runc-helpers';
@@ -195,4 +195,57 @@ t.test('a forged resolver gets nothing from the holder and is recorded', async (
   t.ok(refused.some((x) => x.uid === 65534 && /uid 65534/.test(x.why)), 'the other uid is in faults.jsonl as fdkeep_refused');
   t.ok(refused.some((x) => x.uid === 0 && /net namespace/.test(x.why)), 'so is root of the other network namespace');
   t.ok(refused.length >= 3, `every refused peer is recorded (${refused.length})`);
+});
+
+t.test('gensee upgrade: a successor takes the fds over, the old one leaves, no call breaks', async (t) => {
+  if (!requireRunc(t)) return;
+  const leased = await tcpServer(t);
+  const unleased = await tcpServer(t);
+  const { root, stateDir, sock, op, args } = await setup(t, leased.port);
+  const l1 = await startListener(t, args);
+  // a steady stream of calls: leased (fast path after the first) and denied (a fault each time)
+  const loop =
+    `i=0; while [ ! -e /tmp/stop ] && [ $i -lt 2000 ]; do ` +
+    `busybox nc 127.0.0.1 ${leased.port} </dev/null >/dev/null 2>/tmp/e || echo "bad-leased $(cat /tmp/e)"; ` +
+    `busybox nc 127.0.0.1 ${unleased.port} </dev/null >/dev/null 2>/tmp/e; echo "denied $? $(cat /tmp/e)"; ` +
+    `i=$((i+1)); sleep 0.02; done; echo done $i`;
+  const b = makeBundle(t, root, 'u', { listenerPath: sock, metadata: `op=${op}`, script: loop });
+  const running = runcRun(b, 120_000);
+  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 15_000);
+  await waitFor(() => leased.accepted() >= 3, 15_000);
+  let successor = 0;
+  t.teardown(() => {
+    if (successor) {
+      try {
+        process.kill(successor, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
+  });
+  // asynchronously: this process must reap the old listener (its parent) meanwhile
+  const up = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, [GENSEE_BIN, 'upgrade', '--socket', sock, '--json'], { timeout: 90_000 }, (e, so, se) => (e ? reject(new Error(`${e.message} ${se}`)) : resolve(so))),
+  );
+  const upgraded = JSON.parse(up.trim().split('\n').pop()!) as { old_pid: number; new_pid: number; ms: number };
+  successor = upgraded.new_pid;
+  t.equal(upgraded.old_pid, l1.child.pid, 'the old listener was told to upgrade');
+  t.not(upgraded.new_pid, l1.child.pid, `a new listener took over (${upgraded.ms} ms)`);
+  t.ok(l1.child.exitCode !== null || l1.child.signalCode !== null || (await waitFor(() => l1.child.exitCode !== null, 10_000)), 'the old one exited');
+  const before = leased.accepted();
+  await waitFor(() => leased.accepted() >= before + 3, 15_000);
+  fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'stop'), '');
+  const r = await running;
+  const lines = r.out.split('\n');
+  const denied = lines.filter((x) => x.startsWith('denied '));
+  t.ok(denied.length >= 5, `the container kept calling across the upgrade (${denied.length} denied calls)`);
+  t.same(lines.filter((x) => x.startsWith('bad-leased')), [], 'every leased connect succeeded');
+  t.same(denied.filter((x) => !/^denied 1 .*Permission denied/.test(x)), [], 'every denied connect got EACCES from policy: no ENOSYS, nothing let through');
+  t.equal(unleased.accepted(), 0, 'the denied server saw nothing');
+  await waitFor(() => faultLines(stateDir, op).some((x) => x.kind === 'resolver_takeover'), 10_000);
+  const take = faultLines(stateDir, op).find((x) => x.kind === 'resolver_takeover');
+  t.match(take, { how: 'takeover', old_pid: l1.child.pid, new_pid: upgraded.new_pid, version: /\d+\.\d+/ }, 'faults.jsonl: resolver_takeover with old and new pid and the version');
+  await waitFor(() => JSON.parse(fs.readFileSync(path.join(stateDir, 'network-operations', op, 'operation.json'), 'utf8')).state === 'closed', 15_000);
+  const verify = execFileSync(process.execPath, [GENSEE_BIN, 'verify', '--op', op, '--state-dir', stateDir]).toString();
+  t.match(verify, /verify .*: ok/, 'gensee verify passes across the takeover');
 });
