@@ -688,13 +688,15 @@ NAN_METHOD(UnixListen) {
   info.GetReturnValue().Set(fd);
 }
 
-// unixConnect(path, seqpacket?) → fd (blocking, close-on-exec)
+// unixConnect(path, 'stream' | 'seqpacket' | 'dgram') → fd (blocking, close-on-exec)
 NAN_METHOD(UnixConnect) {
-  std::string path;
+  std::string path, type = "stream";
   if (!StringArg(info, 0, "path", &path)) return;
-  int seqpacket = info.Length() > 1 && Nan::To<bool>(info[1]).FromMaybe(false);
+  if (info.Length() > 1 && !StringArg(info, 1, "type", &type)) return;
+  int t = type == "seqpacket" ? SOCK_SEQPACKET : type == "dgram" ? SOCK_DGRAM : type == "stream" ? SOCK_STREAM : -1;
+  if (t < 0) return Nan::ThrowTypeError("type must be 'stream', 'seqpacket' or 'dgram'");
   gs_err err = {};
-  int fd = gs_unix_connect(path.c_str(), seqpacket, &err);
+  int fd = gs_unix_connect(path.c_str(), t, &err);
   if (fd < 0) return ThrowErr(err);
   info.GetReturnValue().Set(fd);
 }

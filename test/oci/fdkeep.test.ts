@@ -249,3 +249,65 @@ t.test('gensee upgrade: a successor takes the fds over, the old one leaves, no c
   const verify = execFileSync(process.execPath, [GENSEE_BIN, 'verify', '--op', op, '--state-dir', stateDir]).toString();
   t.match(verify, /verify .*: ok/, 'gensee verify passes across the takeover');
 });
+
+t.test('under systemd: fds go to the fd store (FDSTORE=1) and come back as LISTEN_FDS', async (t) => {
+  if (!requireRunc(t)) return;
+  const leased = await tcpServer(t);
+  const root = tempRoot(t);
+  const stateDir = path.join(root, 'st');
+  const policyDir = path.join(root, 'pol');
+  const sock = path.join(root, 'oci.sock');
+  const op = uniqueName('gs-fs');
+  cleanupOp(t, op);
+  writePolicy(policyDir, op, leased.port);
+  const notify = path.join(root, 'notify.sock');
+  // no --fdkeep: systemd's store alone
+  const py = spawn('python3', [path.join(__dirname, '..', '..', '..', 'test', 'oci', 'mini-systemd.py'), notify, process.execPath, GENSEE_BIN, 'oci-listener', '--json', '--socket', sock, '--state-dir', stateDir, '--policy-dir', policyDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const events: Record<string, unknown>[] = [];
+  let buf = '';
+  let err = '';
+  py.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      try {
+        events.push(JSON.parse(buf.slice(0, i)) as Record<string, unknown>);
+      } catch {
+        /* not an event */
+      }
+      buf = buf.slice(i + 1);
+    }
+  });
+  py.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const pids: number[] = [];
+  t.teardown(() => {
+    for (const p of pids) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    if (py.exitCode === null) py.kill('SIGKILL');
+  });
+  const ev = (pred: (e: Record<string, unknown>) => boolean) => waitFor(() => events.find(pred), 20_000);
+  const first = await ev((e) => e.event === 'listening');
+  pids.push(first.pid as number);
+  const b = makeBundle(t, root, 's', { listenerPath: sock, metadata: `op=${op}`, script: `${ncScript([['first', leased.port]])}; while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['second', leased.port]])}` });
+  const running = runcRun(b, 60_000);
+  await waitFor(() => leased.accepted() === 1, 15_000);
+  process.kill(first.pid as number, 'SIGKILL');
+  fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
+  const second = await ev((e) => e.event === 'listening' && e.pid !== first.pid);
+  pids.push(second.pid as number);
+  t.match(err, /restarting with 2 fds: socket\.\d+:gs-fs/, 'the store held the listening socket and the container\'s seccomp fd');
+  const resumed = await ev((e) => e.event === 'resumed' && e.op === op);
+  t.equal(resumed.fds, 1, 'the restarted listener serves the seccomp fd it got as LISTEN_FDS');
+  const r = await running;
+  t.match(r.out, /^second=0 /m, `the connect made while the listener was dead succeeded (${r.out.trim()})`);
+  t.notMatch(r.out, /Function not implemented/, 'never ENOSYS');
+  await ev((e) => e.event === 'stopped' && e.op === op);
+  t.ok(faultLines(stateDir, op).some((x) => x.kind === 'resolver_takeover' && x.old_pid === first.pid), 'resolver_takeover recorded');
+});
