@@ -17,7 +17,7 @@ import { parse, out } from './args';
 import { GenseeError } from '../errors';
 import { resolveStateDir } from '../state/operation';
 import { OciListener } from '../oci/listener';
-import { inheritedFds } from '../oci/fdstore';
+import { inheritedFds, FdStore } from '../oci/fdstore';
 import { PACKAGE_ROOT } from '../addon';
 
 export const usage =
@@ -79,6 +79,14 @@ export async function run(argv: string[]): Promise<number> {
     previousPid,
     version,
   });
+  // systemd (Type=notify): serving now
+  if (process.env.NOTIFY_SOCKET) {
+    try {
+      FdStore.open(stateDir)?.ready();
+    } catch {
+      /* no notify socket after all */
+    }
+  }
   const pidFile = listenerPidFile(socket);
   fs.writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 });
   const policy = values.policy ?? 'deny-all';
