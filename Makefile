@@ -9,7 +9,7 @@ endif
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 CC       ?= gcc
-ARCH_INC := /usr/include/$(shell gcc -print-multiarch 2>/dev/null)
+ARCH_INC := /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
 CWARN    := -Wall -Wextra -Werror
 NODE_GYP := node_modules/.bin/node-gyp
 # Build against the installed Node's own headers (npm's nodedir, or the
@@ -32,7 +32,10 @@ PROBE    := obj/gs-probe
 TSC_STAMP := obj/tsc.stamp
 SETUP_STAMP := obj/setup.stamp
 
-.PHONY: all setup build test demo bench clean typecheck check-gen gen lint
+.PHONY: all setup build test demo bench soak-bench soak fuzz clean typecheck check-gen gen lint
+# a recipe that fails must not leave a half-written target that looks up to date
+.DELETE_ON_ERROR:
+
 all: build
 
 $(SETUP_STAMP): scripts/setup.sh package.json
@@ -65,9 +68,14 @@ obj/lease_topup.skel.h: obj/lease_topup.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name lease_topup_bpf > $@.tmp && mv $@.tmp $@
 
-$(ADDON): obj/gensee.skel.h obj/lease_topup.skel.h bpf/lease_topup.h binding.gyp $(ADDON_SRC) $(SETUP_STAMP)
+# node-gyp's own Makefile is made from binding.gyp: a source added or
+# renamed there must reach it
+build/Makefile: binding.gyp $(SETUP_STAMP)
+	@echo "  GYP     $@"
+	$(Q)$(NODE_GYP) configure $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
+
+$(ADDON): build/Makefile obj/gensee.skel.h obj/lease_topup.skel.h bpf/lease_topup.h $(ADDON_SRC) $(SETUP_STAMP)
 	@echo "  ADDON   $@"
-	$(Q)test -f build/Makefile || $(NODE_GYP) configure $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
 	$(Q)$(NODE_GYP) build $(GYP_FLAGS) $(if $(Q),--silent,) >/dev/null
 
 $(PROBE): $(PROBE_SRC) $(BPF_HDR)
@@ -98,20 +106,62 @@ $(LAUNCHER): $(LAUNCHER_SRC) $(SETUP_STAMP)
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(filter %.c,$(LAUNCHER_SRC)) -lseccomp -lcap
 
-# the fd holder of the OCI listener: plain C, no libraries (docs/containers.md)
+# the fd holder of the OCI listener: plain C, no libraries (docs/restarts.md)
 FDKEEP := obj/gensee-fdkeep
 $(FDKEEP): launcher/gensee-fdkeep.c
 	@mkdir -p obj
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $<
 
+# test/adversarial/flood.test.ts's workload: an io_uring connect flood; it
+# shares gs-probe's header with bench/floor.c
+ADV_FLOOD_BIN := obj/adv/flood
+ADV_FLOOD_SRC := test/adversarial/flood.c
+PROBE_HDR := test/probe/common.h
+$(PROBE) $(FLOOR): $(PROBE_HDR)
+$(ADV_FLOOD_BIN): $(ADV_FLOOD_SRC) $(PROBE_HDR)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_FLOOD_SRC) -luring
+
+# test/adversarial/resources.test.ts's workload: a fork bomb and a memory
+# bomb, each stopped by its own cap
+ADV_BOMB_BIN := obj/adv/bomb
+ADV_BOMB_SRC := test/adversarial/bomb.c
+$(ADV_BOMB_BIN): $(ADV_BOMB_SRC)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_BOMB_SRC)
+
+# test/adversarial/race.test.ts's workload: threads racing first connects
+# to one destination whose lease rule has max_uses
+ADV_RACE_BIN := obj/adv/race
+$(ADV_RACE_BIN): test/adversarial/race.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
+
+# the adversarial suite's attack programs (test/adversarial/*.c), run as the
+# workload by test/adversarial/*.test.ts; flood.c, bomb.c and race.c are
+# built by their own rules
+ADV_SRC  := $(filter-out test/adversarial/flood.c test/adversarial/bomb.c test/adversarial/race.c,\
+	$(wildcard test/adversarial/*.c))
+ADV_BINS := $(patsubst test/adversarial/%.c,obj/adv/%,$(ADV_SRC))
+obj/adv/%: test/adversarial/%.c $(BPF_HDR)
+	@mkdir -p obj/adv
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -luring -lpthread
+
 $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	@echo "  TSC     dist/"
 	$(Q)$(TSC) -p tsconfig.json
-	$(Q)if [ -d src/gen ]; then mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/ 2>/dev/null || true; fi
+	$(Q)mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/
 	@touch $@
 
 build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(FDKEEP) $(TSC_STAMP)
+
+build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(TSC_STAMP) \
+	$(ADV_FLOOD_BIN) $(ADV_BOMB_BIN) $(ADV_RACE_BIN) $(ADV_BINS)
 
 typecheck: $(SETUP_STAMP)
 	$(Q)$(TSC) --noEmit -p tsconfig.json
@@ -139,8 +189,7 @@ lint: $(SETUP_STAMP)
 
 KERNEL_TALLY := $(CURDIR)/obj/kernel-tally.txt
 
-test: build check-gen lint
-	$(Q)$(TSC) --noEmit -p tsconfig.json
+test: build check-gen lint typecheck
 	@rm -f $(KERNEL_TALLY)
 	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_KERNEL_TALLY=$(KERNEL_TALLY) $(TAP) $(TAP_ARGS) 'dist/test/**/*.test.js'
 	@ran=$$(grep -c '^ran' $(KERNEL_TALLY) 2>/dev/null || true); skipped=$$(grep -c '^skipped' $(KERNEL_TALLY) 2>/dev/null || true); \
@@ -155,65 +204,26 @@ bench: build
 	$(Q)node dist/bench/events.js
 	$(Q)node dist/bench/dns.js
 
+# the fast path against the outside floor (../shared/floors/kbench, or
+# KBENCH_DIR) and gensee's own, interleaved (KBENCH_ROUNDS, default 3)
+.PHONY: bench-kbench
+bench-kbench: build
+	$(Q)node dist/bench/kbench.js
+
 # memory and tail under a long run (issue 15): a 10-minute, 8-client soak
 # against a short run's p99; GENSEE_SOAK_SECONDS to change its length
-.PHONY: soak-bench
 soak-bench: build
 	$(Q)node dist/bench/soak.js
 
 clean:
 	$(Q)rm -rf obj dist build .tap
 
-# test/adversarial/flood.test.ts's workload: an io_uring connect flood; it
-# shares gs-probe's header with bench/floor.c
-ADV_FLOOD_BIN := obj/adv/flood
-ADV_FLOOD_SRC := test/adversarial/flood.c
-PROBE_HDR := test/probe/common.h
-$(PROBE) $(FLOOR): $(PROBE_HDR)
-$(ADV_FLOOD_BIN): $(ADV_FLOOD_SRC) $(PROBE_HDR)
-	@mkdir -p $(dir $@)
-	@echo "  CC      $@"
-	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_FLOOD_SRC) -luring
-build: obj/adv/flood
-
-# test/adversarial/resources.test.ts's workload: a fork bomb and a memory
-# bomb, each stopped by its own cap
-ADV_BOMB_BIN := obj/adv/bomb
-ADV_BOMB_SRC := test/adversarial/bomb.c
-$(ADV_BOMB_BIN): $(ADV_BOMB_SRC)
-	@mkdir -p $(dir $@)
-	@echo "  CC      $@"
-	$(Q)$(CC) -O2 $(CWARN) -o $@ $(ADV_BOMB_SRC)
-build: $(ADV_BOMB_BIN)
-
-# test/adversarial/race.test.ts's workload: threads racing first connects
-# to one destination whose lease rule has max_uses
-ADV_RACE_BIN := obj/adv/race
-$(ADV_RACE_BIN): test/adversarial/race.c
-	@mkdir -p $(dir $@)
-	@echo "  CC      $@"
-	$(Q)$(CC) -O2 $(CWARN) -o $@ $< -lpthread
-build: $(ADV_RACE_BIN)
-
-# the adversarial suite's attack programs (test/adversarial/*.c), run as the
-# workload by test/adversarial/*.test.ts; flood.c and bomb.c are built by
-# their own rules
-ADV_SRC  := $(filter-out test/adversarial/flood.c test/adversarial/bomb.c,$(wildcard test/adversarial/*.c))
-ADV_BINS := $(patsubst test/adversarial/%.c,obj/adv/%,$(ADV_SRC))
-obj/adv/%: test/adversarial/%.c $(BPF_HDR)
-	@mkdir -p obj/adv
-	@echo "  CC      $@"
-	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -luring -lpthread
-build: $(ADV_BINS)
-
 # the crash trials at soak length (test/resolver/killtrials.test.ts);
 # make test runs them at their defaults: 100 supervise and 20 run trials
-.PHONY: soak
 soak: build
 	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_KILL_TRIALS=200 GENSEE_RUN_KILL_TRIALS=100 $(TAP) $(TAP_ARGS) dist/test/resolver/killtrials.test.js
 
 # the supervisor socket fuzz at length (test/resolver/fuzz.test.ts); make
 # test runs it at its default of 100000 frames
-.PHONY: fuzz
 fuzz: build
 	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_FUZZ_FRAMES=1000000 $(TAP) $(TAP_ARGS) --timeout=0 dist/test/resolver/fuzz.test.js

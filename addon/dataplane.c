@@ -542,10 +542,9 @@ int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err)
 	return 0;
 }
 
-int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, int only_new,
-		 struct gs_err *err)
+int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, struct gs_err *err)
 {
-	if (bpf_map_update_elem(dp->leases_fd, k, v, only_new ? BPF_NOEXIST : BPF_ANY))
+	if (bpf_map_update_elem(dp->leases_fd, k, v, BPF_ANY))
 		return gs_errf(err, errno, "bpf_map_update_elem", "map %s", GS_MAP_LEASES);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Plain-C data plane over libbpf: no V8 here (glue lives in glue.cc). */
+/* Plain-C data plane over libbpf: no V8 here (its nan glue is dataplane_glue.cc). */
 #ifndef GS_DATAPLANE_H
 #define GS_DATAPLANE_H
 
@@ -57,8 +57,7 @@ int gs_dp_links_present(const char *pin_dir);
 /* The pin name of link i (0 <= i < GS_LINKS) under an operation's pin dir. */
 const char *gs_dp_link_name(int i);
 
-int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, int only_new,
-		 struct gs_err *err);
+int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, struct gs_err *err);
 /* listen and unix rules (gs_listen_key / gs_unix_key): add or remove one */
 #define GS_RULE_LISTEN 0
 #define GS_RULE_UNIX 1

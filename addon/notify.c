@@ -277,30 +277,6 @@ static void subject_of(struct gs_notifier *n, uint32_t pid, uint32_t *tgid, uint
 	*cgroup_id = cgroup_id_of(n, pid);
 }
 
-static void find_cgroup2(char *out, size_t cap)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t lcap = 0;
-
-	out[0] = 0;
-	if (!f)
-		return;
-	while (getline(&line, &lcap, f) > 0) {
-		char root[4096], mnt[4096], *sep = strstr(line, " - cgroup2 ");
-
-		if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
-			continue;
-		/* the hierarchy root (not a cgroup-namespaced view), no escapes */
-		if (!strcmp(root, "/") && !strchr(mnt, '\\')) {
-			snprintf(out, cap, "%s", mnt);
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-}
-
 /* ---- pending set -------------------------------------------------------- */
 
 static int pending_add(struct gs_notifier *n, uint64_t id)
@@ -398,7 +374,7 @@ struct gs_notifier *gs_notifier_open(int listener_fd, const char *leases_pin, co
 		gs_errf(err, errno, "ioctl", "SECCOMP_IOCTL_NOTIF_SET_FLAGS fd %d", listener_fd);
 		goto out;
 	}
-	find_cgroup2(n->cgroup2, sizeof(n->cgroup2));
+	gs_find_cgroup2("/proc/self/mountinfo", n->cgroup2, sizeof(n->cgroup2));
 	pthread_mutex_init(&n->mu, NULL);
 	n->wake_fd = -1;
 	n->fd = listener_fd; /* owned from here on */

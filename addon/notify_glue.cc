@@ -58,8 +58,8 @@ const char *SyscallName(int s) {
 // setSupervisorClient() is called, straight from that thread to the supervisor
 // socket through the C client (sup_client.c) and are answered from its thread the
 // moment an authenticated Resolution arrives; JavaScript hears of each one
-// afterwards (onAnswered), for output and evidence of timeouts. Before
-// setSupervisorClient() they are raised to onFault as before.
+// afterwards (onAnswered), for output and evidence of timeouts. Until
+// setSupervisorClient() is called they are raised to onFault.
 
 struct SupervisorConfig {
   char path[108];
@@ -108,24 +108,29 @@ struct SupervisorCall {
   gs_fault_info f;
 };
 
+// What a paused call gets for its submission's outcome: 0 lets it through
+// (CONTINUE: the hook re-checks), else the errno it fails with. The
+// TypeScript twin is src/pause/adapter.ts verdictFor (answers given from the
+// event loop); test/twins.test.ts holds the two to the same answers.
+int VerdictOf(int status, int action, const SupervisorConfig &cfg) {
+  switch (status) {
+    case GS_SUB_OK:
+      switch (action) {
+        case GENSEE__V2__ACTION__ACTION_CONTINUE_ALREADY_AUTHORIZED:
+        case GENSEE__V2__ACTION__ACTION_RETRY_AFTER_LEASE: return 0;
+        case GENSEE__V2__ACTION__ACTION_DELEGATE: return cfg.delegate;
+        default: return cfg.deny;
+      }
+    case GS_SUB_TIMEOUT: return cfg.timeout;
+    default: return cfg.deny;  // unauthenticated, or no resolver: fail closed
+  }
+}
+
 // supervisor-client thread (or the closing one): answer the paused call, then tell JS
 void SupervisorDone(gs_submit *req, void *arg) {
   SupervisorCall *cc = static_cast<SupervisorCall *>(arg);
   NotifyCore *core = cc->core;
-  const SupervisorConfig &cfg = core->cfg;
-  int verdict;
-  switch (req->status) {
-    case GS_SUB_OK:
-      switch (req->action) {
-        case GENSEE__V2__ACTION__ACTION_CONTINUE_ALREADY_AUTHORIZED:
-        case GENSEE__V2__ACTION__ACTION_RETRY_AFTER_LEASE: verdict = 0; break;  // CONTINUE: the hook re-checks
-        case GENSEE__V2__ACTION__ACTION_DELEGATE: verdict = cfg.delegate; break;
-        default: verdict = cfg.deny; break;
-      }
-      break;
-    case GS_SUB_TIMEOUT: verdict = cfg.timeout; break;
-    default: verdict = cfg.deny; break;  // unauthenticated, or no resolver: fail closed
-  }
+  int verdict = VerdictOf(req->status, req->action, core->cfg);
   gs_err err = {};
   int r = gs_notifier_respond(core->n, cc->f.id, verdict, &err);
   NotifyEvent e;
@@ -727,6 +732,23 @@ NAN_METHOD(CloseFd) {
 
 }  // namespace
 
+// verdictForAction(action, {deny, delegate, timeout}) -> 0 | errno: VerdictOf
+// for an answered submission, for test/twins.test.ts
+NAN_METHOD(VerdictForAction) {
+  if (info.Length() < 2 || !info[0]->IsInt32() || !info[1]->IsObject())
+    return Nan::ThrowTypeError("verdictForAction(action: int, errnos: {deny, delegate, timeout})");
+  v8::Local<v8::Object> eo = info[1].As<v8::Object>();
+  SupervisorConfig cfg = {};
+  int *dst[] = {&cfg.deny, &cfg.delegate, &cfg.timeout};
+  const char *names[] = {"deny", "delegate", "timeout"};
+  for (int i = 0; i < 3; i++) {
+    v8::Local<v8::Value> v = Nan::Get(eo, Nan::New(names[i]).ToLocalChecked()).ToLocalChecked();
+    if (!v->IsInt32()) return Nan::ThrowTypeError((std::string("errnos.") + names[i] + " must be an int").c_str());
+    *dst[i] = Nan::To<int32_t>(v).FromJust();
+  }
+  info.GetReturnValue().Set(VerdictOf(GS_SUB_OK, Nan::To<int32_t>(info[0]).FromJust(), cfg));
+}
+
 void InitNotify(v8::Local<v8::Object> target) {
   Notifier::Init(target);
   FdWatcher::Init(target);
@@ -736,5 +758,6 @@ void InitNotify(v8::Local<v8::Object> target) {
                               {"unixListen", UnixListen},
                               {"unixConnect", UnixConnect},
                               {"accept", Accept},
-                              {"closeFd", CloseFd}});
+                              {"closeFd", CloseFd},
+                              {"verdictForAction", VerdictForAction}});
 }

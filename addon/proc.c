@@ -110,3 +110,55 @@ int gs_proc_cgroup(uint32_t pid, char *out, size_t cap)
 	}
 	return -1;
 }
+
+/* undo mountinfo's octal escapes (\ooo) in place */
+static void unescape_mount(char *s)
+{
+	char *w = s;
+	const char *r = s;
+
+	while (*r) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+		    r[3] <= '7') {
+			*w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = 0;
+}
+
+int gs_find_cgroup2(const char *mountinfo, char *out, size_t cap)
+{
+	FILE *f = fopen(mountinfo, "re");
+	char *line = NULL;
+	size_t lcap = 0;
+	int found = -1;
+
+	if (cap)
+		out[0] = 0;
+	if (!f)
+		return -1;
+	while (found < 0 && getline(&line, &lcap, f) > 0) {
+		char root[4096], mnt[4096], fstype[64];
+		/* the optional fields end at " - "; escapes keep it out of paths */
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
+			continue;
+		unescape_mount(root);
+		if (strcmp(root, "/"))
+			continue;
+		unescape_mount(mnt);
+		if (strlen(mnt) < cap) {
+			memcpy(out, mnt, strlen(mnt) + 1);
+			found = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}

@@ -17,6 +17,13 @@ int gs_proc_start_time(uint32_t pid, uint64_t *out);
 /* The cgroup v2 path of PID as /proc/PID/cgroup names it ("0::" line): 0,
  * or -1 if the process is gone or has none. The one parser of that file. */
 int gs_proc_cgroup(uint32_t pid, char *out, size_t cap);
+/* The cgroup2 mount point named in a mountinfo file (/proc/self/mountinfo):
+ * the first cgroup2 mount of the hierarchy's root ("/", not a subtree
+ * mounted on its own, which /proc/PID/cgroup paths cannot be joined to),
+ * with the octal escapes mountinfo writes (\040 for a space) undone. 0; -1
+ * if there is none or it does not fit in cap. The one parser of that file:
+ * src/cgroup.ts asks it through the addon. */
+int gs_find_cgroup2(const char *mountinfo, char *out, size_t cap);
 /* A pidfd for PID, a thread too where the kernel allows (6.9+), else for a
  * thread-group leader; -1 with errno. */
 int gs_pidfd_open(uint32_t pid);

@@ -64,7 +64,7 @@ static int cgroupid_of(int pidfd, uint64_t *id, int *unsupported)
 	return r ? -1 : 0;
 }
 
-/* the old way: start time read before and after the cgroup */
+/* without PIDFD_GET_INFO: the start time read before and after the cgroup */
 static int read_twice(uint32_t pid, uint64_t *start, char *cgroup, size_t cap)
 {
 	uint64_t again;

@@ -8,7 +8,8 @@
  * reused). Later looks at the same pid cost one PIDFD_GET_INFO ioctl: alive
  * and the same cgroup id means the same answer. A pid that died, or moved,
  * is read again. Without PIDFD_GET_INFO every look reads /proc, with the
- * start time read before and after (the previous method).
+ * start time read before and after: the same start time both times means
+ * the cgroup read between them was of the same process.
  *
  * Not thread-safe: one cache per thread that uses it. */
 #ifndef GS_SUBJECT_H

@@ -18,12 +18,13 @@
 #include "gensee/v2/fault.pb-c.h"
 #include "proc.h"
 #include "sup_client.h"
+#include "sup_server.h" /* GS_FRAME_MAX: one frame limit both ways */
 
 enum { S_CONNECT, S_WRITE, S_READ };
 
 /* a full backlog (EAGAIN on a unix connect) is retried this often */
 #define CONNECT_RETRY_NS (200ULL * 1000)
-#define REPLY_MAX 65536
+#define REPLY_MAX GS_FRAME_MAX
 
 /* an idle kept connection, and the resolver its peer was verified to be */
 struct kept {

@@ -536,11 +536,32 @@ NAN_METHOD(ProcCgroup) {
   info.GetReturnValue().Set(Nan::New(buf).ToLocalChecked());
 }
 
+// findCgroup2Mount(mountinfo) -> the cgroup2 mount point (proc.c), or null
+NAN_METHOD(FindCgroup2Mount) {
+  if (info.Length() < 1 || !info[0]->IsString()) return Nan::ThrowTypeError("findCgroup2Mount(mountinfo: string)");
+  Nan::Utf8String file(info[0]);
+  char buf[4096];
+  if (gs_find_cgroup2(*file, buf, sizeof(buf))) return info.GetReturnValue().SetNull();
+  info.GetReturnValue().Set(Nan::New(buf).ToLocalChecked());
+}
+
+// cgroupWithin(have, want) -> is the /proc/PID/cgroup path have want or below it (subject.c)
+NAN_METHOD(CgroupWithin) {
+  if (info.Length() < 2 || !info[0]->IsString() || !info[1]->IsString())
+    return Nan::ThrowTypeError("cgroupWithin(have: string, want: string)");
+  Nan::Utf8String have(info[0]), want(info[1]);
+  info.GetReturnValue().Set(gs_cgroup_within(*have, *want) != 0);
+}
+
 }  // namespace
 
 void InitSupervisorSocket(v8::Local<v8::Object> target) {
   SyncLog::Init(target);
   SupervisorServer::Init(target);
-  gs_nan::SetMethods(
-      target, {{"submit", Submit}, {"procStartTime", ProcStartTime}, {"procCgroup", ProcCgroup}, {"subject", Subject}});
+  gs_nan::SetMethods(target, {{"submit", Submit},
+                              {"procStartTime", ProcStartTime},
+                              {"procCgroup", ProcCgroup},
+                              {"subject", Subject},
+                              {"findCgroup2Mount", FindCgroup2Mount},
+                              {"cgroupWithin", CgroupWithin}});
 }

@@ -15,7 +15,7 @@ import { attachHooks, detachHooks, DataPlane, bootNs } from '../src/dataplane';
 import { Supervisor } from '../src/supervisor';
 import { parsePolicy, policyHash } from '../src/protocol/json';
 import { NftBackend, nftReadTable, nftRemoveTable, nftUnavailable } from '../src/backends/nft';
-import { editLeases } from '../src/counters/generations';
+import { editLeases } from '../src/envelope/generations';
 import type { LeaseRecord } from '../src/state/network';
 import type { Tuple } from '../src/addr';
 import { median, print } from './util';

@@ -16,10 +16,10 @@
 // prints "ready" once it listens, serves until SIGTERM.
 import * as fs from 'node:fs';
 import { loadAddon } from '../src/addon';
-import { listenPrivateFd } from '../src/resolver/unixsock';
+import { openPrivateSocket } from '../src/privsock';
 import { floorBytes } from './floor-lines';
 
-function main(): void {
+async function main(): Promise<void> {
   const [sockPath, logPath] = process.argv.slice(2);
   if (!sockPath || !logPath) {
     process.stderr.write('usage: node floor-plumbing.js SOCKET LOGFILE\n');
@@ -44,7 +44,7 @@ function main(): void {
   };
   const log = new addon.SyncLog(fd, 0, onDurable, true);
   log.ref(); // a wake-up after every fdatasync
-  const lfd = listenPrivateFd(sockPath, 0);
+  const lfd = await openPrivateSocket(sockPath, { owner: 0 });
   const server = new addon.SupervisorServer(lfd, 0, '/gs-floor-plumbing-no-such-cgroup', () => {
     let wrote = false;
     for (const req of server.take()) {
@@ -69,4 +69,7 @@ function main(): void {
   });
 }
 
-main();
+main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).message}\n`);
+  process.exitCode = 1;
+});

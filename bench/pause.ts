@@ -27,7 +27,7 @@ const PROBE = path.join(PACKAGE_ROOT, 'obj', 'gs-probe');
 const NOTIFY_FLOOR = path.join(PACKAGE_ROOT, 'obj', 'gs-notify-floor');
 
 /** A cgroup with gensee's hooks attached (and optionally one lease), for the notify floor; close() removes both */
-function floorOp(tag: string, lease: string | null): { cg: string; pin: string; close: () => void } {
+export function floorOp(tag: string, lease: string | null): { cg: string; pin: string; close: () => void } {
   const op = `gs-bench-nf-${process.pid}-${tag}`;
   const cg = path.join(findCgroup2Mount(), op);
   fs.mkdirSync(cg);

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import { GenseeError } from './errors';
 import type { Family, Protocol } from './addr';
 import type { ResolutionFields } from './protocol/codec';
+import type { FrameErrorCode } from './protocol/framing';
 
 export interface AddonAbi {
   version: number;
@@ -19,10 +20,14 @@ export interface AddonAbi {
   faultRlKeySize: number;
   faultRlWindowNs: number;
   eventsBytes: number;
+  /** the largest frame body on a gensee socket (sup_server.h GS_FRAME_MAX) */
+  frameMaxBytes: number;
+  /** a whole frame within this many ms of its first byte (GS_FRAME_TIMEOUT_MS) */
+  frameTimeoutMs: number;
 }
 
 export interface NativeDataPlane {
-  leasePut(key: Buffer, value: Buffer, onlyNew?: boolean): void;
+  leasePut(key: Buffer, value: Buffer): void;
   leaseGet(key: Buffer): Buffer | null;
   leaseDel(key: Buffer): boolean;
   /** run the lease top-up program on a gs_topup_args (rewritten in place); its gs_topup_status */
@@ -176,8 +181,8 @@ export interface FdWatcher {
 /** One request (a frame, or a refusal) as the I/O thread hands it over. */
 export interface NativeRequest {
   id: number;
-  /** 'frame', or the refusal: 'unauthenticated_peer' | FrameErrorCode */
-  status: string;
+  /** a whole frame, or why there is none */
+  status: 'frame' | 'unauthenticated_peer' | FrameErrorCode;
   pid?: number;
   uid?: number;
   gid?: number;
@@ -189,7 +194,7 @@ export interface NativeRequest {
 
 export interface NativeSupervisorServer {
   take(): NativeRequest[];
-  answer(id: number, frame: Buffer, log: unknown, ticket: number, request?: boolean): void;
+  answer(id: number, frame: Buffer, log: NativeSyncLog | null, ticket: number, request?: boolean): void;
   drop(id: number): void;
   latency(reset?: boolean): AnswerLatency;
   stop(): void;
@@ -275,6 +280,8 @@ export interface Addon {
   /** non-blocking, close-on-exec; null when nobody is waiting */
   accept(fd: number): number | null;
   closeFd(fd: number): void;
+  /** the C fast path's verdict for an answered call with this proto action (notify_glue.cc VerdictOf): 0 = continue, else the errno */
+  verdictForAction(action: number, errnos: { deny: number; delegate: number; timeout: number }): number;
 
   // ---- the evidence logs and the supervisor socket (addon/sup_glue.cc) ----
   /** fdatasync thread for one log fd (addon/synclog.c) */
@@ -289,6 +296,10 @@ export interface Addon {
   procCgroup(pid: number): string | null;
   /** start time and cgroup of a pid, read once behind a pidfd (addon/subject.c); null when gone */
   subject(pid: number): { start: number; cgroup: string } | null;
+  /** the cgroup2 mount point a mountinfo file names (addon/proc.c gs_find_cgroup2); null when none */
+  findCgroup2Mount(mountinfo: string): string | null;
+  /** is the /proc/PID/cgroup path `have` `want` or below it (addon/subject.c); src/cgroup.ts's twin */
+  cgroupWithin(have: string, want: string): boolean;
 }
 
 /** The package root (holds package.json), from dist/src or src. */
@@ -321,6 +332,5 @@ export function loadAddon(): Addon {
   throw new GenseeError(
     'E_ADDON_MISSING',
     `native addon not built; run 'make build'. Tried:\n  ${tried.join('\n  ')}`,
-    1,
   );
 }

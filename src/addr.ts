@@ -31,11 +31,6 @@ export function parsePort(s: string | number): number {
   return n;
 }
 
-/** RFC 5952 text form of a 16-byte IPv6 address. */
-export function v6ToString(b: Buffer): string {
-  return formatIp(b);
-}
-
 /**
  * Parse an address (one parser for the whole project: src/protocol/ip.ts) into
  * the kernel's 16-byte form. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is

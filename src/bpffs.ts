@@ -31,7 +31,7 @@ export function ensureBpffs(): void {
       fs.mkdirSync(base, { recursive: true });
       execFileSync('mount', ['-t', 'bpf', 'bpf', base], { stdio: 'pipe' });
     } catch (e) {
-      throw new GenseeError('E_NO_BPFFS', `${base} is not a bpf filesystem and mounting it failed: ${(e as Error).message.split('\n')[0]}`, 1);
+      throw new GenseeError('E_NO_BPFFS', `${base} is not a bpf filesystem and mounting it failed: ${(e as Error).message.split('\n')[0]}`);
     }
   }
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });

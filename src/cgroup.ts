@@ -8,11 +8,6 @@ import { GenseeError } from './errors';
 
 export const CGROUP2_SUPER_MAGIC = 0x63677270;
 
-/** Unescape the octal escapes mountinfo uses for spaces etc. */
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-}
-
 const mountCache = new Map<string, string>();
 
 export function findCgroup2Mount(mountinfo = '/proc/self/mountinfo'): string {
@@ -23,15 +18,11 @@ export function findCgroup2Mount(mountinfo = '/proc/self/mountinfo'): string {
   return found;
 }
 
+/** the one mountinfo parser is the addon's (addon/proc.c): the seccomp loop uses it too */
 function scanCgroup2Mount(mountinfo: string): string {
-  const text = fs.readFileSync(mountinfo, 'utf8');
-  for (const line of text.split('\n')) {
-    const sep = line.indexOf(' - ');
-    if (sep < 0) continue;
-    const fstype = line.slice(sep + 3).split(' ')[0];
-    if (fstype === 'cgroup2') return unescapeMount(line.split(' ')[4]);
-  }
-  throw new GenseeError('E_NO_CGROUP2', 'no cgroup2 filesystem is mounted (see /proc/self/mountinfo)', 1);
+  const found = loadAddon().findCgroup2Mount(mountinfo);
+  if (found === null) throw new GenseeError('E_NO_CGROUP2', `no cgroup2 filesystem is mounted at its root (see ${mountinfo})`);
+  return found;
 }
 
 export function isCgroup2Dir(p: string): boolean {
@@ -117,7 +108,7 @@ export function cgroupPopulated(cgroupPath: string): boolean {
     throw e;
   }
   const m = /^populated ([01])$/m.exec(text);
-  if (!m) throw new GenseeError('E_KERNEL', `${cgroupPath}/cgroup.events has no "populated" line`, 1);
+  if (!m) throw new GenseeError('E_KERNEL', `${cgroupPath}/cgroup.events has no "populated" line`);
   return m[1] === '1';
 }
 
@@ -155,7 +146,7 @@ export async function killCgroupAndWait(cgroupPath: string, timeoutMs: number = 
     const now = Date.now();
     if (now >= deadline) {
       const left = cgroupPidsTree(cg);
-      throw new GenseeError('E_KERNEL', `${cg} still has processes ${timeoutMs} ms after cgroup.kill: pids ${left.slice(0, 16).join(' ') || '(none listed; a descendant is populated)'}${left.length > 16 ? ' …' : ''}`, 1);
+      throw new GenseeError('E_KERNEL', `${cg} still has processes ${timeoutMs} ms after cgroup.kill: pids ${left.slice(0, 16).join(' ') || '(none listed; a descendant is populated)'}${left.length > 16 ? ' …' : ''}`);
     }
     if (now - lastKill >= KILL_REPEAT_MS) {
       try {
@@ -163,7 +154,7 @@ export async function killCgroupAndWait(cgroupPath: string, timeoutMs: number = 
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code === 'ENOENT' && !fs.existsSync(cg)) return; // removed meanwhile: empty
-        if (code === 'ENOENT') throw new GenseeError('E_KERNEL', `${cg} has no cgroup.kill (Linux 5.14 or later is needed to kill a cgroup)`, 1);
+        if (code === 'ENOENT') throw new GenseeError('E_KERNEL', `${cg} has no cgroup.kill (Linux 5.14 or later is needed to kill a cgroup)`);
         throw e;
       }
       lastKill = now;
@@ -227,7 +218,12 @@ export function cgroupRelPath(cgroupPath: string): string {
   return rel;
 }
 
-/** Is `have` (a /proc/PID/cgroup path) `want` or below it? */
+/**
+ * Is `have` (a /proc/PID/cgroup path) `want` or below it? Asked on every
+ * fault, so kept in TypeScript; its C twin is subject.c gs_cgroup_within
+ * (the supervisor socket's peer check), and test/twins.test.ts holds them
+ * to the same answers.
+ */
 export function cgroupWithin(have: string, want: string): boolean {
   return have === want || have.startsWith(want === '/' ? '/' : want + '/');
 }

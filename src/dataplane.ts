@@ -173,10 +173,10 @@ export class DataPlane {
     const key = encodedKey ?? encodeLeaseKey(spec.tuple);
     this.native.leasePut(key, encodeLeaseValue(value));
     const back = this.native.leaseGet(key);
-    if (!back) throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} was not found in the kernel map after install`, 1);
+    if (!back) throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} was not found in the kernel map after install`);
     const got = decodeLeaseValue(back);
     if (got.generation !== value.generation || got.expiresBootNs !== value.expiresBootNs) {
-      throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} read back differs from what was installed`, 1);
+      throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} read back differs from what was installed`);
     }
     return { tuple: spec.tuple, ...got };
   }

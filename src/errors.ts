@@ -1,6 +1,13 @@
 // Stable error codes: every CLI refusal and every deny reason is a code a
 // user can grep for. Add new codes here, never inline strings elsewhere.
 
+/**
+ * The executor refused a tool's write at call time (src/executor): no
+ * gensee-supplied key, a key that is not the call's, a handle of another call.
+ */
+export const EXECUTOR_DENY_REASONS = ['write_key_missing', 'write_key_mismatch', 'handle_forged'] as const;
+export type ExecutorDenyReason = (typeof EXECUTOR_DENY_REASONS)[number];
+
 /** Deny reasons (closed enum, snake_case) — DESIGN.md "Actions". */
 export const DENY_REASONS = [
   'invalid_subject',
@@ -13,51 +20,54 @@ export const DENY_REASONS = [
   'malformed_fault',
   'unauthenticated_peer',
   'timeout',
-  // the executor refused a tool's write at call time (src/executor): no
-  // gensee-supplied key, a key that is not the call's, a handle of another call
-  'write_key_missing',
-  'write_key_mismatch',
-  'handle_forged',
+  ...EXECUTOR_DENY_REASONS,
   // a fault the resolver died with, closed by whoever took over (src/evidence/abandon.ts); never sent
   'abandoned',
 ] as const;
 export type DenyReason = (typeof DENY_REASONS)[number];
 
-/** CLI / library error codes. */
-export type ErrorCode =
-  | 'E_USAGE'
-  | 'E_BAD_ADDRESS'
-  | 'E_BAD_PORT'
-  | 'E_BAD_PROTOCOL'
-  | 'E_BAD_DURATION'
-  | 'E_BAD_COUNT'
-  | 'E_BAD_ANCHOR'
-  | 'E_BAD_OP_ID'
-  | 'E_UNKNOWN_OP'
-  | 'E_OP_EXISTS'
-  | 'E_NOT_CGROUP2'
-  | 'E_NO_CGROUP2'
-  | 'E_NO_BPFFS'
-  | 'E_NOT_ROOT'
-  | 'E_SYMLINK'
-  | 'E_BAD_JSON'
-  | 'E_SCHEMA'
-  | 'E_KERNEL'
-  | 'E_ADDON_MISSING'
-  | 'E_STATE'
-  | 'E_TOO_LARGE'
-  | 'E_NOT_FILE'
-  | 'E_BAD_MODE';
+/**
+ * CLI / library error codes, each with the one exit status the CLI gives it:
+ * 2 = bad usage or input (nothing changed), 1 = a runtime failure. The status
+ * belongs to the code, never to the call site that throws it.
+ */
+export const EXIT_STATUS = {
+  E_USAGE: 2,
+  E_BAD_ADDRESS: 2,
+  E_BAD_PORT: 2,
+  E_BAD_PROTOCOL: 2,
+  E_BAD_DURATION: 2,
+  E_BAD_COUNT: 2,
+  E_BAD_ANCHOR: 2,
+  E_BAD_OP_ID: 2,
+  E_UNKNOWN_OP: 2,
+  E_OP_EXISTS: 2,
+  E_NOT_CGROUP2: 2,
+  E_SYMLINK: 2,
+  E_BAD_JSON: 2,
+  E_SCHEMA: 2,
+  E_TOO_LARGE: 2,
+  E_NOT_FILE: 2,
+  E_BAD_MODE: 2,
+  E_NO_CGROUP2: 1,
+  E_NO_BPFFS: 1,
+  E_NOT_ROOT: 1,
+  E_KERNEL: 1,
+  E_ADDON_MISSING: 1,
+  E_STATE: 1,
+  E_SOCKET_IN_USE: 1,
+} as const satisfies Record<string, 1 | 2>;
+export type ErrorCode = keyof typeof EXIT_STATUS;
 
 export class GenseeError extends Error {
   readonly code: ErrorCode;
-  /** exit status for the CLI: 2 = bad usage or input (nothing changed), 1 = runtime failure */
-  readonly exitCode: number;
-  constructor(code: ErrorCode, message: string, exitCode = 2) {
+  /** exit status for the CLI, from EXIT_STATUS */
+  readonly exitCode: 1 | 2;
+  constructor(code: ErrorCode, message: string) {
     super(message);
     this.name = 'GenseeError';
     this.code = code;
-    this.exitCode = exitCode;
+    this.exitCode = EXIT_STATUS[code];
   }
 }
 

@@ -317,7 +317,7 @@ export async function removeLimitCgroups(dirs: string[]): Promise<void> {
       /* another operation's, still there */
     }
   }
-  if (failed.length) throw new GenseeError('E_KERNEL', `cgroup v1 limit cgroups left behind: ${failed.join('; ')}`, 1);
+  if (failed.length) throw new GenseeError('E_KERNEL', `cgroup v1 limit cgroups left behind: ${failed.join('; ')}`);
 }
 
 /** The v1 directories a record names (for removal). */

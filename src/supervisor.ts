@@ -6,7 +6,7 @@ import { resolveCgroupPath, killCgroupAndWait } from './cgroup';
 import { attachHooks, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
 import { pinDirFor } from './bpffs';
 import * as fs from 'node:fs';
-import { GenseeError } from './errors';
+import { EXECUTOR_DENY_REASONS, GenseeError, type ExecutorDenyReason } from './errors';
 import { parsePolicy, policyHash } from './protocol/json';
 import type { Policy } from './protocol/types';
 import { readFileNoFollow } from './state/fsutil';
@@ -17,7 +17,7 @@ import { StateSpace } from './state/space';
 import { writeFailedMarker, clearFailedMarker } from './state/failed';
 import { closeOpenFaults } from './evidence/abandon';
 import { NetworkBackend } from './backends/network';
-import { Envelope, reconcileLeases, removeUnanswered } from './counters/envelope';
+import { Envelope, reconcileLeases, removeUnanswered } from './envelope/envelope';
 import * as os from 'node:os';
 import { Resolver } from './resolver/resolver';
 import { SupervisorServer, AnswerLatency } from './resolver/server';
@@ -25,11 +25,12 @@ import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
 import { warmResolver } from './resolver/warm';
 import { readStartTimeTicks } from './resolver/subject';
 import { LogHub } from './events/hub';
+import { isSignature } from './events/types';
 import { EventLog } from './events/log';
 import { reportResolver, ToolCgroups } from './events/reporter';
 import { ensureToken } from './events/token';
 import { startEventStream, EventStream, StreamListen } from './events/stream';
-import type { ControlPeer, ControlRequest, SupervisorCommand } from './counters/control-types';
+import type { ControlPeer, ControlRequest, SupervisorCommand } from './envelope/control-types';
 import type { Fault } from './protocol/types';
 import { withServedGrants } from './protocol/ip';
 import { startDnsService, stubAddressFor, DnsService } from './dns/service';
@@ -189,7 +190,7 @@ export class Supervisor {
     // hooks first: if they cannot be attached nothing else is created
     const pinned = fs.existsSync(pinDirFor(o.op));
     if (pinned && !hooksAttached(o.op)) {
-      throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`, 1);
+      throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`);
     }
     if (!pinned) attachHooks(o.op, cgroup, { guardParent: o.guardParent });
     let envelope: Envelope | null = null;
@@ -245,7 +246,7 @@ export class Supervisor {
           ),
         );
         try {
-          faults.appendTicket({ kind: 'state_disk', level: r.level, was, free: r.free, reserve: r.reserve }, true, true);
+          faults.appendTicket({ kind: 'state_disk', level: r.level, was, free: r.free, reserve: r.reserve }, { sync: true, defer: true });
         } catch (e) {
           onError(e as Error);
         }
@@ -308,7 +309,7 @@ export class Supervisor {
         onRefused: (r) => void resolver.refuse('unauthenticated_peer', `events.sock: HTTP ${r.status}: ${r.reason} (${r.peer})`, { via: 'socket', socket: 'events.sock' }).catch(onError),
         onDropped: (d) => {
           try {
-            faults.appendTicket({ kind: 'subscriber_dropped', fault_id: `stream-drop-${process.pid}-${++dropSeq}`, peer: d.peer, reason: d.reason, queued_bytes: d.queued_bytes, sent: d.sent }, true);
+            faults.appendTicket({ kind: 'subscriber_dropped', fault_id: `stream-drop-${process.pid}-${++dropSeq}`, peer: d.peer, reason: d.reason, queued_bytes: d.queued_bytes, sent: d.sent }, { sync: true });
           } catch (e) {
             onError(e as Error);
           }
@@ -427,7 +428,7 @@ export class Supervisor {
     // a write must succeed, durably, before anything is served again: the
     // failure's own record first (opening a file needs no space; writing does)
     try {
-      this.faults.appendTicket({ kind: 'evidence_failed', failed_at: was.since, log: was.log, error: was.error, retries: was.retries }, true);
+      this.faults.appendTicket({ kind: 'evidence_failed', failed_at: was.since, log: was.log, error: was.error, retries: was.retries }, { sync: true });
       await this.faults.flushNow();
     } catch {
       was.retries++;
@@ -441,7 +442,7 @@ export class Supervisor {
     const denied = this.resolver.setFailed(false);
     const undurable = this.resolver.undurable.splice(0);
     try {
-      this.faults.appendTicket({ kind: 'evidence_resumed', failed_at: was.since, log: was.log, denied, undurable_leases: undurable }, true);
+      this.faults.appendTicket({ kind: 'evidence_resumed', failed_at: was.since, log: was.log, denied, undurable_leases: undurable }, { sync: true });
       const abandoned = await closeOpenFaults(this.faults, 'evidence_failed');
       await removeUnanswered(this.resolver.network, this.dp, abandoned.intents).catch(() => undefined);
     } catch (e) {
@@ -567,10 +568,10 @@ export class Supervisor {
       } catch (e) {
         notEmptied = e as Error;
       }
-      if (notEmptied) throw new GenseeError('E_KERNEL', `hooks left pinned, failing closed: the cgroup did not empty: ${notEmptied.message}`, 1);
+      if (notEmptied) throw new GenseeError('E_KERNEL', `hooks left pinned, failing closed: the cgroup did not empty: ${notEmptied.message}`);
       detachHooks(this.op);
     }
-    if (unrecorded) throw new GenseeError('E_STATE', `operation ${this.op} stopped, but operation.json could not be updated: ${unrecorded.message}`, 1);
+    if (unrecorded) throw new GenseeError('E_STATE', `operation ${this.op} stopped, but operation.json could not be updated: ${unrecorded.message}`);
   }
 }
 
@@ -595,7 +596,7 @@ function quiet(say: (e: Error) => void, windowMs = 60_000): (e: Error) => void {
   };
 }
 
-const EXECUTOR_REASONS = new Set(['write_key_missing', 'write_key_mismatch', 'handle_forged']);
+const EXECUTOR_REASONS: ReadonlySet<string> = new Set(EXECUTOR_DENY_REASONS);
 let executorDenials = 0;
 
 /**
@@ -618,7 +619,7 @@ function supervisorCommand(
       if (req.tool_id.length > 200 || req.call_id.length > 200) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are at most 200 characters');
       s.tools.set(req.cgroup_id, { tool_id: req.tool_id, call_id: req.call_id });
       // durable before the tool starts: faults.jsonl alone maps the cgroup to the tool
-      const ticket = s.faults.appendTicket({ kind: 'tool_cgroup', cgroup_id: req.cgroup_id, tool_id: req.tool_id, call_id: req.call_id, peer }, true);
+      const ticket = s.faults.appendTicket({ kind: 'tool_cgroup', cgroup_id: req.cgroup_id, tool_id: req.tool_id, call_id: req.call_id, peer }, { sync: true });
       return s.faults.whenDurable(ticket).then(() => ({ registered: true }));
     }
     case 'executor_denial': {
@@ -635,7 +636,7 @@ function supervisorCommand(
         observed_at_boot_ns: 0n,
         cgroup_id: 0n,
       };
-      const reason = req.reason as 'write_key_missing' | 'write_key_mismatch' | 'handle_forged';
+      const reason = req.reason as ExecutorDenyReason;
       return s.resolver
         .recordDecided(fault, { fault_id: fault.fault_id, action: 'deny', reason }, { via: 'socket', socket: 'control.sock' })
         .then(() => ({ fault_id: fault.fault_id }));
@@ -670,7 +671,7 @@ function attentionCommand(
     const seq = events.clearAttention('person', { person: req.person, note: req.note, peer: { pid: peer.pid, uid: peer.uid } });
     return durable({ seq, cleared });
   }
-  if (req.signature !== 'hint_loop' && req.signature !== 'stall' && req.signature !== 'control_defeat') {
+  if (!isSignature(req.signature)) {
     throw new GenseeError('E_SCHEMA', `attention_raise: unknown signature ${JSON.stringify(req.signature)}`);
   }
   if (!req.detail) throw new GenseeError('E_SCHEMA', 'attention_raise: detail is empty');

@@ -5,13 +5,18 @@
 import type { DelegateRule, NetworkEffect, Policy, Resolution, Lease as WireLease } from '../protocol/types';
 import { parseIp } from '../protocol/ip';
 import { PolicyIndex } from './policy-index';
-import { DataPlane, Lease, bootNs, leaseDestination } from '../dataplane';
+import { DataPlane, Lease, bootNs } from '../dataplane';
 import { Tuple } from '../addr';
 import { encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
-import { NetworkRecord, LeaseRecord, leaseKey, writeNetworkSnapshot } from '../state/network';
+import { NetworkRecord, LeaseRecord, leaseKey, leaseRecordOf, writeNetworkSnapshot } from '../state/network';
 
-/** the answer, and for a delegation the executor's tool that takes it over (recorded, never sent) */
-export type NetworkDecision = Omit<Resolution, 'fault_id'> & { delegate_tool?: string };
+/**
+ * The answer, and for a delegation the executor's tool that takes it over
+ * (recorded, never sent). A granted lease is not in the kernel yet: `commit`
+ * puts it there, and the resolver calls it only once the resolution line
+ * that carries it is durable (no lease is usable without its durable answer).
+ */
+export type NetworkDecision = Omit<Resolution, 'fault_id'> & { delegate_tool?: string; commit?: () => Promise<void> };
 
 /** the lease a decision is about to install, as its intent line records it */
 export interface LeaseIntent {
@@ -66,10 +71,6 @@ class LeaseMap extends Map<string, LeaseRecord> {
 
 function live(l: Lease | null, now: bigint): boolean {
   return l !== null && !leaseExpired(l, now) && !leaseSpent(l);
-}
-
-function toWire(l: Lease, maxUses: number): WireLease {
-  return { ...leaseDestination(l), expires_at_boot_ns: l.expiresBootNs, max_uses: maxUses };
 }
 
 export interface NetworkBackendOptions {
@@ -224,17 +225,21 @@ export class NetworkBackend {
    * install read back and recorded), with the TTL the stub computed. Returns
    * the leases as a resolution carries them.
    */
-  async installNamed(tuples: Tuple[], ttlMs: number, maxUses: number, intents: (ls: LeaseIntent[]) => Promise<void>): Promise<WireLease[]> {
+  async installNamed(tuples: Tuple[], ttlMs: number, maxUses: number, intents: (ls: LeaseIntent[]) => Promise<void>): Promise<{ leases: WireLease[]; commit: () => Promise<void> }> {
     const ttl_s = Math.max(1, Math.ceil(ttlMs / 1000));
     const planned = tuples.map((tuple) => ({ tuple, generation: BigInt(this.leaseGeneration(tuple)) }));
     await intents(planned.map((p) => ({ generation: Number(p.generation), ...p.tuple, ttl_s, max_uses: maxUses })));
-    const out: WireLease[] = [];
-    for (const p of planned) {
-      const { lease: l, added } = this.install(p.tuple, p.generation, ttlMs, maxUses);
-      await this.remember(l, maxUses, added);
-      out.push(toWire(l, maxUses));
-    }
-    return out;
+    const expires = NetworkBackend.expiry(ttlMs);
+    return {
+      leases: planned.map((p) => ({ generation: Number(p.generation), ...p.tuple, expires_at_boot_ns: expires, max_uses: maxUses })),
+      // once the dns_answer line that carries them is durable
+      commit: async () => {
+        for (const p of planned) {
+          const { lease: l, added } = this.install(p.tuple, p.generation, expires, maxUses);
+          await this.remember(l, maxUses, added);
+        }
+      },
+    };
   }
 
   /**
@@ -248,13 +253,17 @@ export class NetworkBackend {
    * nothing awaited between the look and the install: a grant answered
    * while this one waited is seen.
    */
-  private install(tuple: Tuple, generation: bigint, ttlMs: number, maxUses: number, key?: Buffer): { lease: Lease; added: boolean } {
+  private install(tuple: Tuple, generation: bigint, expiresBootNs: bigint, maxUses: number, key?: Buffer): { lease: Lease; added: boolean } {
     if (maxUses > 0) {
-      const now = bootNs();
-      const l = this.dp.topUpLease(tuple, maxUses, now + BigInt(Math.round(ttlMs)) * 1_000_000n, now, generation, key);
+      const l = this.dp.topUpLease(tuple, maxUses, expiresBootNs, bootNs(), generation, key);
       if (l) return { lease: l, added: true };
     }
-    return { lease: this.dp.putLease({ tuple, generation, ttlMs, maxUses }, key), added: false };
+    return { lease: this.dp.putLease({ tuple, generation, expiresBootNs, maxUses }, key), added: false };
+  }
+
+  /** the CLOCK_BOOTTIME expiry of a lease of ttlMs granted now (0n: never) */
+  private static expiry(ttlMs: number): bigint {
+    return ttlMs > 0 ? bootNs() + BigInt(Math.round(ttlMs)) * 1_000_000n : 0n;
   }
 
   /**
@@ -294,9 +303,20 @@ export class NetworkBackend {
     if (rule) {
       const generation = BigInt(this.leaseGeneration(tuple));
       await opts.intent?.({ generation: Number(generation), ...tuple, ttl_s: rule.ttl_s, max_uses: rule.max_uses });
-      const { lease: l, added } = this.install(tuple, generation, rule.ttl_s * 1000, rule.max_uses, key);
-      await this.remember(l, rule.max_uses, added);
-      return { action: 'retry_after_lease', reason: 'lease_installed', lease: toWire(l, rule.max_uses) };
+      // the lease as granted; it enters the kernel (commit) only once the
+      // resolution line that grants it is durable. A top-up keeps an expiry
+      // later than this one if an earlier (durable) grant gave it.
+      const expires = NetworkBackend.expiry(rule.ttl_s * 1000);
+      const maxUses = rule.max_uses;
+      return {
+        action: 'retry_after_lease',
+        reason: 'lease_installed',
+        lease: { generation: Number(generation), ...tuple, expires_at_boot_ns: expires, max_uses: maxUses },
+        commit: async () => {
+          const { lease: l, added } = this.install(tuple, generation, expires, maxUses, key);
+          await this.remember(l, maxUses, added);
+        },
+      };
     }
     if (live(cur, now)) return { action: 'continue_already_authorized', reason: 'lease_active' };
     const del = this.index.delegate.first(e, addr) ?? this.namedDelegate(e, now);
@@ -335,16 +355,7 @@ export class NetworkBackend {
   private remember(l: Lease, maxUses: number, added = false): Promise<void> {
     const prev = this.leases().get(leaseKey(l.tuple));
     if (added && prev) maxUses = Math.min(0xffffffff, prev.max_uses + maxUses);
-    const rec: LeaseRecord = {
-      generation: Number(l.generation),
-      family: l.tuple.family,
-      protocol: l.tuple.protocol,
-      address: l.tuple.address,
-      port: l.tuple.port,
-      expires_at_boot_ns: String(l.expiresBootNs),
-      max_uses: maxUses,
-      installed_at: new Date().toISOString(),
-    };
+    const rec = leaseRecordOf(l, maxUses);
     this.leases().set(leaseKey(rec), rec);
     this.scheduleSnapshot();
     return this.sink?.open ? this.sink.installed(rec, prev) : Promise.resolve();
@@ -366,16 +377,6 @@ export class NetworkBackend {
       this.snapshotTimer = null;
     }
     await this.persist();
-  }
-
-  /**
-   * A lease whose resolution could not be made durable: out of the kernel
-   * now, and out of the record (its snapshot is written when it can be).
-   */
-  revokeUndurable(t: Tuple): void {
-    this.dp.removeLease(t);
-    this.leases().delete(leaseKey(t));
-    this.scheduleSnapshot();
   }
 
   forget(t: Tuple): Promise<void> {

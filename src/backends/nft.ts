@@ -131,7 +131,7 @@ export function runNft(args: string[], input: string | null): Promise<RunResult>
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) => {
       clearTimeout(timer);
-      reject(new GenseeError('E_KERNEL', `nft: cannot run ${NFT_BIN}: ${e.message}`, 1));
+      reject(new GenseeError('E_KERNEL', `nft: cannot run ${NFT_BIN}: ${e.message}`));
     });
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -144,7 +144,7 @@ export function runNft(args: string[], input: string | null): Promise<RunResult>
 
 export async function nftBatch(script: string): Promise<void> {
   const r = await runNft(['-f', '-'], script);
-  if (r.code !== 0) throw new GenseeError('E_KERNEL', `nft -f: ${r.stderr.trim().split('\n').slice(0, 4).join(' | ') || `exit ${r.code}`}`, 1);
+  if (r.code !== 0) throw new GenseeError('E_KERNEL', `nft -f: ${r.stderr.trim().split('\n').slice(0, 4).join(' | ') || `exit ${r.code}`}`);
 }
 
 /** Why the nft layer cannot run here, or null. */
@@ -186,7 +186,7 @@ function parseCounters(text: string, table: string): NftCounters {
   try {
     doc = JSON.parse(text) as typeof doc;
   } catch (e) {
-    throw new GenseeError('E_KERNEL', `nft -j list table ${table}: not JSON: ${(e as Error).message}`, 1);
+    throw new GenseeError('E_KERNEL', `nft -j list table ${table}: not JSON: ${(e as Error).message}`);
   }
   const allow = new Map<string, NftElementCount>();
   let deny = 0n;
@@ -214,7 +214,7 @@ export async function nftReadTable(table: string): Promise<NftCounters | null> {
   const r = await runNft(['-j', 'list', 'table', 'inet', table], null);
   if (r.code !== 0) {
     if (/No such file or directory/.test(r.stderr)) return null;
-    throw new GenseeError('E_KERNEL', `nft -j list table ${table}: ${r.stderr.trim() || `exit ${r.code}`}`, 1);
+    throw new GenseeError('E_KERNEL', `nft -j list table ${table}: ${r.stderr.trim() || `exit ${r.code}`}`);
   }
   return parseCounters(r.stdout, table);
 }
@@ -317,7 +317,7 @@ export class NftBackend {
     const t0 = process.hrtime.bigint();
     const c = await nftReadTable(this.table);
     this.stats.lastReadMs = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (!c) throw new GenseeError('E_KERNEL', `nft: table inet ${this.table} is gone`, 1);
+    if (!c) throw new GenseeError('E_KERNEL', `nft: table inet ${this.table} is gone`);
     return c;
   }
 
@@ -335,7 +335,7 @@ export class NftBackend {
 
   private enqueue(cmds: string[]): Promise<void> {
     if (cmds.length === 0) return Promise.resolve();
-    if (this.closed) return Promise.reject(new GenseeError('E_STATE', `nft table ${this.table} is being removed`, 1));
+    if (this.closed) return Promise.reject(new GenseeError('E_STATE', `nft table ${this.table} is being removed`));
     const ps = cmds.map(
       (cmd) =>
         new Promise<void>((resolve, reject) => {

@@ -37,14 +37,14 @@ export async function run(argv: string[]): Promise<number> {
   if (note.length > 300 || !PRINTABLE.test(note)) throw new GenseeError('E_USAGE', '--note: one line of at most 300 characters');
   const stateDir = resolveStateDir(values['state-dir']);
   const rec = await openOperation(stateDir, op);
-  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}: its attention was cleared when it ended`, 1);
+  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}: its attention was cleared when it ended`);
   let r: Awaited<ReturnType<typeof clearAttention>>;
   try {
     r = await clearAttention(stateDir, op, { person, note });
   } catch (e) {
     // the one writer of events.jsonl is the supervisor: without one, nothing can be recorded
     if (e instanceof GenseeError && e.code === 'E_STATE' && !/refused/.test(e.message)) {
-      throw new GenseeError('E_STATE', `${e.message}; attention is cleared through a running supervisor (gensee supervise --op ${op} …), or ends with the operation (gensee stop --op ${op})`, 1);
+      throw new GenseeError('E_STATE', `${e.message}; attention is cleared through a running supervisor (gensee supervise --op ${op} …), or ends with the operation (gensee stop --op ${op})`);
     }
     throw e;
   }

@@ -57,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!values.tools) throw new GenseeError('E_USAGE', `--tools MODULE is required: ${usage}`);
   const stateDir = resolveStateDir(values['state-dir']);
   const json = values.flags.has('json');
-  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee executor needs root (the tool runs in its own cgroup through gensee-exec)', 1);
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee executor needs root (the tool runs in its own cgroup through gensee-exec)');
   if (sub === 'call') {
     if (positionals.length !== 1) throw new GenseeError('E_USAGE', `name exactly one TOOL: ${usage.split('\n')[0]}`);
     const args = parseArgsJson(values.args);

@@ -9,7 +9,7 @@ import { openOperation, opDir, resolveStateDir, OperationRecord } from '../state
 import { LeaseRecord, findLease, withLease, readNetwork, withoutLease, updateNetwork, withGeneration } from '../state/network';
 import { ChainedLog } from '../evidence/chain';
 import { readStartTimeTicks } from '../resolver/subject';
-import { controlRequestTo } from '../counters/control';
+import { controlRequestTo } from '../envelope/control';
 import type { Tuple } from '../addr';
 
 /**

@@ -50,7 +50,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (!values.socket) throw new GenseeError('E_USAGE', `--socket PATH is required; ${usage}`);
-  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee oci-listener needs root (cgroups, BPF, seccomp listener)', 1);
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee oci-listener needs root (cgroups, BPF, seccomp listener)');
   const takeoverFrom = values['takeover-from'] !== undefined ? Number(values['takeover-from']) : undefined;
   if (takeoverFrom !== undefined && !(Number.isInteger(takeoverFrom) && takeoverFrom > 1)) throw new GenseeError('E_USAGE', `--takeover-from takes a pid, got ${values['takeover-from']}`);
   const json = values.flags.has('json');

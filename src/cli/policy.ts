@@ -19,7 +19,7 @@ import { POLICY_MAX_BYTES } from '../supervisor';
 import { readFileNoFollow } from '../state/fsutil';
 import { checkPolicy, parsePolicy, type Problem } from '../protocol/json';
 import { openOperation, resolveStateDir } from '../state/operation';
-import { controlRequestTo } from '../counters/control';
+import { controlRequestTo } from '../envelope/control';
 
 export const usage = 'usage: gensee policy apply --op ID FILE [--json]\n       gensee policy check FILE [--json]';
 
@@ -76,7 +76,7 @@ export async function run(argv: string[]): Promise<number> {
     throw e;
   }
   const rec = await openOperation(stateDir, op);
-  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}`, 1);
+  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}`);
   const r = await controlRequestTo(stateDir, op, { schema: 1, command: 'policy_apply', policy_text: text }, rec);
   if (values.flags.has('json')) out(JSON.stringify(r));
   else out(`policy applied to ${op}: generation ${String(r.generation)} (${String(r.retagged)} leases moved to it, ${String(r.carried)} kept, ${String(r.revoked)} revoked)`);

@@ -81,7 +81,7 @@ export async function run(argv: string[]): Promise<number> {
     'dns-upstream': { type: 'string' },
     'no-dns': { type: 'boolean' },
   }, false);
-  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)', 1);
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)');
   const op = values.op !== undefined ? requireOp(values.op) : `run-${process.pid}-${randomBytes(3).toString('hex')}`;
   const hostRoot = values.flags.has('host-root');
   if (hostRoot && values.user !== undefined) throw new GenseeError('E_USAGE', `--user and --host-root exclude each other: ${usage}`);
@@ -151,7 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     // pids and memory limits, before anything can run in the cgroup
     limits = applyOperationLimits({ op, cgroup, limits: policy.policy.limits });
     const missing = missingPolicyLimits(limits.record);
-    if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`, 1);
+    if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`);
     for (const w of unappliedLimits(limits.record)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
     sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, startIntent: prior === null, nft: values.flags.has('nft'), listen, dns: dns ?? undefined, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     sup.resolver.on('resolved', (e) => say(formatResolved(e, json, tty)));
@@ -187,7 +187,7 @@ export async function run(argv: string[]): Promise<number> {
       // before Linux 6.7 no hook sees an AF_UNIX connect: no AF_UNIX socket then (socketpair() stays)
       noUnix: !loadAddon().unixHooks(),
     });
-    if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as', 1);
+    if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as');
     await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });
     const notifier = launched.notifier!;
     // the filter's own refusals (other socket families, io_uring, listen): recorded like the hooks'

@@ -87,7 +87,7 @@ async function endResolver(stateDir: string, op: string, r: ResolverIdentity): P
   if (await waitGone(r, TERM_MS)) return 'terminated';
   if (identityAlive(r)) process.kill(r.pid, 'SIGKILL');
   if (await waitGone(r, KILL_MS)) return 'killed';
-  throw new GenseeError('E_KERNEL', `resolver pid ${r.pid} of operation ${op} is still alive after SIGKILL; its cgroup is empty and its hooks still attached`, 1);
+  throw new GenseeError('E_KERNEL', `resolver pid ${r.pid} of operation ${op} is still alive after SIGKILL; its cgroup is empty and its hooks still attached`);
 }
 
 /**
@@ -97,7 +97,7 @@ async function endResolver(stateDir: string, op: string, r: ResolverIdentity): P
  * could be recorded (exit 3; run stop again once the disk is back).
  */
 async function stopBlind(op: string, m: FailedMarker, why: string, json: boolean): Promise<number> {
-  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee stop needs root (cgroup.kill, BPF pins)', 1);
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee stop needs root (cgroup.kill, BPF pins)');
   await killCgroupAndWait(m.cgroup!);
   const r = { pid: m.pid, start_time_ticks: m.start_time_ticks ?? -1 };
   if (m.start_time_ticks !== undefined && identityAlive(r)) {
@@ -144,8 +144,8 @@ export async function run(argv: string[]): Promise<number> {
     out(json ? JSON.stringify({ event: 'already_stopped', op, stopped: rec.stopped }) : `gensee: operation ${op} is already stopped (at ${rec.stopped!.at} by ${rec.stopped!.by}); nothing to do`);
     return 0;
   }
-  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee stop needs root (cgroup.kill, BPF pins)', 1);
-  if (!path.isAbsolute(rec.cgroup)) throw new GenseeError('E_STATE', `operation ${op}: cgroup ${JSON.stringify(rec.cgroup)} in operation.json is not an absolute path`, 1);
+  if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee stop needs root (cgroup.kill, BPF pins)');
+  if (!path.isAbsolute(rec.cgroup)) throw new GenseeError('E_STATE', `operation ${op}: cgroup ${JSON.stringify(rec.cgroup)} in operation.json is not an absolute path`);
   const why = found(rec);
 
   // 2. kill, and see it empty
@@ -179,12 +179,18 @@ export async function run(argv: string[]): Promise<number> {
   // the resolver is gone: nobody else writes events.jsonl now
   let attentionCleared = 0;
   if (fs.existsSync(path.join(opDir(stateDir, op), EVENTS_FILE))) {
-    const events = await EventLog.open(opDir(stateDir, op));
+    // a read-only disk refuses even the open: said, and the stop goes on
     try {
-      attentionCleared = events.openAttentionSeqs.length;
-      events.clearAttention('operation_stopped');
-    } finally {
-      await events.close();
+      const events = await EventLog.open(opDir(stateDir, op));
+      try {
+        attentionCleared = events.openAttentionSeqs.length;
+        events.clearAttention('operation_stopped');
+      } finally {
+        await events.close();
+      }
+    } catch (e) {
+      attentionCleared = 0;
+      unrecorded.push(`${EVENTS_FILE} (attention cleared): ${(e as Error).message}`);
     }
   }
 

@@ -49,7 +49,7 @@ export async function run(argv: string[]): Promise<number> {
   const cgroup = resolveCgroupPath(values.cgroup);
   const resources = applyExistingCgroupLimits({ cgroup, limits: policy.policy.limits });
   const missing = missingPolicyLimits(resources);
-  if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied to ${cgroup}: ${missing.join('; ')}`, 1);
+  if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied to ${cgroup}: ${missing.join('; ')}`);
   for (const w of unappliedLimits(resources)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
   const sup = await Supervisor.start({
     stateDir: resolveStateDir(values['state-dir']),

@@ -33,7 +33,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new GenseeError('E_USAGE', `--timeout-ms takes a positive integer, got ${values['timeout-ms']}`);
   const file = listenerPidFile(path.resolve(values.socket));
   const old = readPid(file);
-  if (old === null || !processAlive(old)) throw new GenseeError('E_STATE', `no oci-listener runs on ${values.socket} (${file} ${old === null ? 'is missing' : `names pid ${old}, which is gone`})`, 1);
+  if (old === null || !processAlive(old)) throw new GenseeError('E_STATE', `no oci-listener runs on ${values.socket} (${file} ${old === null ? 'is missing' : `names pid ${old}, which is gone`})`);
   const t0 = Date.now();
   process.kill(old, 'SIGHUP');
   let now: number | null = null;
@@ -41,7 +41,7 @@ export async function run(argv: string[]): Promise<number> {
     now = readPid(file);
     if (now !== null && now !== old && processAlive(now) && !processAlive(old)) break;
     if (Date.now() - t0 > timeoutMs) {
-      throw new GenseeError('E_STATE', `upgrade of pid ${old} did not finish within ${timeoutMs} ms (now ${now ?? 'none'} in ${file}); the fds stay with the holder`, 1);
+      throw new GenseeError('E_STATE', `upgrade of pid ${old} did not finish within ${timeoutMs} ms (now ${now ?? 'none'} in ${file}); the fds stay with the holder`);
     }
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -47,6 +47,25 @@ import { COUNTERS_FILE, SNAPSHOT_EVERY_MS, resume, writeSnapshot } from './snaps
 
 /** per-destination lines for the pause layer's denials in one reading; the rest are folded per reason */
 export const REFUSAL_LINES = 100;
+/**
+ * Per-destination lines of the hooks' counters (kind allow or deny, source
+ * ebpf) written per second. A workload chooses how many destinations it
+ * dials, and each distinct one is a counter key of its own (up to
+ * GS_COUNTERS_MAX): past this many lines in a second, the rest of a
+ * reading's lines are folded, one per kind and reason (allow: per kind),
+ * with the exact delta and how many destinations it folds
+ * ({kind, source:"ebpf", reason?, folded:true, delta, destinations}). The
+ * counter's cumulative `total` is on its next unfolded line. With the state
+ * disk below its reserve every such line is folded.
+ * $GENSEE_COUNTER_LINES_PER_SECOND overrides it (tests).
+ */
+export const COUNTER_LINES_PER_SECOND = 1000;
+
+function counterLineBudget(): number {
+  const e = process.env.GENSEE_COUNTER_LINES_PER_SECOND;
+  if (e === undefined || !/^[0-9]{1,9}$/.test(e)) return COUNTER_LINES_PER_SECOND;
+  return Number(e);
+}
 /** share of the time network.json rewrites for totals alone may take */
 const NETWORK_WRITE_BUDGET = 0.05;
 /** nft reads may use this share of one core; the period grows with the set */
@@ -96,6 +115,10 @@ export class CounterRecorder {
   private refusals = new Map<string, { t: Tuple; reason: string; n: number }>();
   /** distinct names queried through the DNS stub: since the last reading, and in all */
   private dnsNames = { delta: 0, total: 0 };
+  /** per-destination counter lines written in the current second (COUNTER_LINES_PER_SECOND) */
+  private lineBudget = { second: 0, used: 0, max: counterLineBudget() };
+  /** lines folded by the budget so far (readers: stats) */
+  readonly folding = { lines: 0, readings: 0 };
 
   private constructor(o: RecorderOptions, log: ChainedLog, sampler: Sampler) {
     this.o = o;
@@ -132,7 +155,7 @@ export class CounterRecorder {
       // turn of the event loop (one write(2) for them), synced by the log's window
       if (this.log.failure) break; // said once; the supervisor's failed state retries the disk
       try {
-        this.log.appendTicket({ at, ...l }, true, true);
+        this.log.appendTicket({ at, ...l }, { sync: true, defer: true });
       } catch (e) {
         this.o.onError(e as Error);
         break;
@@ -146,7 +169,7 @@ export class CounterRecorder {
    * reading, with the pause layer's denials since then.
    */
   sample(): SampleResult {
-    const s = this.sampler.sample();
+    const s = this.bound(this.sampler.sample());
     if (this.refusals.size === 0 && this.dnsNames.delta === 0) return s;
     const lines = [...s.lines];
     let n = 0;
@@ -174,6 +197,45 @@ export class CounterRecorder {
     this.refusals.clear();
     this.snapshotDirty = true;
     return { lines, changed: s.changed + n };
+  }
+
+  /**
+   * The per-second budget of the hooks' per-destination lines: what is over
+   * it is folded per kind and reason, deltas exact (COUNTER_LINES_PER_SECOND).
+   */
+  private bound(s: SampleResult): SampleResult {
+    const b = this.lineBudget;
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== b.second) {
+      b.second = second;
+      b.used = 0;
+    }
+    const max = this.o.low?.() ? 0 : b.max;
+    if (b.used + s.lines.length <= max) {
+      b.used += s.lines.length;
+      return s;
+    }
+    const lines: LogFields[] = [];
+    const folded = new Map<string, LogFields & { delta: number; destinations: number }>();
+    let n = 0;
+    for (const l of s.lines) {
+      const perDest = (l.kind === 'allow' || l.kind === 'deny') && l.source === 'ebpf' && l.address !== undefined;
+      if (!perDest || b.used < max) {
+        if (perDest) b.used++;
+        lines.push(l);
+        continue;
+      }
+      const key = l.kind === 'deny' ? `deny|${String(l.reason)}` : 'allow';
+      const f = folded.get(key) ?? { kind: l.kind, source: 'ebpf', ...(l.kind === 'deny' ? { reason: l.reason } : {}), folded: true, delta: 0, destinations: 0 };
+      f.delta += Number(l.delta);
+      f.destinations++;
+      folded.set(key, f);
+      n++;
+    }
+    if (n === 0) return s;
+    this.folding.lines += n;
+    this.folding.readings++;
+    return { lines: [...lines, ...folded.values()], changed: s.changed };
   }
 
   /** A name queried for the first time through the DNS stub (total: the stub's count so far). */

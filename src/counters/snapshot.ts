@@ -108,6 +108,11 @@ export function applyLine(s: SamplerState, l: Line): void {
     switch (l.kind) {
       case 'allow':
       case 'deny':
+        // a folded line (recorder.ts COUNTER_LINES_PER_SECOND) names no
+        // counter: the keys it folds keep their older baseline, so the
+        // resumed sampler counts those deltas again from the kernel; adding
+        // the fold's delta here too would count them twice
+        if (l.folded === true) break;
         if (l.source === 'ebpf') {
           const verdict = (l.kind === 'allow' ? 'allow' : l.reason) as Verdict;
           s.ebpf.set(counterKeyHex(tuple(), verdict, BigInt(l.kind === 'allow' ? num(l.generation) : 0)), BigInt(num(l.total)));

@@ -142,10 +142,10 @@ export async function sweepStaleGuards(): Promise<string[]> {
 
 async function readCounter(table: string): Promise<bigint> {
   const r = await runNft(['-j', 'list', 'counter', 'inet', table, 'outside'], null);
-  if (r.code !== 0) throw new GenseeError('E_KERNEL', `nft -j list counter ${table} outside: ${r.stderr.trim() || `exit ${r.code}`}`, 1);
+  if (r.code !== 0) throw new GenseeError('E_KERNEL', `nft -j list counter ${table} outside: ${r.stderr.trim() || `exit ${r.code}`}`);
   const doc = JSON.parse(r.stdout) as { nftables?: { counter?: { name?: string; packets?: number } }[] };
   for (const item of doc.nftables ?? []) if (item.counter?.name === 'outside') return BigInt(item.counter.packets ?? 0);
-  throw new GenseeError('E_KERNEL', `nft: no counter "outside" in ${table}`, 1);
+  throw new GenseeError('E_KERNEL', `nft: no counter "outside" in ${table}`);
 }
 
 /**
@@ -167,7 +167,7 @@ export async function guardStub(o: { host: string; port: number; cgroup: string;
         await new Promise((r) => setTimeout(r, 50 * attempt));
         continue;
       }
-      throw new GenseeError('E_KERNEL', `the DNS stub on ${o.host}:${o.port} cannot be fenced to the operation's cgroup (nftables): ${(e as Error).message}; pass --no-dns to run without a stub`, 1);
+      throw new GenseeError('E_KERNEL', `the DNS stub on ${o.host}:${o.port} cannot be fenced to the operation's cgroup (nftables): ${(e as Error).message}; pass --no-dns to run without a stub`);
     }
   }
   let seen = 0n;

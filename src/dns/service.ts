@@ -125,14 +125,14 @@ export async function startDnsService(o: DnsServiceOptions): Promise<DnsService>
     // nothing), or nothing to lease (NXDOMAIN, SERVFAIL, an empty or
     // truncated answer): the forwarded question is recorded all the same
     if (!r || a.addresses.length === 0) {
-      await o.resolver.resolveName({ ...answered, rule: r ? `${v.ruleRef} ${r.rule.text}` : `${v.ruleRef} (gone)` }, async () => []);
+      await o.resolver.resolveName({ ...answered, rule: r ? `${v.ruleRef} ${r.rule.text}` : `${v.ruleRef} (gone)` }, async () => ({ leases: [] }));
       return;
     }
     const minTtl = Math.min(...a.addresses.map((x) => x.ttl));
     const ttlS = Math.max(1, Math.min(r.ttl_s ?? Number.MAX_SAFE_INTEGER, minTtl + DNS_TTL_GRACE_S));
     if (r.delegate) {
       o.network.delegateAnswered(a.addresses, r.delegate, ttlS * 1000);
-      await o.resolver.resolveName({ ...answered, rule: `${v.ruleRef} ${r.rule.text}` }, async () => []);
+      await o.resolver.resolveName({ ...answered, rule: `${v.ruleRef} ${r.rule.text}` }, async () => ({ leases: [] }));
       return;
     }
     const tuples: Tuple[] = [];

@@ -4,7 +4,7 @@
 // a person clears (`gensee attention clear`). control.sock admits only an
 // operator (root or the operation's owner, outside the operation's cgroup):
 // the workload can do neither.
-import { controlRequestTo } from '../counters/control';
+import { controlRequestTo } from '../envelope/control';
 import type { Signature } from './types';
 
 export interface AttentionReport {

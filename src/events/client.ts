@@ -29,7 +29,7 @@ export class EventStreamError extends GenseeError {
   readonly reason: StreamErrorReason;
   readonly status: number | null;
   constructor(reason: StreamErrorReason, message: string, status: number | null = null) {
-    super('E_STATE', message, 1);
+    super('E_STATE', message);
     this.reason = reason;
     this.status = status;
   }

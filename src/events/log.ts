@@ -199,7 +199,7 @@ export class EventLog {
       return 0;
     }
     try {
-      this.log.appendTicket(fields as unknown as Record<string, unknown>, true);
+      this.log.appendTicket(fields as unknown as Record<string, unknown>, { sync: true });
       this.stats.written++;
       return this.log.seq;
     } catch (e) {

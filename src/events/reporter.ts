@@ -1,5 +1,8 @@
-// Every refusal by a gensee control becomes one boundary event: this module
-// turns what the controls already report into events.jsonl lines.
+// Every refusal by a gensee control becomes one boundary event. This module
+// turns what the hooks, the resolver and the gensee sockets report into
+// events.jsonl lines; two controls write their own: the DNS stub
+// (dns_denied, src/dns/service.ts) and the launcher's seccomp filter
+// (egress_denied seccomp/<syscall>, src/pause/refusals.ts).
 //
 //   eBPF hook EPERM (a ring-buffer fault)        → egress_denied   ebpf/<hook>
 //   resolver deny of a paused or submitted fault → fault_denied    resolver/<reason>

@@ -33,6 +33,7 @@ import { GenseeError, isErrno } from '../errors';
 import { assertNoSymlinks } from '../state/fsutil';
 import { loadAddon } from '../addon';
 import { fdOf } from '../resolver/unixsock';
+import { openPrivateSocket } from '../privsock';
 import { STREAM_LOGS, type LogName } from './types';
 import type { HubLine, LogHub } from './hub';
 
@@ -49,7 +50,6 @@ const REPLAY_CHUNK = 256 << 10;
 const MAX_REPLAY_LINE = 4 << 20;
 /** a dropped subscriber that does not finish the close handshake in this time is destroyed */
 const CLOSE_GRACE_MS = 1000;
-const SUN_PATH_MAX = 107;
 const SEQ_PREFIX = /^\{"seq":([0-9]{1,15})[,}]/;
 
 /** a refused upgrade (or plain HTTP request): the caller records it as a peer_refused boundary event */
@@ -416,37 +416,12 @@ async function replayLog(file: string, log: LogName, sub: Subscriber): Promise<v
   }
 }
 
-/** Remove a stale socket (nobody answers on it); refuse anything else at the path. */
-async function clearStaleSocket(p: string): Promise<void> {
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(p);
-  } catch (e) {
-    if (isErrno(e) && e.code === 'ENOENT') return;
-    throw e;
-  }
-  if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${p} exists and is not a socket; refusing to replace it`, 1);
-  const live = await new Promise<boolean>((resolve) => {
-    const c = net.connect(p);
-    const done = (v: boolean) => {
-      c.destroy();
-      resolve(v);
-    };
-    c.once('connect', () => done(true));
-    c.once('error', () => done(false));
-    c.setTimeout(1000, () => done(false));
-  });
-  if (live) throw new GenseeError('E_STATE', `${p} is being served by another process; not replacing it`, 1);
-  fs.unlinkSync(p);
-}
-
 /** Start the live stream for one operation. Resolves once every listener is ready. */
 export async function startEventStream(opts: EventStreamOptions): Promise<EventStream> {
   const dir = path.resolve(opts.dir);
   assertNoSymlinks(dir);
   if (typeof opts.token !== 'string' || opts.token.length < 16) throw new GenseeError('E_USAGE', 'the live stream needs the operation token');
   const socketPath = path.resolve(opts.socketPath ?? path.join(dir, EVENTS_SOCKET));
-  if (Buffer.byteLength(socketPath) > SUN_PATH_MAX) throw new GenseeError('E_USAGE', `socket path too long for a unix socket (${Buffer.byteLength(socketPath)} > ${SUN_PATH_MAX} bytes): ${socketPath}`);
   const listen = opts.listen ? checkListen(opts.listen) : undefined;
   const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
   const maxBytes = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
@@ -603,25 +578,16 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
 
   try {
     assertNoSymlinks(socketPath);
-    await clearStaleSocket(socketPath);
+    const fd = await openPrivateSocket(socketPath, { owner: opts.ownerUid, probeLive: true });
     const us = makeServer(true);
     servers.push(us);
     await new Promise<void>((resolve, reject) => {
       us.once('error', reject);
-      // bind happens inside listen(), synchronously: under umask 0177 the
-      // socket is never connectable by others, then it is 0600 explicitly
-      const old = process.umask(0o177);
-      try {
-        us.listen(socketPath, () => {
-          us.off('error', reject);
-          resolve();
-        });
-      } finally {
-        process.umask(old);
-      }
+      us.listen({ fd }, () => {
+        us.off('error', reject);
+        resolve();
+      });
     });
-    fs.chmodSync(socketPath, 0o600);
-    if (opts.ownerUid !== undefined && opts.ownerUid !== 0 && opts.ownerUid !== process.geteuid?.()) fs.chownSync(socketPath, opts.ownerUid, -1);
     socketIno = fs.lstatSync(socketPath).ino;
     let port: number | undefined;
     if (listen) {
@@ -646,7 +612,7 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
     };
   } catch (e) {
     await cleanup();
-    if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_STATE', `live stream: ${listen ? `${listen.host}:${listen.port}` : socketPath} is in use`, 1);
+    if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_STATE', `live stream: ${listen ? `${listen.host}:${listen.port}` : socketPath} is in use`);
     throw e;
   }
 }

@@ -47,7 +47,7 @@ export async function readToken(dir: string): Promise<string> {
   try {
     return await readTokenAt(file);
   } catch (e) {
-    if (isErrno(e) && e.code === 'ENOENT') throw new GenseeError('E_STATE', `no live stream token at ${file}: no supervisor has served this operation`, 1);
+    if (isErrno(e) && e.code === 'ENOENT') throw new GenseeError('E_STATE', `no live stream token at ${file}: no supervisor has served this operation`);
     throw e;
   }
 }

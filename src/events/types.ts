@@ -29,7 +29,11 @@ export interface BoundaryEvent {
 }
 
 /** the three watchdog signatures */
-export type Signature = 'hint_loop' | 'stall' | 'control_defeat';
+export const SIGNATURES = ['hint_loop', 'stall', 'control_defeat'] as const;
+export type Signature = (typeof SIGNATURES)[number];
+export function isSignature(s: unknown): s is Signature {
+  return (SIGNATURES as readonly unknown[]).includes(s);
+}
 
 /**
  * what clears attention: a person through the operator path (`gensee

@@ -44,7 +44,7 @@ export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause): Pro
             ? 'the evidence log failed (a disk error) before this fault\'s resolution was durable: no answer was sent, the call was denied, and any lease it announced was removed from the kernel at once'
             : 'the operation was stopped with this fault open; no answer was sent',
       },
-      false,
+      { sync: false },
     );
   }
   if (ticket >= 0) await log.flushNow();

@@ -8,17 +8,22 @@
 //        64 zeros on line 1
 //
 // Durability: append() resolves only after the line is written and
-// fdatasync'ed. A line is written to the file on the caller's thread (so it
-// survives the process being killed) in the call that appends it — or, when
-// the caller defers it (a write-ahead line nothing acts on yet), together
-// with the next line that is not deferred, at the latest before the event
-// loop's next turn and always before any fdatasync is asked for or waited
-// on: one write(2) for the lines of a fault instead of one each. A syncer
-// thread in the addon (addon/synclog.c) runs fdatasync whenever somebody
-// waits, and one fdatasync covers every line written before it began: group
-// commit with no window, and the event loop never blocks on the disk. Lines
-// reach the file in call order because seq and prev are assigned in call
-// order and written in that order.
+// fdatasync'ed. A syncer thread in the addon (addon/synclog.c) runs
+// fdatasync whenever somebody waits, and one fdatasync covers every line
+// written before it began: group commit with no window, and the event loop
+// never blocks on the disk. Who calls write(2) depends on the log:
+//   - by default the caller's thread, in the call that appends the line (so
+//     the line survives the process being killed) — or, when the caller
+//     defers it (a write-ahead line nothing acts on yet), together with the
+//     next line that is not deferred, at the latest before the event loop's
+//     next turn and always before any fdatasync is asked for or waited on:
+//     one write(2) for the lines of a fault instead of one each;
+//     counters.jsonl and events.jsonl are written so;
+//   - with syncerWrites (faults.jsonl), the syncer thread, right before each
+//     fdatasync: the line is handed over in the same way, but reaches the
+//     file only once a sync covering it has begun (see OpenOptions).
+// Lines reach the file in call order because seq and prev are assigned in
+// call order and written in that order.
 //
 // One writer per file: the chain state lives in this object. A second
 // process appending to the same file would break the chain (and verify
@@ -36,7 +41,7 @@ import { createHash } from 'node:crypto';
 import { GenseeError, isErrno } from '../errors';
 import { loadAddon } from '../addon';
 import type { NativeSyncLog } from '../addon';
-import { assertNoSymlinks, fsyncDirectorySync, trustedUids, writeAllSync } from '../state/fsutil';
+import { assertNoSymlinks, fsyncDirSync, trustedUids, writeAllSync } from '../state/fsutil';
 
 export const ZERO_HASH = '0'.repeat(64);
 const NL = 0x0a;
@@ -77,6 +82,19 @@ export interface ChainedLogOptions {
 
 export type { NativeSyncLog } from '../addon';
 
+/** how appendTicket hands a line on */
+export interface AppendOptions {
+  /** ask for an fdatasync covering the line (whenDurable waits for one) */
+  sync: boolean;
+  /**
+   * hold the line to share the next write (and its fdatasync, with sync):
+   * for a line nothing acts on until a later line, or a wait for
+   * durability, writes it first; at the latest before the event loop's
+   * next turn. Without defer the line is written now, after any held ones.
+   */
+  defer?: boolean;
+}
+
 /** what open() found and repaired at the end of the file */
 export interface TornRecovery {
   /** line number of the torn line (kept, now newline-terminated) */
@@ -107,7 +125,7 @@ function readAt(fd: number, start: number, end: number): Buffer {
   let n = 0;
   while (n < buf.length) {
     const r = fs.readSync(fd, buf, n, buf.length - n, start + n);
-    if (r === 0) throw new GenseeError('E_STATE', 'log shrank while being read', 1);
+    if (r === 0) throw new GenseeError('E_STATE', 'log shrank while being read');
     n += r;
   }
   return buf;
@@ -169,6 +187,15 @@ export class ChainedLog {
   private closing = false;
   private readonly onLine: ((seq: number, text: string) => void) | undefined;
   private readonly opts: ChainedLogOptions;
+  /**
+   * Tests only (GENSEE_TEST_FAIL_RESOLUTION_SYNC=MS, read nowhere else):
+   * the first resolution line that grants a lease is held back MS after
+   * its fdatasync ended, then the log fails as if that fdatasync had
+   * returned EIO. Ordinary runs never set it; the real-disk tests
+   * (test/resolver/diskerror.test.ts, test/adversarial/disk*.test.ts) use
+   * real filesystems instead.
+   */
+  private inject: { ms: number; ticket: number; fired: boolean } | null = null;
 
   private constructor(file: string, fd: number, opts: ChainedLogOptions) {
     this.path = file;
@@ -176,6 +203,19 @@ export class ChainedLog {
     this.opts = opts;
     this.onLine = opts.onLine;
     this.native = this.syncer(fd);
+    const ms = Number(process.env.GENSEE_TEST_FAIL_RESOLUTION_SYNC ?? '');
+    if (ms > 0 && path.basename(file) === 'faults.jsonl') this.inject = { ms, ticket: 0, fired: false };
+  }
+
+  /** the highest durable ticket, as far as waiters may be told (the test hook holds some back) */
+  private durableTicket(st: { durable: number }): number {
+    const j = this.inject;
+    if (!j || j.ticket === 0 || st.durable < j.ticket) return st.durable;
+    if (!j.fired) {
+      j.fired = true;
+      setTimeout(() => this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno 5 (EIO, injected by GENSEE_TEST_FAIL_RESOLUTION_SYNC)`), { errno: 5, code: 'EIO' })), j.ms);
+    }
+    return j.fired && this.failed === null ? j.ticket - 1 : st.durable;
   }
 
   private syncer(fd: number): NativeSyncLog {
@@ -197,6 +237,7 @@ export class ChainedLog {
    */
   reopen(): void {
     if (!this.failed || this.closing) return;
+    if (this.inject?.fired) this.inject = null; // the test hook fails once
     const err = this.failed;
     const fd = fs.openSync(this.path, C.O_RDWR | C.O_APPEND | C.O_NOFOLLOW);
     const old = { fd: this.fd, native: this.native };
@@ -288,7 +329,7 @@ export class ChainedLog {
       if (!uids.includes(st.uid)) throw new GenseeError('E_BAD_MODE', `${abs} is owned by uid ${st.uid}, expected one of ${uids.join(', ')}`);
       // new: beat the umask; existing and looser: tighten (never grants anything)
       if ((st.mode & 0o777) !== 0o600) fs.fchmodSync(fd, 0o600);
-      if (created) fsyncDirectorySync(path.dirname(abs));
+      if (created) fsyncDirSync(path.dirname(abs));
       const log = new ChainedLog(abs, fd, opts);
       log.recover(st.size);
       return log;
@@ -399,25 +440,22 @@ export class ChainedLog {
 
   private usable(): void {
     if (this.failed) throw this.failed;
-    if (this.closing || !this.native) throw new GenseeError('E_STATE', `log is closed: ${this.path}`, 1);
+    if (this.closing || !this.native) throw new GenseeError('E_STATE', `log is closed: ${this.path}`);
   }
 
   /**
-   * Append one record and return its ticket; with sync, an fdatasync
-   * covering it is on its way. The line is written now, with any deferred
-   * lines before it — or, with defer, it is held to share the next write
-   * (and the fdatasync it asks for, with sync): a line nothing acts on until
-   * a later line or a wait for durability, which writes it first, and at
-   * the latest before the event loop's next turn. Throws (and poisons the
-   * log) if the write fails: a caller that cannot record must not go on as
-   * if it had.
+   * Append one record and return its ticket. Throws (and poisons the log)
+   * if the write fails: a caller that cannot record must not go on as if it
+   * had.
    */
-  appendTicket(fields: LogFields, sync: boolean, defer = false): number {
+  appendTicket(fields: LogFields, how: AppendOptions): number {
+    const { sync, defer = false } = how;
     this.usable();
     const line = this.encode(fields);
     if (this.pending.length === 0) this.pendingFirstSeq = this.seqNo;
     this.pending.push(line);
     const ticket = ++this.tickets;
+    if (this.inject && this.inject.ticket === 0 && fields.kind === 'resolution' && (fields.resolution as { lease?: unknown } | undefined)?.lease) this.inject.ticket = ticket;
     if (defer) {
       this.pendingSync ||= sync;
       this.queueFlush();
@@ -431,7 +469,7 @@ export class ChainedLog {
   whenDurable(ticket: number): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
     const n = this.native;
-    if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`, 1));
+    if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`));
     let request = true;
     if (this.pending.length) {
       try {
@@ -442,7 +480,7 @@ export class ChainedLog {
         return Promise.reject(e);
       }
     }
-    if (ticket <= n.state().durable) return Promise.resolve();
+    if (ticket <= this.durableTicket(n.state())) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const w = { ticket, resolve, reject };
       const last = this.waiters[this.waiters.length - 1];
@@ -477,7 +515,7 @@ export class ChainedLog {
   append(fields: LogFields): Promise<void> {
     let t: number;
     try {
-      t = this.appendTicket(fields, true);
+      t = this.appendTicket(fields, { sync: true });
     } catch (e) {
       return Promise.reject(e);
     }
@@ -486,7 +524,7 @@ export class ChainedLog {
 
   /** Append one record synchronously (shutdown paths): written and fdatasync'ed before returning. */
   appendSync(fields: LogFields): void {
-    this.appendTicket(fields, false);
+    this.appendTicket(fields, { sync: false });
     try {
       this.native!.syncNow();
     } catch (e) {
@@ -505,8 +543,9 @@ export class ChainedLog {
       this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno ${st.failed}`), { errno: st.failed }));
       return;
     }
+    const durable = this.durableTicket(st);
     let i = 0;
-    while (i < this.waiters.length && this.waiters[i].ticket <= st.durable) i++;
+    while (i < this.waiters.length && this.waiters[i].ticket <= durable) i++;
     if (i > 0) for (const w of this.waiters.splice(0, i)) w.resolve();
     if (this.waiters.length === 0 && this.refd) {
       this.refd = false;

@@ -100,11 +100,11 @@ interface OpContext {
 /** The operation, which a running supervisor must serve (it records what the executor refuses and names the tool in hook refusals). */
 async function servedOperation(stateDir: string, op: string): Promise<OperationRecord> {
   const rec = await openOperation(stateDir, op);
-  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}: a tool call needs a running supervisor`, 1);
+  if (rec.state !== 'active') throw new GenseeError('E_STATE', `operation ${op} is ${rec.state}: a tool call needs a running supervisor`);
   if (!rec.resolver || !identityAlive(rec.resolver)) {
-    throw new GenseeError('E_STATE', `operation ${op} has no running supervisor (start one with gensee supervise or gensee run): the executor reports refused writes to it`, 1);
+    throw new GenseeError('E_STATE', `operation ${op} has no running supervisor (start one with gensee supervise or gensee run): the executor reports refused writes to it`);
   }
-  if (!isCgroup2Dir(rec.cgroup)) throw new GenseeError('E_STATE', `operation ${op}'s cgroup ${rec.cgroup} is not a cgroup v2 directory`, 1);
+  if (!isCgroup2Dir(rec.cgroup)) throw new GenseeError('E_STATE', `operation ${op}'s cgroup ${rec.cgroup} is not a cgroup v2 directory`);
   return rec;
 }
 
@@ -267,7 +267,7 @@ async function inBoundary<S extends { drain(ms: number): Promise<void> }>(ctx: O
       child.once('spawn', () => resolve(null));
       child.once('error', (e) => resolve(e));
     });
-    if (spawned) throw new GenseeError('E_STATE', `cannot start gensee-exec: ${spawned.message}`, 1);
+    if (spawned) throw new GenseeError('E_STATE', `cannot start gensee-exec: ${spawned.message}`);
     const out = capped();
     const err = capped();
     child.stdout!.on('data', (b: Buffer) => out.add(b));

@@ -61,7 +61,7 @@ function readHolder(file: string): { holder: LockHolder | null; text: string; mt
   const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   try {
     const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new GenseeError('E_NOT_FILE', `${file} is not a regular file`, 1);
+    if (!st.isFile()) throw new GenseeError('E_NOT_FILE', `${file} is not a regular file`);
     const buf = Buffer.alloc(Math.min(st.size, 4096));
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
     const text = buf.subarray(0, n).toString('utf8');
@@ -127,7 +127,7 @@ function breakStale(file: string, staleText: string): void {
 
 async function acquireLock(file: string, op: string, waitMs: number): Promise<LockHolder> {
   const start = readStartTimeTicks(process.pid);
-  if (start === null) throw new GenseeError('E_STATE', 'cannot read this process start time from /proc', 1);
+  if (start === null) throw new GenseeError('E_STATE', 'cannot read this process start time from /proc');
   const me = { pid: process.pid, start_time_ticks: start };
   const deadline = Date.now() + waitMs;
   let last: LockHolder | null = null;
@@ -137,7 +137,7 @@ async function acquireLock(file: string, op: string, waitMs: number): Promise<Lo
       const h = readHolder(file);
       last = h.holder;
       if (h.holder && h.holder.pid === me.pid && h.holder.start_time_ticks === me.start_time_ticks) {
-        throw new GenseeError('E_STATE', `this process already holds the executor journal of ${op}`, 1);
+        throw new GenseeError('E_STATE', `this process already holds the executor journal of ${op}`);
       }
       const stale = h.holder ? !identityAlive(h.holder) : Date.now() - h.mtimeMs > LOCK_WRITE_GRACE_MS;
       if (stale) {
@@ -150,7 +150,7 @@ async function acquireLock(file: string, op: string, waitMs: number): Promise<Lo
     }
     if (Date.now() >= deadline) {
       const who = last ? `pid ${last.pid}` : 'a process that is still writing it';
-      throw new GenseeError('E_STATE', `the executor journal of operation ${op} is held by ${who} (${file}) for ${Math.round(waitMs / 1000)} s: another executor is running a call; try again when it ends`, 1);
+      throw new GenseeError('E_STATE', `the executor journal of operation ${op} is held by ${who} (${file}) for ${Math.round(waitMs / 1000)} s: another executor is running a call; try again when it ends`);
     }
     await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
   }
@@ -254,7 +254,7 @@ export class CallJournal {
   /** Journal a call's new state; resolves once the line is durable. */
   async setState(callId: string, state: Exclude<CallState, 'started'>, detail?: string): Promise<void> {
     const c = this.byId.get(callId);
-    if (!c) throw new GenseeError('E_STATE', `call ${callId} is not in the journal of ${this.op}`, 1);
+    if (!c) throw new GenseeError('E_STATE', `call ${callId} is not in the journal of ${this.op}`);
     await this.log.append(detail !== undefined ? { kind: 'call_state', call_id: callId, state, detail } : { kind: 'call_state', call_id: callId, state });
     c.state = state;
     c.detail = detail ?? null;

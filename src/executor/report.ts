@@ -1,7 +1,8 @@
 // How the executor puts what it saw into the operation's records: the
 // supervisor is the one writer of faults.jsonl and events.jsonl, so these
 // go to it over control.sock (authenticated both ways, like `gensee lease add`).
-import { controlRequestTo } from '../counters/control';
+import { controlRequestTo } from '../envelope/control';
+import type { ExecutorDenyReason } from '../errors';
 
 /**
  * A tool process for call `callId` runs in cgroup `cgroupId` (its own,
@@ -11,7 +12,7 @@ export async function registerToolCgroup(stateDir: string, op: string, t: { cgro
   await controlRequestTo(stateDir, op, { schema: 1, command: 'executor_tool', cgroup_id: String(t.cgroupId), tool_id: t.toolId, call_id: t.callId });
 }
 
-export type WriteDenialReason = 'write_key_missing' | 'write_key_mismatch' | 'handle_forged';
+export type WriteDenialReason = ExecutorDenyReason;
 
 /**
  * A write refused at call time: recorded as an application-effect fault

@@ -157,7 +157,7 @@ export class HandleServer {
     await this.chain;
     const r = await Promise.allSettled(this.reports);
     const bad = r.find((x): x is PromiseRejectedResult => x.status === 'rejected');
-    if (bad) throw new GenseeError('E_STATE', `a refused write could not be recorded: ${(bad.reason as Error)?.message ?? String(bad.reason)}`, 1);
+    if (bad) throw new GenseeError('E_STATE', `a refused write could not be recorded: ${(bad.reason as Error)?.message ?? String(bad.reason)}`);
   }
 
   close(): void {

@@ -91,7 +91,7 @@ export class FdKeep {
       k.ping();
     } catch (e) {
       k.close();
-      throw new GenseeError('E_STATE', `the fd holder at ${p} refused this process: ${(e as Error).message} (see its log)`, 1);
+      throw new GenseeError('E_STATE', `the fd holder at ${p} refused this process: ${(e as Error).message} (see its log)`);
     }
     return k;
   }
@@ -101,7 +101,7 @@ export class FdKeep {
     const got = FdKeep.connect(p);
     if (got) return got;
     const bin = fdkeepBinary();
-    if (!fs.existsSync(bin)) throw new GenseeError('E_STATE', `fd holder ${bin} is missing (make build), or run with --no-fdkeep`, 1);
+    if (!fs.existsSync(bin)) throw new GenseeError('E_STATE', `fd holder ${bin} is missing (make build), or run with --no-fdkeep`);
     fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o700 });
     const log = fs.openSync(logFile ?? path.join(path.dirname(p), 'fdkeep.log'), 'a', 0o600);
     const child = spawn(bin, [p], { detached: true, stdio: ['ignore', 'pipe', log] });
@@ -122,13 +122,13 @@ export class FdKeep {
     child.stdout!.destroy();
     child.unref();
     const k = FdKeep.connect(p);
-    if (!k) throw new GenseeError('E_STATE', `fd holder ${bin} ${p} did not start${ready ? ` (${ready})` : ''}; its log: ${path.join(path.dirname(p), 'fdkeep.log')}`, 1);
+    if (!k) throw new GenseeError('E_STATE', `fd holder ${bin} ${p} did not start${ready ? ` (${ready})` : ''}; its log: ${path.join(path.dirname(p), 'fdkeep.log')}`);
     return k;
   }
 
   private request(line: string, fds: number[] = [], body?: Buffer): string {
     const a = pauseAddon();
-    if (this.lost) throw new GenseeError('E_STATE', `fd holder ${this.path} is gone: ${this.lost}`, 1);
+    if (this.lost) throw new GenseeError('E_STATE', `fd holder ${this.path} is gone: ${this.lost}`);
     a.sendFd(this.sock, fds, body ? Buffer.concat([Buffer.from(line + '\n'), body]) : Buffer.from(line));
     return this.readLine().text;
   }
@@ -137,13 +137,13 @@ export class FdKeep {
     const got = pauseAddon().recvFd(this.sock, REPLY_TIMEOUT_MS);
     if (got === null) {
       this.markLost('the holder closed the connection');
-      throw new GenseeError('E_STATE', `fd holder ${this.path} closed the connection`, 1);
+      throw new GenseeError('E_STATE', `fd holder ${this.path} closed the connection`);
     }
     const nl = got.data.indexOf(0x0a);
     const text = (nl < 0 ? got.data : got.data.subarray(0, nl)).toString('utf8');
     if (text.startsWith('ERR ')) {
       if (got.fd >= 0) pauseAddon().closeFd(got.fd);
-      throw new GenseeError('E_STATE', `fd holder: ${text.slice(4)}`, 1);
+      throw new GenseeError('E_STATE', `fd holder: ${text.slice(4)}`);
     }
     return { text, body: nl < 0 ? Buffer.alloc(0) : got.data.subarray(nl + 1), fd: got.fd };
   }
@@ -151,14 +151,14 @@ export class FdKeep {
   ping(): { pid: number; fds: number } {
     const r = this.request('PING');
     const m = /^PONG (\d+) (\d+)$/.exec(r);
-    if (!m) throw new GenseeError('E_STATE', `fd holder: unexpected answer ${JSON.stringify(r)}`, 1);
+    if (!m) throw new GenseeError('E_STATE', `fd holder: unexpected answer ${JSON.stringify(r)}`);
     return { pid: Number(m[1]), fds: Number(m[2]) };
   }
 
   /** Keep a duplicate of fd (still ours) under tag; throws if the holder did not take it. */
   keep(tag: string, fd: number, meta: KeepMeta): void {
     const r = this.request(`KEEP ${tag}`, [fd], Buffer.from(JSON.stringify(meta)));
-    if (r !== `OK KEEP ${tag}`) throw new GenseeError('E_STATE', `fd holder: unexpected answer ${JSON.stringify(r)}`, 1);
+    if (r !== `OK KEEP ${tag}`) throw new GenseeError('E_STATE', `fd holder: unexpected answer ${JSON.stringify(r)}`);
   }
 
   drop(tag: string): number {
@@ -175,7 +175,7 @@ export class FdKeep {
   /** Duplicates of every kept fd (ours to close), and the refused peers since the last listing. */
   list(): HolderListing {
     const a = pauseAddon();
-    if (this.lost) throw new GenseeError('E_STATE', `fd holder ${this.path} is gone: ${this.lost}`, 1);
+    if (this.lost) throw new GenseeError('E_STATE', `fd holder ${this.path} is gone: ${this.lost}`);
     a.sendFd(this.sock, [], Buffer.from('LIST'));
     const out: HolderListing = { fds: [], refused: [], refusedLost: 0 };
     for (;;) {
@@ -198,7 +198,7 @@ export class FdKeep {
         return out;
       } else {
         if (m.fd >= 0) a.closeFd(m.fd);
-        throw new GenseeError('E_STATE', `fd holder: unexpected answer ${JSON.stringify(m.text)}`, 1);
+        throw new GenseeError('E_STATE', `fd holder: unexpected answer ${JSON.stringify(m.text)}`);
       }
     }
   }

@@ -7,7 +7,6 @@
 // refused on its own, with every fd it brought closed, and never holds up
 // another. close() (SIGTERM) refuses paused calls, never lets them through.
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { GenseeError } from '../errors';
 import { loadAddon } from '../addon';
@@ -21,6 +20,7 @@ import { OciSession, SessionSummary } from './session';
 import { FdKeep, KeptFd, KeepMeta, HolderListing } from './fdkeep';
 import { nudgeWaiting } from './resume';
 import { FdStore } from './fdstore';
+import { openPrivateSocket, SUN_PATH_MAX } from '../privsock';
 
 export interface OciListenerOptions {
   socketPath: string;
@@ -45,51 +45,19 @@ export interface OciListenerOptions {
 }
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
-const SUN_PATH_MAX = 107;
 
 export function denyAllPolicy(): LoadedPolicy {
   return { policy: parsePolicy(DENY_ALL), hash: policyHash(JSON.stringify(DENY_ALL)) };
 }
 
 /**
- * Bind the listener socket 0600. A stale socket (nobody accepting) is
- * replaced; a live one, a symlink or anything else at the path is refused.
+ * Bind the listener socket 0600 (src/privsock.ts). A stale socket (nobody
+ * accepting) is replaced; a live one, a symlink or anything else at the
+ * path is refused.
  */
 export async function listenSocket(p: string): Promise<number> {
-  if (Buffer.byteLength(p) > SUN_PATH_MAX) throw new GenseeError('E_USAGE', `socket path ${p} is ${Buffer.byteLength(p)} bytes; unix sockets allow ${SUN_PATH_MAX}`);
-  let st: fs.Stats | null = null;
-  try {
-    st = fs.lstatSync(p);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  }
-  if (st) {
-    if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${p} exists and is not a socket; refusing to replace it`);
-    if (await socketAlive(p)) throw new GenseeError('E_OP_EXISTS', `${p} is in use: another listener accepts on it`);
-    fs.unlinkSync(p);
-  }
-  fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o700 });
-  // umask first: the socket is never briefly connectable by others
-  const old = process.umask(0o177);
-  let fd: number;
-  try {
-    fd = pauseAddon().unixListen(p, 64);
-  } finally {
-    process.umask(old);
-  }
-  fs.chmodSync(p, 0o600);
-  return fd;
-}
-
-function socketAlive(p: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = net.createConnection(p);
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
+  if (Buffer.byteLength(p) <= SUN_PATH_MAX) fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o700 });
+  return openPrivateSocket(p, { probeLive: true, backlog: 64 });
 }
 
 /** The container's cgroup v2 directory from its pid; refuses what would put the boundary on the host. */
@@ -366,7 +334,7 @@ export class OciListener {
     let fd = r.fd;
     let tag: string | null = null;
     try {
-      if (this.closing) throw new GenseeError('E_STATE', 'listener is shutting down', 1);
+      if (this.closing) throw new GenseeError('E_STATE', 'listener is shutting down');
       const op = operationIdFor(r.state);
       const cgroup = containerCgroup(r.state.pid);
       if ((this.keeper && !this.keeper.lost) || this.store) {
@@ -382,7 +350,7 @@ export class OciListener {
         }
       }
       const s = await this.sessionFor(op, cgroup);
-      if (this.closing || s.ended) throw new GenseeError('E_STATE', this.closing ? 'listener is shutting down' : `operation ${op} is ending`, 1);
+      if (this.closing || s.ended) throw new GenseeError('E_STATE', this.closing ? 'listener is shutting down' : `operation ${op} is ending`);
       fd = -1; // addProcess owns it from here, on success and on a throw
       try {
         s.addProcess(r.fd, r.state, tag);

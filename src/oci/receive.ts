@@ -142,5 +142,5 @@ export function receiveState(conn: number, opts: { timeoutMs?: number; maxBytes?
   } catch (e) {
     finish(e as Error);
   }
-  return { done, abort: (why) => finish(new GenseeError('E_STATE', why, 1)) };
+  return { done, abort: (why) => finish(new GenseeError('E_STATE', why)) };
 }

@@ -156,7 +156,7 @@ export class OciSession {
   addProcess(fd: number, st: ContainerProcessState, tag: string | null = null): void {
     if (this.ending) {
       pauseAddon().closeFd(fd);
-      throw new GenseeError('E_STATE', `operation ${this.op} is ending`, 1);
+      throw new GenseeError('E_STATE', `operation ${this.op} is ending`);
     }
     const o = this.o;
     let member: Member | null = null;

@@ -146,7 +146,7 @@ export function launcherPath(): string {
       /* next */
     }
   }
-  throw new GenseeError('E_ADDON_MISSING', `launcher gensee-exec not built; run 'make build'. Tried:\n  ${tried.join('\n  ')}`, 1);
+  throw new GenseeError('E_ADDON_MISSING', `launcher gensee-exec not built; run 'make build'. Tried:\n  ${tried.join('\n  ')}`);
 }
 
 /** The identity LaunchOptions ask for (the default: a user namespace keyed by the operation or cgroup). */
@@ -205,7 +205,7 @@ function awaitHandover(sock: number, child: ChildProcess, timeoutMs: number): Pr
       }
     });
     const timer = setTimeout(
-      () => finish(new GenseeError('E_KERNEL', `gensee-exec did not hand over the seccomp listener within ${timeoutMs} ms`, 1)),
+      () => finish(new GenseeError('E_KERNEL', `gensee-exec did not hand over the seccomp listener within ${timeoutMs} ms`)),
       timeoutMs,
     );
     child.once('error', onError);
@@ -276,7 +276,6 @@ export async function launchUnderBoundary(o: LaunchOptions): Promise<Launched> {
     throw new GenseeError(
       'E_KERNEL',
       `gensee-exec ended before handing over the seccomp listener (exit ${code ?? signal}); its stderr says why`,
-      1,
     );
   }
   let info: { pid?: number; wait_killable?: boolean; host_uid?: number; host_gid?: number } = {};

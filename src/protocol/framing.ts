@@ -1,12 +1,17 @@
 // Frames on every gensee socket: a 4-byte big-endian body length, then the
-// protobuf body. ONE request frame per connection, one reply frame back.
+// protobuf body. A connection carries request/reply pairs, one at a time;
+// the servers' side is in C (addon/sup_server.c), and this module is the
+// TypeScript side: encoding a frame, and reading the one reply a client
+// waits for.
 //
 // Limits (DESIGN.md "Wire formats"), each an option:
 //   maxBytes       body <= 64 KiB; a larger declared length is refused at
 //                  once, before any of the body is read
 //   timeoutMs      the whole frame within 2 s of its FIRST byte (a deadline,
 //                  not an idle timer: a client trickling bytes is still cut)
-//   idleTimeoutMs  the first byte within 5 s of readFrame()
+//   idleTimeoutMs  the first byte within 5 s of readFrame() (a client
+//                  waiting for its reply; the server's idle limit on a
+//                  connection between requests is sup_server.h's 30 s)
 // and no bytes after the frame. A zero-length frame is malformed.
 //
 // On rejection the socket is paused and left to the caller, who records the

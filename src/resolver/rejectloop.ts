@@ -96,7 +96,7 @@ function lostRecorder(dp: DataPlane, resolver: Resolver, onError: (e: Error) => 
     try {
       const ticket = resolver.log.appendTicket(
         { kind: 'records_lost', control: 'ebpf/gs_events_v1', count: Number(count), total: Number(total), detail, via: 'cgroup_hook' },
-        true,
+        { sync: true },
       );
       resolver.log.whenDurable(ticket).catch(onError);
     } catch (e) {

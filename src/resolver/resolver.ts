@@ -1,6 +1,7 @@
 // The resolver: validate → write-ahead fault line → subject check → route by
-// effect → backend → resolution line (durable) → signed answer. Every fault
-// and every refusal lands in faults.jsonl; nothing is answered before its
+// effect → backend → resolution line (durable) → lease into the kernel →
+// signed answer. Every fault and every refusal lands in faults.jsonl;
+// nothing is answered, and no granted lease is usable, before its
 // resolution line is durable.
 import { EventEmitter } from 'node:events';
 import type { DenyReason } from '../errors';
@@ -82,8 +83,8 @@ export class Resolver extends EventEmitter {
    * written when the disk takes writes again).
    */
   private failedMode: { denied: number } | null = null;
-  /** leases whose resolution could not be made durable: removed from the kernel, to be recorded on resume */
-  readonly undurable: { fault_id: string; lease: Record<string, unknown>; removed_at: string; error: string }[] = [];
+  /** leases whose resolution could not be made durable: never put in the kernel, to be recorded on resume */
+  readonly undurable: { fault_id: string; lease: Record<string, unknown>; at: string; installed: false; error: string }[] = [];
   /** writes the held suppressed count once its second is over (a quiet spell after a flood) */
   private readonly budgetTimer: NodeJS.Timeout;
 
@@ -117,23 +118,41 @@ export class Resolver extends EventEmitter {
 
   /**
    * A resolution that granted a lease could not be made durable: the lease
-   * leaves the kernel at once (the call is not answered: its client denies
-   * it), and is remembered for the record written on resume.
+   * never enters the kernel (it is put there only after its resolution line
+   * is durable), the call is not answered (its client denies it), and the
+   * grant is remembered for the record written on resume.
    */
   private leaseUndurable(r: Resolution, e: unknown): void {
     const l = r.lease;
     if (!l) return;
-    try {
-      this.network.revokeUndurable({ family: l.family, protocol: l.protocol, address: l.address, port: l.port });
-    } catch (err) {
-      this.emit('backend_error', err);
-    }
     this.undurable.push({
       fault_id: r.fault_id,
       lease: { ...l, expires_at_boot_ns: String(l.expires_at_boot_ns) },
-      removed_at: new Date().toISOString(),
+      at: new Date().toISOString(),
+      installed: false,
       error: (e as Error)?.message ?? String(e),
     });
+  }
+
+  /**
+   * After the resolution line that grants a lease is durable: put the lease
+   * in the kernel. An install that fails then is recorded (the durable line
+   * says retry_after_lease; this one says the lease never got there) and
+   * rejects: the call is not answered, and its client denies it.
+   */
+  private async commitLease(r: Resolution, commit: () => Promise<void>): Promise<void> {
+    try {
+      await commit();
+    } catch (e) {
+      this.emit('backend_error', e);
+      try {
+        const t = this.faults.appendTicket({ kind: 'lease_not_installed', fault_id: r.fault_id, error: ((e as Error)?.message ?? String(e)).slice(0, 300) }, { sync: true });
+        await this.faults.whenDurable(t);
+      } catch {
+        /* the log failed too: the failed state records what it can */
+      }
+      throw e;
+    }
   }
 
   /**
@@ -151,7 +170,7 @@ export class Resolver extends EventEmitter {
     const h = this.budget.take(now, this.space?.low ?? false, force);
     if (!h) return;
     try {
-      this.faults.appendTicket({ kind: 'suppressed', ...h }, true, true);
+      this.faults.appendTicket({ kind: 'suppressed', ...h }, { sync: true, defer: true });
     } catch (e) {
       this.emit('backend_error', e);
     }
@@ -215,7 +234,7 @@ export class Resolver extends EventEmitter {
     fault: Fault,
     ctx: FaultContext,
     opts: { deferSync?: boolean } = {},
-  ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void> }> {
+  ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void>; ready?: Promise<void> }> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
     if (this.failedMode) {
@@ -256,15 +275,16 @@ export class Resolver extends EventEmitter {
         ...(ctx.tool ? { tool_id: ctx.tool.tool_id, call_id: ctx.tool.call_id } : {}),
         fault: faultToJson(fault),
       },
-      false,
-      true,
+      { sync: false, defer: true },
     );
     let r: Resolution;
     let delegateTool: string | undefined;
+    let commit: (() => Promise<void>) | undefined;
     this.deciding++;
     try {
-      const { delegate_tool, ...d } = await this.decide(fault);
+      const { delegate_tool, commit: c, ...d } = await this.decide(fault);
       delegateTool = delegate_tool;
+      commit = c;
       r = { fault_id: fault.fault_id, ...d };
     } catch (e) {
       r = { fault_id: fault.fault_id, action: 'deny', reason: 'backend_error' };
@@ -282,11 +302,10 @@ export class Resolver extends EventEmitter {
           ...(delegateTool ? { delegate_tool: delegateTool } : {}),
           ...(r.action === 'deny' && r.reason === 'backend_error' ? { detail: 'backend failed; see supervisor log' } : {}),
         },
-        true,
         // with deferSync it is written, and its fdatasync asked for, once
         // every request that arrived together has its line: before the event
         // loop's next turn (one write and one sync for the batch)
-        opts.deferSync === true,
+        { sync: true, defer: opts.deferSync === true },
       );
     } catch (e) {
       // the log failed under us: no lease without its durable answer
@@ -294,8 +313,22 @@ export class Resolver extends EventEmitter {
       this.countFailed();
       return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
     }
-    // a lease leaves the kernel at once if its answer cannot be made durable
-    if (r.lease) this.faults.whenDurable(ticket).catch((e) => this.leaseUndurable(r, e));
+    // a granted lease enters the kernel only once its resolution line is
+    // durable, and the answer goes only after that (ready); a line that
+    // never becomes durable grants nothing
+    let ready: Promise<void> | undefined;
+    if (commit) {
+      const install = commit;
+      ready = this.faults.whenDurable(ticket).then(
+        () => this.commitLease(r, install),
+        (e) => {
+          this.leaseUndurable(r, e);
+          throw e;
+        },
+      );
+      // a caller that drops the answer still must not leave this unhandled
+      ready.catch(() => undefined);
+    }
     // counted and announced as the line is written (a summary taken right
     // after the answer must include it; the live output needs no wake-up of
     // its own per fdatasync); the answer itself waits for durability
@@ -303,7 +336,9 @@ export class Resolver extends EventEmitter {
     this.stats[key]++;
     if (r.action === 'deny' && !counted) this.budget.note(now);
     this.emit('resolved', { fault, resolution: r, ctx, delegateTool, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
-    // socket requests (deferSync) are answered by the addon once durable: no JS waiter
+    // socket requests (deferSync) are answered by the addon once durable: no
+    // JS waiter, except for a grant, answered once its lease is in the kernel
+    if (ready) return { resolution: r, ticket, durable: ready, ready };
     const durable = opts.deferSync ? undefined : this.faults.whenDurable(ticket);
     return { resolution: r, ticket, durable };
   }
@@ -326,15 +361,15 @@ export class Resolver extends EventEmitter {
    */
   async recordDecided(fault: Fault, r: Resolution, ctx: FaultContext): Promise<void> {
     this.stats.faults++;
-    this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, false, true);
-    const ticket = this.faults.appendTicket({ kind: 'resolution', fault_id: fault.fault_id, resolution: resolutionToJson(r) }, true);
+    this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, { sync: false, defer: true });
+    const ticket = this.faults.appendTicket({ kind: 'resolution', fault_id: fault.fault_id, resolution: resolutionToJson(r) }, { sync: true });
     const key = r.action === 'continue_already_authorized' ? 'continue' : r.action === 'retry_after_lease' ? 'retry' : r.action;
     this.stats[key]++;
     this.emit('resolved', { fault, resolution: r, ctx, micros: 0 } satisfies ResolvedEvent);
     await this.faults.whenDurable(ticket);
   }
 
-  private async decide(f: Fault): Promise<Omit<Resolution, 'fault_id'> & { delegate_tool?: string }> {
+  private async decide(f: Fault): Promise<Omit<Resolution, 'fault_id'> & { delegate_tool?: string; commit?: () => Promise<void> }> {
     const deny = (reason: DenyReason) => ({ action: 'deny' as const, reason });
     if (f.operation_id !== this.scope.id) return deny('unknown_operation');
     if (!this.scope.active()) return deny('operation_not_active');
@@ -354,10 +389,11 @@ export class Resolver extends EventEmitter {
   }
 
   /**
-   * The lease_intent line: durable before the lease enters the kernel, so no
-   * kernel lease is ever without a record. A resolver that dies before the
-   * resolution line leaves the intent with an open fault; whoever takes over
-   * closes the fault as abandoned and removes the lease (src/evidence/abandon.ts).
+   * The lease_intent line: durable before the resolution line (and so long
+   * before the lease enters the kernel, which waits for the resolution's
+   * durability). A resolver that dies before the resolution line leaves the
+   * intent with an open fault; whoever takes over closes the fault as
+   * abandoned and removes any lease on its tuple (src/evidence/abandon.ts).
    */
   private async intend(faultId: string, lease: LeaseIntent): Promise<void> {
     await this.intendAll(faultId, [lease]);
@@ -366,7 +402,7 @@ export class Resolver extends EventEmitter {
   /** lease_intent lines for several leases, made durable by one fdatasync */
   private async intendAll(faultId: string, leases: LeaseIntent[]): Promise<void> {
     let ticket = -1;
-    for (const lease of leases) ticket = this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, false, true);
+    for (const lease of leases) ticket = this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, { sync: false, defer: true });
     if (ticket >= 0) await this.faults.whenDurable(ticket);
   }
 
@@ -374,22 +410,23 @@ export class Resolver extends EventEmitter {
    * A DNS answer for a name a host rule covers (src/dns/service.ts; every
    * forwarded question, NXDOMAIN and empty answers included): the
    * question (dns_query, written ahead), a durable lease_intent per lease,
-   * each lease installed and read back, then the answer line (dns_answer:
-   * the name, the CNAME chain, the addresses, the leases), durable before
-   * the answer reaches the workload. A resolver that dies in between leaves
+   * then the answer line (dns_answer: the name, the CNAME chain, the
+   * addresses, the leases), durable; only then each lease installed and
+   * read back, before the answer reaches the workload. A resolver that dies in between leaves
    * the question open: whoever takes over closes it as abandoned and
    * removes its leases (src/evidence/abandon.ts).
    */
   async resolveName(
     q: { name: string; qtype: string; rcode?: string; truncated?: boolean; chain: string[]; addresses: { family: string; address: string; ttl: number }[]; rule: string; peer: string },
-    install: (intents: (ls: LeaseIntent[]) => Promise<void>) => Promise<Lease[]>,
+    install: (intents: (ls: LeaseIntent[]) => Promise<void>) => Promise<{ leases: Lease[]; commit?: () => Promise<void> }>,
   ): Promise<Lease[]> {
     const faultId = `dns-${process.pid}-${++this.dnsSeq}`;
-    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, false, true);
+    this.faults.appendTicket({ kind: 'dns_query', fault_id: faultId, name: q.name, qtype: q.qtype, rule: q.rule, peer: q.peer }, { sync: false, defer: true });
     let leases: Lease[] = [];
+    let commit: (() => Promise<void>) | undefined;
     let error: string | null = null;
     try {
-      leases = await install((ls) => this.intendAll(faultId, ls));
+      ({ leases, commit } = await install((ls) => this.intendAll(faultId, ls)));
     } catch (e) {
       error = (e as Error).message;
       this.emit('backend_error', e);
@@ -406,10 +443,12 @@ export class Resolver extends EventEmitter {
         leases: leases.map((l) => ({ ...l, expires_at_boot_ns: String(l.expires_at_boot_ns) })),
         ...(error ? { error } : {}),
       },
-      true,
+      { sync: true },
     );
     await this.faults.whenDurable(t);
     if (error) throw new Error(`DNS answer for ${q.name}: leases not installed: ${error}`);
+    // the leases enter the kernel only now that the answer line is durable
+    if (commit) await this.commitLease({ fault_id: faultId, action: 'retry_after_lease', reason: 'lease_installed' }, commit);
     return leases;
   }
 
@@ -423,7 +462,7 @@ export class Resolver extends EventEmitter {
     }
     // the workload asks as often as it likes: under the refusal budget
     if (!this.admitRefusal(r.control)) return Promise.resolve(); // counted by its control, e.g. dns/budget
-    const t = this.faults.appendTicket({ kind: 'dns_refused', fault_id: `dnsr-${process.pid}-${++this.dnsSeq}`, ...r, detail: r.detail.slice(0, 300) }, true);
+    const t = this.faults.appendTicket({ kind: 'dns_refused', fault_id: `dnsr-${process.pid}-${++this.dnsSeq}`, ...r, detail: r.detail.slice(0, 300) }, { sync: true });
     return this.faults.whenDurable(t);
   }
 
@@ -444,7 +483,7 @@ export class Resolver extends EventEmitter {
       this.emit('refused', { reason, detail, ctx, faultId });
       return { ticket: 0, durable: Promise.resolve() };
     }
-    const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null }, true);
+    const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null }, { sync: true });
     const durable = this.faults.whenDurable(ticket).then(() => {
       this.emit('refused', { reason, detail, ctx, faultId });
     });

@@ -43,7 +43,7 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    this.native = this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) =>
+    this.native = await this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) =>
       this.serve(req).catch(() => {
         // no answer that cannot be stood behind: the client denies the call
         try {
@@ -105,7 +105,15 @@ export class SupervisorServer {
     const d = decodeFault(req.body);
     if (!d.ok) return this.deny(req.id, 'malformed_fault', d.detail, peer);
     if (req.trailing) return this.deny(req.id, 'malformed_fault', 'frame_trailing: bytes after the frame', peer, d.fault.fault_id);
-    const { resolution, ticket } = await this.resolver.resolveTicket(d.fault, { via: 'socket', peer }, { deferSync: true });
+    const { resolution, ticket, ready } = await this.resolver.resolveTicket(d.fault, { via: 'socket', peer }, { deferSync: true });
+    if (ready) {
+      // a grant: answered once its line is durable and its lease is in the
+      // kernel; never, if either fails (its client denies the call)
+      await ready;
+      const native = this.native;
+      if (native) native.answer(req.id, encodeFrame(encodeResolution(resolution, this.resolver.mac(resolution))), null, 0, false);
+      return;
+    }
     this.answer(req.id, resolution, ticket);
   }
 }

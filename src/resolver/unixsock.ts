@@ -1,52 +1,12 @@
-// A private unix socket for a trusted control path (supervisor.sock,
-// control.sock): a stale socket from a killed process is replaced, anything
-// else at the path is refused; created under umask 0177 so it is never
-// briefly connectable by others, then 0600 and owned by the operation owner.
+// The sockets whose I/O runs in the addon (supervisor.sock, control.sock):
+// opened as private sockets (src/privsock.ts), served by the supervisor
+// socket's I/O thread (addon/sup_server.c).
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { GenseeError } from '../errors';
 import { loadAddon } from '../addon';
 import type { NativeRequest, NativeSupervisorServer } from '../addon';
 import { cgroupRelPath } from '../cgroup';
-
-/** Remove a stale socket from a killed process; refuse anything else at the path. */
-function clearStale(socketPath: string): void {
-  try {
-    const st = fs.lstatSync(socketPath);
-    if (!st.isSocket()) throw new GenseeError('E_NOT_FILE', `${socketPath} exists and is not a socket; refusing to replace it`, 1);
-    fs.unlinkSync(socketPath);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  }
-}
-
-function makePrivate(socketPath: string, ownerUid: number): void {
-  fs.chmodSync(socketPath, 0o600);
-  if (ownerUid !== 0) fs.chownSync(socketPath, ownerUid, -1);
-}
-
-/**
- * The same private socket as a bare non-blocking listening fd, for a server
- * whose I/O runs in the addon (src/resolver/server.ts). The caller closes it.
- */
-export function listenPrivateFd(socketPath: string, ownerUid: number, backlog = 1024): number {
-  clearStale(socketPath);
-  const addon = loadAddon();
-  const old = process.umask(0o177);
-  let fd: number;
-  try {
-    fd = addon.unixListen(socketPath, backlog);
-  } finally {
-    process.umask(old);
-  }
-  try {
-    makePrivate(socketPath, ownerUid);
-  } catch (e) {
-    addon.closeFd(fd);
-    throw e;
-  }
-  return fd;
-}
+import { openPrivateSocket } from '../privsock';
 
 /** The fd of a connected socket (for SO_PEERCRED), -1 if it has none. */
 export function fdOf(sock: net.Socket): number {
@@ -71,9 +31,10 @@ export class ServedSocket {
    * (nothing could be recorded: the log failed) is dropped: its connection
    * is closed with nothing said.
    */
-  open(ownerUid: number, cgroup: string, serve: (req: NativeRequest) => Promise<void>): NativeSupervisorServer {
+  async open(ownerUid: number, cgroup: string, serve: (req: NativeRequest) => Promise<void>): Promise<NativeSupervisorServer> {
     const addon = loadAddon();
-    const fd = listenPrivateFd(this.socketPath, ownerUid);
+    // only this operation's resolver serves these paths (it holds the operation's lock): a socket there is stale
+    const fd = await openPrivateSocket(this.socketPath, { owner: ownerUid });
     const onReady = () => {
       const n = this.native;
       if (!n) return;

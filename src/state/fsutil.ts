@@ -58,7 +58,8 @@ export function assertNoSymlinks(p: string): void {
   }
 }
 
-function fsyncDirSync(dir: string): void {
+/** fsync a directory by path (after creating or renaming entries in it). */
+export function fsyncDirSync(dir: string): void {
   const fd = fs.openSync(dir, C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW);
   try {
     fs.fsyncSync(fd);
@@ -407,7 +408,7 @@ export async function readLines(file: string, onLine: (line: Buffer, complete: b
       }
       if (start < b.length) {
         carried += b.length - start;
-        if (opts.maxLine !== undefined && carried > opts.maxLine) throw new GenseeError('E_TOO_LARGE', `${file}: a line of more than ${opts.maxLine} bytes`, 1);
+        if (opts.maxLine !== undefined && carried > opts.maxLine) throw new GenseeError('E_TOO_LARGE', `${file}: a line of more than ${opts.maxLine} bytes`);
         carry.push(Buffer.from(b.subarray(start)));
       }
     }
@@ -443,11 +444,6 @@ export function readFileNoFollowSync(file: string, maxBytes: number): Buffer {
 export function writeAllSync(fd: number, data: Uint8Array): void {
   let off = 0;
   while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
-}
-
-/** fsync a directory by path (after creating or renaming entries in it). */
-export function fsyncDirectorySync(dir: string): void {
-  fsyncDirSync(dir);
 }
 
 const locks = new Map<string, Promise<void>>();

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Family, Protocol } from '../addr';
+import type { Lease } from '../dataplane';
 import { GenseeError } from '../errors';
 import { assertNoSymlinks, withFileLock, writeFileAtomic } from './fsutil';
 import { checkOpDir } from './operation';
@@ -37,6 +38,24 @@ export interface LeaseRecord {
   /** 0 = unlimited */
   max_uses: number;
   installed_at: string;
+}
+
+/**
+ * The record of a kernel lease, installed now: the one mapping from a lease
+ * map entry to network.json's form, for the resolver's installs and the
+ * envelope's alike. maxUses 0 = unlimited.
+ */
+export function leaseRecordOf(l: Lease, maxUses = 0): LeaseRecord {
+  return {
+    generation: Number(l.generation),
+    family: l.tuple.family,
+    protocol: l.tuple.protocol,
+    address: l.tuple.address,
+    port: l.tuple.port,
+    expires_at_boot_ns: String(l.expiresBootNs),
+    max_uses: maxUses,
+    installed_at: new Date().toISOString(),
+  };
 }
 
 /** network.json, schema 1. Keys are written in this order. */
@@ -384,7 +403,7 @@ export function withGeneration(rec: NetworkRecord, generation: number, reason: s
 /** Mark a generation revoked and drop its leases (after its counters were harvested). */
 export function revokeGeneration(rec: NetworkRecord, generation: number, now = new Date()): NetworkRecord {
   if (!rec.generations.some((g) => g.generation === generation)) {
-    throw new GenseeError('E_STATE', `no generation ${generation} to revoke`, 1);
+    throw new GenseeError('E_STATE', `no generation ${generation} to revoke`);
   }
   return {
     ...rec,

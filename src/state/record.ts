@@ -11,7 +11,7 @@ export function isObject(v: unknown): v is Json {
 }
 
 export function bad(where: string, msg: string): GenseeError {
-  return new GenseeError('E_STATE', `${where}: ${msg}`, 1);
+  return new GenseeError('E_STATE', `${where}: ${msg}`);
 }
 
 export function obj(v: unknown, where: string, keys: readonly string[], optional: readonly string[] = []): Json {
@@ -88,7 +88,7 @@ export function parseRecordJson(data: Buffer, where: string): unknown {
   try {
     return JSON.parse(data.toString('utf8'));
   } catch (e) {
-    throw new GenseeError('E_BAD_JSON', `${where}: ${(e as Error).message}`, 1);
+    throw new GenseeError('E_BAD_JSON', `${where}: ${(e as Error).message}`);
   }
 }
 

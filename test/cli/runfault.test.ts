@@ -11,7 +11,7 @@ import { requireKernel, uniqueName, GENSEE_BIN } from '../helpers/kernel';
 import { shortStateDir, startTestSupervisor, workload, networkFault } from '../helpers/supervisor';
 import { createOperation, opDir } from '../../src/state/operation';
 import { readStartTimeTicks } from '../../src/resolver/subject';
-import { listenPrivateFd } from '../../src/resolver/unixsock';
+import { openPrivateSocket } from '../../src/privsock';
 import { loadAddon } from '../../src/addon';
 import { faultToJson } from '../../src/protocol/json';
 
@@ -62,7 +62,7 @@ t.test('no resolver socket: exit 4, one line', async (t) => {
 t.test('a socket nobody listens on: exit 4 ECONNREFUSED', async (t) => {
   const o = await opWithoutResolver(t);
   // bound and closed: the file stays, connect() is refused
-  loadAddon().closeFd(listenPrivateFd(o.sock, 0));
+  loadAddon().closeFd(await openPrivateSocket(o.sock, { owner: 0 }));
   t.ok(fs.existsSync(o.sock), 'a stale socket file is there');
   unreachable(t, await runFault(o.sock, o.fault), o.sock, /ECONNREFUSED/, 'stale socket');
 });

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { requireKernel, probe, tcpServer, waitFor } from '../helpers/kernel';
 import { startTestSupervisor, controlRequestFromCgroup } from '../helpers/supervisor';
-import { CONTROL_SOCKET, controlRequest } from '../../src/counters/control';
+import { CONTROL_SOCKET, controlRequest } from '../../src/envelope/control';
 import { parseDestination } from '../../src/addr';
 import { counterLines, matching } from './lib';
 

@@ -2,7 +2,7 @@
 // there is no table: without nft no reading would ever clear the list, and
 // a long run held every lease that ever expired.
 import t from 'tap';
-import { NftMirror } from '../../src/counters/nft-mirror';
+import { NftMirror } from '../../src/envelope/nft-mirror';
 
 t.test('without a table, retired leases are not kept', async (t) => {
   const m = new NftMirror((e) => t.fail(e.message));

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Sampler, CounterSource, RawCounters, counterKeyHex, emptySamplerState } from '../../src/counters/sampler';
 import { applyLine, resume, writeSnapshot } from '../../src/counters/snapshot';
-import { compact, planHandover, needsCompaction, editLeases } from '../../src/counters/generations';
+import { compact, planHandover, needsCompaction, editLeases } from '../../src/envelope/generations';
 import { summarize, parseSince } from '../../src/counters/summary';
 import { ChainedLog } from '../../src/evidence/chain';
 import { parsePolicy } from '../../src/protocol/json';

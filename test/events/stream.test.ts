@@ -66,7 +66,7 @@ const boundary = (i: number) => ({ type: 'boundary', event: { kind: 'egress_deni
 /** append n lines to a log without waiting for fdatasync, yielding to the event loop every `every` lines */
 async function appendMany(log: ChainedLog, n: number, every = 100, fields: (i: number) => Record<string, unknown> = boundary): Promise<void> {
   for (let i = 0; i < n; i++) {
-    log.appendTicket(fields(i), false);
+    log.appendTicket(fields(i), { sync: false });
     if ((i + 1) % every === 0) await tick();
   }
 }

@@ -159,7 +159,7 @@ t.test('socket path rules', async (t) => {
 
   const live = path.join(dir, 'live.sock');
   const fd = await listenSocket(live);
-  await t.rejects(listenSocket(live), { code: 'E_OP_EXISTS' }, 'a live listener is not replaced');
+  await t.rejects(listenSocket(live), { code: 'E_SOCKET_IN_USE' }, 'a live listener is not replaced');
   addon.closeFd(fd); // now stale: the path remains, nobody accepts
   t.ok(fs.lstatSync(live).isSocket());
   const fd2 = await listenSocket(live);

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { requireKernel, waitFor } from '../helpers/kernel';
 import { rawFrameClient, frame } from '../helpers/rawframes';
 import { startTestSupervisor, faultLines, controlRequestFromCgroup } from '../helpers/supervisor';
-import { ControlServer, CONTROL_SOCKET, controlRequest, encodeRequest, replyMac, type ControlRequest } from '../../src/counters/control';
+import { ControlServer, CONTROL_SOCKET, controlRequest, encodeRequest, replyMac, type ControlRequest } from '../../src/envelope/control';
 import { gensee } from '../../src/gen/control';
 
 const rawClient = (sockPath: string) => rawFrameClient(sockPath, (body) => body);

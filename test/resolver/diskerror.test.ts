@@ -14,6 +14,7 @@ import { PACKAGE_ROOT } from '../../src/addon';
 import { DataPlane } from '../../src/dataplane';
 import { GENSEE_BIN, requireKernel, uniqueName, waitFor } from '../helpers/kernel';
 import { shortStateDir } from '../helpers/supervisor';
+import { startupDeadline } from '../helpers/trials';
 import { cleanupOp } from '../adversarial/lib';
 
 const FLOOD = path.join(PACKAGE_ROOT, 'obj', 'adv', 'diskflood');
@@ -92,7 +93,7 @@ t.test('ENOSPC mid-run with grants in flight: fail closed, no undurable lease, r
     }
   };
 
-  await waitFor(() => now().ECONNREFUSED > 200, 30_000, 50);
+  await waitFor(() => now().ECONNREFUSED > 200, startupDeadline(), 50);
   t.ok(now().ECONNREFUSED > 200, `grants work before the disk fills (${now().ECONNREFUSED} granted)`);
 
   // another tenant fills the filesystem
@@ -141,7 +142,9 @@ t.test('ENOSPC mid-run with grants in flight: fail closed, no undurable lease, r
   // space returns: serving again by itself
   fs.rmSync(filler);
   await waitFor(() => status().condition !== 'failed', 20_000, 100).catch(() => undefined);
-  t.equal(status().condition, 'active', 'gensee status: active again');
+  // active again (closed if a slow machine let the workload end meanwhile:
+  // the evidence_resumed line below says it resumed)
+  t.match(status().condition, /^(active|closed)$/, 'gensee status: no longer failed');
   const back = now().ECONNREFUSED;
   await waitFor(() => now().ECONNREFUSED > back + 50, 10_000, 50).catch(() => undefined);
   t.ok(now().ECONNREFUSED > back + 50, `grants work again (${now().ECONNREFUSED - back} since)`);
@@ -179,7 +182,7 @@ t.test('gensee stop on a full disk: killed, detached, unpinned; the record once 
   const c = spawn(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--', FLOOD, 'flood', '--port', '30000', '--span', '1000', '--ms', '60000'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = new Promise<number | null>((res) => c.on('close', (code) => res(code)));
   const opFile = path.join(st, 'network-operations', op, 'operation.json');
-  await waitFor(() => fs.existsSync(opFile) && fs.existsSync(path.join(st, 'network-operations', op, 'faults.jsonl')), 30_000, 50);
+  await waitFor(() => fs.existsSync(opFile) && fs.existsSync(path.join(st, 'network-operations', op, 'faults.jsonl')), startupDeadline(), 50);
   const cgroup = (JSON.parse(fs.readFileSync(opFile, 'utf8')) as { cgroup: string }).cgroup;
   await new Promise((r) => setTimeout(r, 1000));
   const filler = path.join(mnt, 'filler');
@@ -228,7 +231,7 @@ t.test('GENSEE_ON_EVIDENCE_FAILURE=exit: the supervisor exits 75, the hooks stay
   let err = '';
   c.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((res) => c.on('close', (code) => res(code)));
-  await waitFor(() => fs.existsSync(path.join(st, 'network-operations', op, 'faults.jsonl')), 30_000, 50);
+  await waitFor(() => fs.existsSync(path.join(st, 'network-operations', op, 'faults.jsonl')), startupDeadline(), 50);
   await new Promise((r) => setTimeout(r, 1000));
   const fd = fs.openSync(path.join(mnt, 'filler'), 'w');
   try {
@@ -286,7 +289,7 @@ t.test('a disk that fails every write mid-run (ext4 shut down): fail closed, sto
   c.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((res) => c.on('close', (code) => res(code)));
   const now = (): Progress => last ?? { t: 0, attempts: 0, ok: 0, EACCES: 0, ECONNREFUSED: 0, other: 0 };
-  await waitFor(() => now().ECONNREFUSED > 100, 30_000, 50);
+  await waitFor(() => now().ECONNREFUSED > 100, startupDeadline(), 50);
   const opFile = path.join(st, 'network-operations', op, 'operation.json');
   const cgroup = (JSON.parse(fs.readFileSync(opFile, 'utf8')) as { cgroup: string }).cgroup;
   t.equal(spawnSync(path.join(PACKAGE_ROOT, 'obj', 'adv', 'fsshutdown'), [mnt]).status, 0, 'the disk is gone: every write fails (EIO)');

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// nan glue: argument checking, Buffer <-> struct copies, errno exceptions.
-// All logic lives in the plain-C files (dataplane.c, peercred.c).
+// The data plane's nan glue: argument checking, Buffer <-> struct copies,
+// errno exceptions. All logic lives in the plain-C files (dataplane.c,
+// topup.c, peercred.c).
 #include <nan.h>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "topup.h"
 #include "peercred.h"
 #include "nan_util.h"
+#include "sup_server.h"
 
 void InitNotify(v8::Local<v8::Object> target);            // notify_glue.cc
 void InitSupervisorSocket(v8::Local<v8::Object> target);  // sup_glue.cc
@@ -169,10 +171,9 @@ class DataPlane : public Nan::ObjectWrap {
     if (!BufferArg(info, 0, "key", sizeof(gs_lease_key), &k) ||
         !BufferArg(info, 1, "value", sizeof(gs_lease_value), &v))
       return;
-    bool only_new = info.Length() > 2 && Nan::To<bool>(info[2]).FromJust();
     gs_err err = {};
     if (gs_lease_put(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), reinterpret_cast<const gs_lease_value *>(v),
-                     only_new, &err))
+                     &err))
       return ThrowErr(err);
   }
 
@@ -385,6 +386,9 @@ NAN_MODULE_INIT(InitAll) {
   Nan::Set(abi, Nan::New("faultRlWindowNs").ToLocalChecked(),
            Nan::New<v8::Number>(static_cast<double>(GS_FAULT_RL_WINDOW_NS)));
   Nan::Set(abi, Nan::New("eventsBytes").ToLocalChecked(), Nan::New<v8::Number>(GS_EVENTS_BYTES));
+  // the wire rules of every gensee socket (sup_server.h), mirrored in src/protocol/framing.ts
+  Nan::Set(abi, Nan::New("frameMaxBytes").ToLocalChecked(), Nan::New<v8::Number>(GS_FRAME_MAX));
+  Nan::Set(abi, Nan::New("frameTimeoutMs").ToLocalChecked(), Nan::New<v8::Number>(GS_FRAME_TIMEOUT_MS));
   Nan::Set(target, Nan::New("abi").ToLocalChecked(), abi);
   DataPlane::Init(target);
   InitNotify(target);

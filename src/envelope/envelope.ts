@@ -40,7 +40,7 @@
 import * as path from 'node:path';
 import { NativeDataPlane } from '../addon';
 import { Tuple, formatTuple, parseAddress, parsePort, parseProtocol } from '../addr';
-import { DataPlane, Lease, bootNs } from '../dataplane';
+import { DataPlane, bootNs } from '../dataplane';
 import { leaseExpired } from '../abi';
 import { GenseeError } from '../errors';
 import { LogFields } from '../evidence/chain';
@@ -48,7 +48,7 @@ import type { NetworkBackend, LeaseIntent } from '../backends/network';
 import type { NftBackend } from '../backends/nft';
 import { parsePolicy, policyHash } from '../protocol/json';
 import type { Policy } from '../protocol/types';
-import { LeaseRecord, NetworkRecord, findLease, leaseKey, withoutLease } from '../state/network';
+import { LeaseRecord, NetworkRecord, findLease, leaseKey, leaseRecordOf, withoutLease } from '../state/network';
 import { updateOperation } from '../state/operation';
 import { ControlServer, CONTROL_SOCKET } from './control';
 import type { LogHub } from '../events/hub';
@@ -58,7 +58,7 @@ import { compact, editLeases, findGeneration, isPolicyReason, markRevoked, needs
 import { InstallLedger } from './installs';
 import { LeaseScan } from './lease-scan';
 import { NftMirror } from './nft-mirror';
-import { CounterRecorder, Ended, dest, tupleOf } from './recorder';
+import { CounterRecorder, Ended, dest, tupleOf } from '../counters/recorder';
 import { ReadingSchedule } from './schedule';
 
 export const SAMPLE_INTERVAL_MS = 1000;
@@ -269,7 +269,7 @@ export class Envelope {
       this.recorder.append(lines, at);
       return changed;
     }
-    const expired = found.expired.map((e) => ({ lease: 'tuple' in e.lease ? this.recordOf(e.lease) : e.lease, why: e.why }));
+    const expired = found.expired.map((e) => ({ lease: 'tuple' in e.lease ? leaseRecordOf(e.lease) : e.lease, why: e.why }));
     const gone = found.gone;
     const ended: Ended[] = this.installs.takeReplaced();
     const remove = new Set<string>();
@@ -299,7 +299,7 @@ export class Envelope {
       const g = this.newGeneration('operator_lease', { by: 'external', ...dest(k.tuple) }, at);
       const uses = k.usesLeft === null ? 0 : Number(k.usesLeft);
       const l = dp.putLease({ tuple: k.tuple, generation: BigInt(g), expiresBootNs: k.expiresBootNs, maxUses: uses });
-      put.push(this.recordOf(l, uses));
+      put.push(leaseRecordOf(l, uses));
       if (this.mirror.nft) void this.mirror.put([{ tuple: k.tuple, expiresBootNs: k.expiresBootNs }], now).catch((e: Error) => this.o.onError(e));
     }
     const changed = remove.size > 0 || put.length > 0;
@@ -326,19 +326,6 @@ export class Envelope {
     if (changed) this.scan.recordChanged();
     this.recorder.append([...s.lines, ...this.recorder.endedLines(ended), ...r.lines], at);
     return changed || r.lines.length > 0;
-  }
-
-  private recordOf(k: Lease, maxUses = 0): LeaseRecord {
-    return {
-      generation: Number(k.generation),
-      family: k.tuple.family,
-      protocol: k.tuple.protocol,
-      address: k.tuple.address,
-      port: k.tuple.port,
-      expires_at_boot_ns: String(k.expiresBootNs),
-      max_uses: maxUses,
-      installed_at: new Date().toISOString(),
-    };
   }
 
   /** Retire generations of `rec` that no longer tag any lease (after their final harvest). */
@@ -397,7 +384,7 @@ export class Envelope {
   }
 
   private async dispatch(req: ControlRequest, peer: ControlPeer): Promise<Record<string, unknown>> {
-    if (this.stopping) throw new GenseeError('E_STATE', 'the supervisor is stopping', 1);
+    if (this.stopping) throw new GenseeError('E_STATE', 'the supervisor is stopping');
     switch (req.command) {
       case 'policy_apply': {
         if (typeof req.policy_text !== 'string') throw new GenseeError('E_SCHEMA', 'policy_text must be a string');
@@ -424,7 +411,7 @@ export class Envelope {
       case 'attention_clear':
       case 'executor_tool':
       case 'executor_denial':
-        if (!this.o.supervisorCommand) throw new GenseeError('E_STATE', `this supervisor does not take ${req.command}`, 1);
+        if (!this.o.supervisorCommand) throw new GenseeError('E_STATE', `this supervisor does not take ${req.command}`);
         return this.o.supervisorCommand(req, peer);
       default:
         throw new GenseeError('E_SCHEMA', 'unknown command');
@@ -519,7 +506,7 @@ export class Envelope {
       const net = this.o.network;
       const G = this.newGeneration('operator_lease', { by, ...dest(t), ttl_ms: ttlMs, max_uses: maxUses });
       const l = this.o.dp.putLease({ tuple: t, generation: BigInt(G), ttlMs: ttlMs || null, maxUses });
-      const rec = this.recordOf(l, maxUses);
+      const rec = leaseRecordOf(l, maxUses);
       const replaced = findLease(net.record, t);
       net.setRecord(editLeases(net.record, new Set(), [rec]));
       await this.installs.installed(rec, replaced);
@@ -544,7 +531,7 @@ export class Envelope {
       const r = findLease(net.record, t);
       const k = dp.getLease(t);
       if (!r && !k) throw new GenseeError('E_USAGE', `no lease for ${formatTuple(t)} in operation ${this.o.op}`);
-      const lease = r ?? this.recordOf(k!);
+      const lease = r ?? leaseRecordOf(k!);
       // the revocation is durable before the kernel lets go of the lease:
       // a crash in between leaves a kernel lease with no record, which the
       // restart removes; never a record that would restore it

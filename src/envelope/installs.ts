@@ -13,7 +13,7 @@ import type { InstallSink } from '../backends/network';
 import { LeaseRecord, leaseKey } from '../state/network';
 import { LeaseScan } from './lease-scan';
 import { NftMirror } from './nft-mirror';
-import { CounterRecorder, Ended, tupleOf } from './recorder';
+import { CounterRecorder, Ended, tupleOf } from '../counters/recorder';
 import { ReadingSchedule } from './schedule';
 
 export class InstallLedger implements InstallSink {

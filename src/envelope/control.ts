@@ -181,7 +181,7 @@ export class ControlServer {
   }
 
   async listen(): Promise<void> {
-    this.native = this.sock.open(this.o.ownerUid, this.o.cgroup, (req) => this.serve(req));
+    this.native = await this.sock.open(this.o.ownerUid, this.o.cgroup, (req) => this.serve(req));
   }
 
   async close(): Promise<void> {
@@ -247,25 +247,25 @@ export async function controlRequest(o: {
   request: ControlRequest;
   timeoutMs?: number;
 }): Promise<Record<string, unknown>> {
-  if (!o.resolver) throw new GenseeError('E_STATE', 'no resolver is running for this operation (operation.json has none)', 1);
+  if (!o.resolver) throw new GenseeError('E_STATE', 'no resolver is running for this operation (operation.json has none)');
   const sock = net.createConnection(o.socketPath);
   sock.on('error', () => undefined);
   const timeoutMs = o.timeoutMs ?? 30_000;
   try {
     await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new GenseeError('E_STATE', `connect ${o.socketPath}: timed out`, 1)), 5000);
+      const t = setTimeout(() => reject(new GenseeError('E_STATE', `connect ${o.socketPath}: timed out`)), 5000);
       sock.once('connect', () => {
         clearTimeout(t);
         resolve();
       });
       sock.once('error', (e: NodeJS.ErrnoException) => {
         clearTimeout(t);
-        reject(new GenseeError('E_STATE', `no supervisor is listening on ${o.socketPath} (${e.code ?? e.message})`, 1));
+        reject(new GenseeError('E_STATE', `no supervisor is listening on ${o.socketPath} (${e.code ?? e.message})`));
       });
     });
     const cred = loadAddon().peerCred(fdOf(sock));
     if (cred.pid !== o.resolver.pid || readStartTimeTicks(cred.pid) !== o.resolver.start_time_ticks) {
-      throw new GenseeError('E_STATE', `control socket peer pid ${cred.pid} is not the resolver of operation.json (pid ${o.resolver.pid})`, 1);
+      throw new GenseeError('E_STATE', `control socket peer pid ${cred.pid} is not the resolver of operation.json (pid ${o.resolver.pid})`);
     }
     const reply = readFrame(sock, { idleTimeoutMs: timeoutMs, timeoutMs });
     reply.catch(() => undefined);
@@ -277,25 +277,25 @@ export async function controlRequest(o: {
       signed = strictDecode<gensee.v2.SignedControlReply>(pb.SignedControlReply, frame, 'control reply');
       const got = Buffer.from(signed.mac);
       const want = replyMac(o.key, signed.reply);
-      if (got.length !== want.length || !timingSafeEqual(got, want)) throw new GenseeError('E_STATE', 'control reply MAC does not verify under the operation key', 1);
+      if (got.length !== want.length || !timingSafeEqual(got, want)) throw new GenseeError('E_STATE', 'control reply MAC does not verify under the operation key');
       r = strictDecode<gensee.v2.ControlReply>(pb.ControlReply, signed.reply, 'control reply');
     } catch (e) {
       if (e instanceof GenseeError && e.code === 'E_STATE') throw e;
-      throw new GenseeError('E_STATE', (e as Error).message, 1);
+      throw new GenseeError('E_STATE', (e as Error).message);
     }
-    if (r.schema !== CONTROL_SCHEMA) throw new GenseeError('E_STATE', `control reply: schema ${r.schema}, expected ${CONTROL_SCHEMA}`, 1);
+    if (r.schema !== CONTROL_SCHEMA) throw new GenseeError('E_STATE', `control reply: schema ${r.schema}, expected ${CONTROL_SCHEMA}`);
     if (r.ok) {
       let fields: Record<string, unknown>;
       try {
         fields = JSON.parse(r.ok.fields_json ?? '') as Record<string, unknown>;
       } catch {
-        throw new GenseeError('E_STATE', 'control reply: fields_json is not JSON', 1);
+        throw new GenseeError('E_STATE', 'control reply: fields_json is not JSON');
       }
       return { ok: true, command: r.ok.command ?? '', ...fields };
     }
     const code = r.error?.code ?? '';
     const ecode = /^E_[A-Z_]+$/.test(code) ? (code as ErrorCode) : 'E_STATE';
-    throw new GenseeError(ecode, `supervisor refused: ${r.error?.message || code}`, 1);
+    throw new GenseeError(ecode, `supervisor refused: ${r.error?.message || code}`);
   } finally {
     sock.destroy();
   }
