@@ -52,7 +52,7 @@ t.test('listener SIGKILLed under a running container: its calls wait, then are a
   const script = `${ncScript([['first', leased.port]])}; while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['second', leased.port], ['denied', unleased.port]])}`;
   const b = makeBundle(t, root, 'k', { listenerPath: sock, metadata: `op=${op}`, script });
   const running = runcRun(b, 60_000);
-  await waitFor(() => leased.accepted() === 1, 15_000);
+  await waitFor(() => leased.accepted() === 1, 30_000);
   t.ok(fs.existsSync(keep), 'the listener started the holder');
 
   l1.child.kill('SIGKILL');
@@ -63,7 +63,7 @@ t.test('listener SIGKILLed under a running container: its calls wait, then are a
   t.equal(leased.accepted(), 1, 'while no listener runs, the paused connect neither fails nor gets through');
 
   const l2 = await startListener(t, args);
-  const resumed = await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 15_000);
+  const resumed = await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 30_000);
   t.equal(resumed.fds, 1, 'the new listener took the container\'s seccomp fd from the holder');
   const r = await running;
   t.match(r.out, /^first=0 /m, 'the first connect went through under the first listener');
@@ -73,7 +73,7 @@ t.test('listener SIGKILLed under a running container: its calls wait, then are a
   t.equal(leased.accepted(), 2, 'the leased server saw both connects');
   t.equal(unleased.accepted(), 0, 'the denied server saw nothing');
 
-  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 15_000);
+  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 30_000);
   const lines = faultLines(stateDir, op);
   const takeover = lines.find((x) => x.kind === 'resolver_takeover');
   t.match(takeover, { old_pid: l1.child.pid, new_pid: l2.child.pid, how: 'restart', kept_fds: 1 }, 'faults.jsonl says who took over from whom');
@@ -92,7 +92,7 @@ t.test('a connect in flight when the listener dies is restarted and answered, no
   const l1 = await startListener(t, args);
   const b = makeBundle(t, root, 'f', { listenerPath: sock, metadata: `op=${op}`, script: `while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['inflight', leased.port]])}` });
   const running = runcRun(b, 60_000);
-  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 15_000);
+  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 30_000);
   // stop the listener (SIGSTOP: its notifier has received the call, nothing answers it), then kill it
   l1.child.kill('SIGSTOP');
   fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
@@ -100,11 +100,11 @@ t.test('a connect in flight when the listener dies is restarted and answered, no
   l1.child.kill('SIGKILL');
   await new Promise((r) => l1.child.once('exit', r));
   const l2 = await startListener(t, args);
-  const resumed = await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 15_000);
+  const resumed = await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 30_000);
   const r = await running;
   t.match(r.out, /^inflight=0 /m, `the call survives its listener's death (${r.out.trim()}; restarted ${String(resumed.restarted_calls)})`);
   t.equal(leased.accepted(), 1);
-  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 15_000);
+  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 30_000);
   const verify = execFileSync(process.execPath, [GENSEE_BIN, 'verify', '--op', op, '--state-dir', stateDir]).toString();
   t.match(verify, /verify .*: ok/, 'gensee verify passes');
 });
@@ -124,7 +124,7 @@ t.test('a container started while the listener is down waits in the kept socket 
   const r = await running;
   t.equal(r.code, 0, `runc run succeeds: its hand-off went into the kept socket's backlog (${r.out.trim()})`);
   t.match(r.out, /^late=0 /m, 'the container\'s connect is served once the listener is back');
-  await l2.waitEvent((e) => e.event === 'attached' && e.op === op, 15_000);
+  await l2.waitEvent((e) => e.event === 'attached' && e.op === op, 30_000);
   t.equal(await l2.stop(), 0);
 });
 
@@ -167,7 +167,7 @@ t.test('a forged resolver gets nothing from the holder and is recorded', async (
   const l1 = await startListener(t, args);
   const b = makeBundle(t, root, 'z', { listenerPath: sock, metadata: `op=${op}`, script: `while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['after', leased.port]])}` });
   const running = runcRun(b, 60_000);
-  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 15_000);
+  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 30_000);
 
   // root itself, as a control: admitted, and it does get the fds
   const control = await forgedClient(keep, ['env']);
@@ -186,11 +186,11 @@ t.test('a forged resolver gets nothing from the holder and is recorded', async (
   l1.child.kill('SIGKILL');
   await new Promise((r) => l1.child.once('exit', r));
   const l2 = await startListener(t, args);
-  await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 15_000);
+  await l2.waitEvent((e) => e.event === 'resumed' && e.op === op, 30_000);
   fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
   const r = await running;
   t.match(r.out, /^after=0 /m, 'the container is served after the restart');
-  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 15_000);
+  await l2.waitEvent((e) => e.event === 'stopped' && e.op === op, 30_000);
   const refused = faultLines(stateDir, op).filter((x) => x.kind === 'fdkeep_refused') as { uid: number; why: string }[];
   t.ok(refused.some((x) => x.uid === 65534 && /uid 65534/.test(x.why)), 'the other uid is in faults.jsonl as fdkeep_refused');
   t.ok(refused.some((x) => x.uid === 0 && /net namespace/.test(x.why)), 'so is root of the other network namespace');
@@ -211,8 +211,8 @@ t.test('gensee upgrade: a successor takes the fds over, the old one leaves, no c
     `i=$((i+1)); sleep 0.02; done; echo done $i`;
   const b = makeBundle(t, root, 'u', { listenerPath: sock, metadata: `op=${op}`, script: loop });
   const running = runcRun(b, 120_000);
-  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 15_000);
-  await waitFor(() => leased.accepted() >= 3, 15_000);
+  await l1.waitEvent((e) => e.event === 'attached' && e.op === op, 30_000);
+  await waitFor(() => leased.accepted() >= 3, 30_000);
   let successor = 0;
   t.teardown(() => {
     if (successor) {
@@ -233,7 +233,7 @@ t.test('gensee upgrade: a successor takes the fds over, the old one leaves, no c
   t.not(upgraded.new_pid, l1.child.pid, `a new listener took over (${upgraded.ms} ms)`);
   t.ok(l1.child.exitCode !== null || l1.child.signalCode !== null || (await waitFor(() => l1.child.exitCode !== null, 10_000)), 'the old one exited');
   const before = leased.accepted();
-  await waitFor(() => leased.accepted() >= before + 3, 15_000);
+  await waitFor(() => leased.accepted() >= before + 3, 30_000);
   fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'stop'), '');
   const r = await running;
   const lines = r.out.split('\n');
@@ -245,7 +245,7 @@ t.test('gensee upgrade: a successor takes the fds over, the old one leaves, no c
   await waitFor(() => faultLines(stateDir, op).some((x) => x.kind === 'resolver_takeover'), 10_000);
   const take = faultLines(stateDir, op).find((x) => x.kind === 'resolver_takeover');
   t.match(take, { how: 'takeover', old_pid: l1.child.pid, new_pid: upgraded.new_pid, version: /\d+\.\d+/ }, 'faults.jsonl: resolver_takeover with old and new pid and the version');
-  await waitFor(() => JSON.parse(fs.readFileSync(path.join(stateDir, 'network-operations', op, 'operation.json'), 'utf8')).state === 'closed', 15_000);
+  await waitFor(() => JSON.parse(fs.readFileSync(path.join(stateDir, 'network-operations', op, 'operation.json'), 'utf8')).state === 'closed', 30_000);
   const verify = execFileSync(process.execPath, [GENSEE_BIN, 'verify', '--op', op, '--state-dir', stateDir]).toString();
   t.match(verify, /verify .*: ok/, 'gensee verify passes across the takeover');
 });
@@ -297,7 +297,7 @@ t.test('under systemd: fds go to the fd store (FDSTORE=1) and come back as LISTE
   pids.push(first.pid as number);
   const b = makeBundle(t, root, 's', { listenerPath: sock, metadata: `op=${op}`, script: `${ncScript([['first', leased.port]])}; while [ ! -e /tmp/go ]; do sleep 0.05; done; ${ncScript([['second', leased.port]])}` });
   const running = runcRun(b, 60_000);
-  await waitFor(() => leased.accepted() === 1, 15_000);
+  await waitFor(() => leased.accepted() === 1, 30_000);
   process.kill(first.pid as number, 'SIGKILL');
   fs.writeFileSync(path.join(b.dir, 'rootfs', 'tmp', 'go'), '');
   const second = await ev((e) => e.event === 'listening' && e.pid !== first.pid);

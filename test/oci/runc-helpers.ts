@@ -115,7 +115,7 @@ export async function startListener(t: TapT, args: string[]): Promise<Listener> 
     child,
     events,
     stderr: () => err,
-    waitEvent: (pred, timeoutMs = 10_000) =>
+    waitEvent: (pred, timeoutMs = 30_000) =>
       waitFor(() => events.find(pred) ?? (child.exitCode !== null ? (() => { throw new Error(`listener exited ${child.exitCode}: ${err}`); })() : undefined), timeoutMs),
     stop,
   };
