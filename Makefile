@@ -100,11 +100,18 @@ $(NOTIFY_FLOOR): bench/notify-floor.c bench/floor_io.h $(BPF_HDR)
 	$(Q)$(CC) -O2 $(CWARN) -Ibpf -o $@ $< -lbpf -lpthread
 
 LAUNCHER := obj/gensee-exec
-LAUNCHER_SRC := $(wildcard launcher/*.c launcher/*.h)
+LAUNCHER_SRC := launcher/gensee-exec.c $(wildcard launcher/*.h)
 $(LAUNCHER): $(LAUNCHER_SRC) $(SETUP_STAMP)
 	@mkdir -p obj
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 $(CWARN) -o $@ $(filter %.c,$(LAUNCHER_SRC)) -lseccomp -lcap
+
+# the fd holder of the OCI listener: plain C, no libraries (docs/restarts.md)
+FDKEEP := obj/gensee-fdkeep
+$(FDKEEP): launcher/gensee-fdkeep.c
+	@mkdir -p obj
+	@echo "  CC      $@"
+	$(Q)$(CC) -O2 $(CWARN) -o $@ $<
 
 # test/adversarial/flood.test.ts's workload: an io_uring connect flood; it
 # shares gs-probe's header with bench/floor.c
@@ -150,6 +157,8 @@ $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	$(Q)$(TSC) -p tsconfig.json
 	$(Q)mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/
 	@touch $@
+
+build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(FDKEEP) $(TSC_STAMP)
 
 build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(TSC_STAMP) \
 	$(ADV_FLOOD_BIN) $(ADV_BOMB_BIN) $(ADV_RACE_BIN) $(ADV_BINS)

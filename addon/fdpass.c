@@ -4,6 +4,7 @@
  * never keep an fd we did not ask for. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,4 +241,30 @@ int gs_accept(int fd, struct gs_err *err)
 	if (c < 0)
 		return gs_errf(err, errno, "accept4", "fd %d", fd);
 	return c;
+}
+
+int gs_unix_connect(const char *path, int type, struct gs_err *err)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t n = strlen(path);
+	int fd, r;
+
+	if (n >= sizeof(sun.sun_path) || n == 0)
+		return gs_errf(err, ENAMETOOLONG, "connect", "%s", path);
+	memcpy(sun.sun_path, path, n);
+	if (path[0] == '@') /* the abstract namespace, as systemd writes it */
+		sun.sun_path[0] = 0;
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gs_errf(err, errno, "socket", "AF_UNIX");
+	do
+		r = connect(fd, (struct sockaddr *)&sun,
+			    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (path[0] != '@')));
+	while (r < 0 && errno == EINTR);
+	if (r) {
+		int e = errno;
+		close(fd);
+		return gs_errf(err, e, "connect", "%s", path);
+	}
+	return fd;
 }

@@ -41,6 +41,10 @@ int gs_unix_listen(const char *path, int backlog, struct gs_err *err);
 /* Accept one connection (non-blocking, close-on-exec). -1 with errnum
  * EAGAIN when none is waiting. */
 int gs_accept(int fd, struct gs_err *err);
+/* Connect a socket of type (SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM) to the
+ * unix socket at path, '@' first for the abstract namespace (blocking,
+ * close-on-exec). The fd, or -1. */
+int gs_unix_connect(const char *path, int type, struct gs_err *err);
 
 #ifdef __cplusplus
 }

@@ -695,6 +695,19 @@ NAN_METHOD(UnixListen) {
   info.GetReturnValue().Set(fd);
 }
 
+// unixConnect(path, 'stream' | 'seqpacket' | 'dgram') → fd (blocking, close-on-exec)
+NAN_METHOD(UnixConnect) {
+  std::string path, type = "stream";
+  if (!StringArg(info, 0, "path", &path)) return;
+  if (info.Length() > 1 && !StringArg(info, 1, "type", &type)) return;
+  int t = type == "seqpacket" ? SOCK_SEQPACKET : type == "dgram" ? SOCK_DGRAM : type == "stream" ? SOCK_STREAM : -1;
+  if (t < 0) return Nan::ThrowTypeError("type must be 'stream', 'seqpacket' or 'dgram'");
+  gs_err err = {};
+  int fd = gs_unix_connect(path.c_str(), t, &err);
+  if (fd < 0) return ThrowErr(err);
+  info.GetReturnValue().Set(fd);
+}
+
 // accept(fd) → fd | null when none is waiting
 NAN_METHOD(Accept) {
   int fd;
@@ -745,6 +758,7 @@ void InitNotify(v8::Local<v8::Object> target) {
                               {"recvFd", RecvFd},
                               {"sendFd", SendFd},
                               {"unixListen", UnixListen},
+                              {"unixConnect", UnixConnect},
                               {"accept", Accept},
                               {"closeFd", CloseFd},
                               {"verdictForAction", VerdictForAction}});

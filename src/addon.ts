@@ -281,6 +281,8 @@ export interface Addon {
   sendFd(sock: number, fds: number[], data?: Buffer): number;
   /** non-blocking, close-on-exec SOCK_STREAM listener; path must not exist */
   unixListen(path: string, backlog?: number): number;
+  /** connect to a unix socket (blocking, close-on-exec); '@name': the abstract namespace */
+  unixConnect(path: string, type?: 'stream' | 'seqpacket' | 'dgram'): number;
   /** non-blocking, close-on-exec; null when nobody is waiting */
   accept(fd: number): number | null;
   closeFd(fd: number): void;

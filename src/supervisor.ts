@@ -471,6 +471,11 @@ export class Supervisor {
     this.onError(new Error(`operation ${this.op}: evidence logs take writes again after ${was.retries + 1} tries: serving again (${denied} request(s) were denied while failed)`));
   }
 
+  /** One adapter record in faults.jsonl (resolver_takeover, fdkeep_refused); resolves once durable. */
+  recordFault(fields: Record<string, unknown>): Promise<void> {
+    return this.faults.append(fields);
+  }
+
   /** What this operation did, for the summary `gensee run` and the OCI listener print. */
   /**
    * faults.jsonl's last line as `gensee verify --anchor` takes it

@@ -13,8 +13,30 @@ import { hooksAttached } from '../dataplane';
 import { Condition, operationCondition, conditionHint, resolverAlive, openAttentionOf, failedState } from './status';
 import type { OpenAttention } from '../events/log';
 import { LastEvent, lastEvent } from './events';
+import { FdKeep } from '../oci/fdkeep';
 
 export const usage = 'usage: gensee ls [--json]';
+
+type FdHolderState = 'kept' | 'lost' | null;
+
+/** fdkeep.json of an OCI operation (src/oci/session.ts), checked against the holder itself */
+function fdHolderState(dir: string): FdHolderState {
+  let rec: { holder?: string; path?: string };
+  try {
+    rec = JSON.parse(fs.readFileSync(path.join(dir, 'fdkeep.json'), 'utf8')) as typeof rec;
+  } catch {
+    return null;
+  }
+  if (rec.holder !== 'kept' || !rec.path) return 'lost';
+  try {
+    const k = FdKeep.connect(rec.path);
+    if (!k) return 'lost';
+    k.close();
+    return 'kept';
+  } catch {
+    return 'lost';
+  }
+}
 
 interface Row {
   id: string;
@@ -36,6 +58,8 @@ interface Row {
   last_event: LastEvent | null;
   /** the watchdog's attention lines in force (events.jsonl), oldest first */
   attention: OpenAttention[];
+  /** an OCI operation's fds kept for a listener restart: 'kept' (the holder answers), 'lost' (a restart fails closed, ENOSYS); null: not kept */
+  fd_holder: FdHolderState;
 }
 
 function attached(op: string): boolean | null {
@@ -60,7 +84,7 @@ async function row(stateDir: string, id: string): Promise<Row> {
     rec = await openOperation(stateDir, id);
   } catch (e) {
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
-    return { id, error: { code, message: (e as Error).message }, condition: null, mode: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id), attention: await openAttentionOf(stateDir, id) };
+    return { id, error: { code, message: (e as Error).message }, condition: null, mode: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id), attention: await openAttentionOf(stateDir, id), fd_holder: null };
   }
   const condition: Condition = failedState(stateDir, rec) ? 'failed' : operationCondition(rec);
   return {
@@ -79,6 +103,7 @@ async function row(stateDir: string, id: string): Promise<Row> {
     hint: conditionHint(condition, id, stateDir),
     last_event: lastEventOf(stateDir, id),
     attention: await openAttentionOf(stateDir, id),
+    fd_holder: rec.state === 'active' ? fdHolderState(opDir(stateDir, id)) : null,
   };
 }
 
@@ -126,6 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     ),
   ]));
   for (const r of rows) if (r.hint) out(`${r.id}: ${r.condition}; to end it: ${r.hint}`);
+  for (const r of rows) if (r.fd_holder === 'lost') out(`${r.id}: its fd holder is gone: a restart of its listener leaves the container failing closed (ENOSYS)`);
   for (const r of rows) if (r.attention.length) out(`${r.id}: attention in force (${att(r.attention)}); a person clears it: gensee attention clear --op ${r.id}`);
   return 0;
 }

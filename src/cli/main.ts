@@ -22,6 +22,7 @@ const commands: Record<string, () => Promise<Command>> = {
   stop: async () => (await import('./stop')).run,
   verify: async () => (await import('./verify')).run,
   'oci-listener': async () => (await import('./oci')).run,
+  upgrade: async () => (await import('./upgrade')).run,
   watch: async () => (await import('./watch')).run,
   events: async () => (await import('./events')).run,
   executor: async () => (await import('./executor')).run,

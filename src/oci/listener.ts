@@ -17,6 +17,9 @@ import { FdWatcher, pauseAddon } from '../pause/notifier';
 import { ReceiveHandle, ReceivedState, receiveState, STATE_TIMEOUT_MS } from './receive';
 import { operationIdFor } from './state';
 import { OciSession, SessionSummary } from './session';
+import { FdKeep, KeptFd, KeepMeta, HolderListing } from './fdkeep';
+import { nudgeWaiting } from './resume';
+import { FdStore } from './fdstore';
 import { openPrivateSocket, SUN_PATH_MAX } from '../privsock';
 
 export interface OciListenerOptions {
@@ -29,6 +32,16 @@ export interface OciListenerOptions {
   json?: boolean;
   say?: (line: string) => void;
   stateTimeoutMs?: number;
+  /** the fd holder's socket (launcher/gensee-fdkeep.c); null: none, a restart leaves containers with ENOSYS */
+  fdkeep?: string | null;
+  /** fds handed back by systemd (LISTEN_FDS), tried before the holder's */
+  inherited?: KeptFd[];
+  /** a predecessor to take over from: it is told to leave once the fds are ours */
+  takeoverFrom?: number;
+  /** the pid of the listener that ran before this one (its pid file), for the resolver_takeover line */
+  previousPid?: number | null;
+  /** the listener's version, for the resolver_takeover line */
+  version?: string;
 }
 
 const DENY_ALL = { schema: 1, grants: [], leases: [], delegate: [] };
@@ -78,9 +91,16 @@ export class OciListener {
   private readonly handling = new Set<Promise<void>>();
   private readonly ending = new Set<Promise<SessionSummary>>();
   private closing: Promise<void> | null = null;
-  readonly stats = { connections: 0, attached: 0, refused: 0 };
+  private keeper: FdKeep | null;
+  /** systemd's fd store (NOTIFY_SOCKET), beside the holder */
+  private store: FdStore | null = null;
+  private keepSeq = 0;
+  /** holder refusals not yet in any operation's evidence */
+  private unrecordedRefusals: HolderListing['refused'] = [];
+  readonly stats = { connections: 0, attached: 0, refused: 0, resumed: 0 };
 
-  private constructor(o: OciListenerOptions, lfd: number) {
+  private constructor(o: OciListenerOptions, lfd: number, keeper: FdKeep | null) {
+    this.keeper = keeper;
     this.o = o;
     this.socketPath = o.socketPath;
     this.say = o.say ?? ((l) => process.stdout.write(l + '\n'));
@@ -99,8 +119,150 @@ export class OciListener {
     if (o.policyDir !== undefined && !fs.statSync(o.policyDir).isDirectory()) throw new GenseeError('E_USAGE', `--policy-dir ${o.policyDir} is not a directory`);
     // a bad default policy is an operator error now, not a refusal per container later
     if (o.policyFile !== undefined) await loadPolicyFile(o.policyFile);
-    const lfd = await listenSocket(o.socketPath);
-    return new OciListener(o, lfd);
+    const say = o.say ?? ((l: string) => process.stdout.write(l + '\n'));
+    const keeper = o.fdkeep ? await FdKeep.ensure(o.fdkeep) : null;
+    const listing: HolderListing = keeper ? keeper.list() : { fds: [], refused: [], refusedLost: 0 };
+    const kept = [...(o.inherited ?? []), ...listing.fds];
+    // the listening socket itself is kept too: runc connecting while no
+    // resolver runs waits in its backlog instead of failing the container
+    let lfd = -1;
+    for (const k of kept) {
+      if (k.meta.kind !== 'socket') continue;
+      let ino = -1;
+      try {
+        ino = fs.lstatSync(o.socketPath).ino;
+      } catch {
+        /* gone */
+      }
+      if (lfd < 0 && k.meta.path === o.socketPath && k.meta.ino === ino) lfd = k.fd;
+      else {
+        pauseAddon().closeFd(k.fd);
+        if (keeper && listing.fds.includes(k)) keeper.drop(k.tag);
+      }
+    }
+    const reused = lfd >= 0;
+    try {
+      if (!reused) lfd = await listenSocket(o.socketPath);
+      if (keeper && !reused) keeper.keep(`socket.${fs.lstatSync(o.socketPath).ino}`, lfd, { kind: 'socket', path: o.socketPath, ino: fs.lstatSync(o.socketPath).ino, kept_boot_ns: String(pauseAddon().bootNs()), resolver_pid: process.pid });
+    } catch (e) {
+      for (const k of kept) if (k.meta.kind === 'listener') pauseAddon().closeFd(k.fd);
+      keeper?.close();
+      throw e;
+    }
+    if (o.takeoverFrom) await waitPredecessorGone(o.takeoverFrom, say, !!o.json);
+    const l = new OciListener(o, lfd, keeper);
+    l.store = FdStore.open(o.stateDir);
+    if (l.store && !reused) l.store.keep(`socket.${l.lino}`, lfd, { kind: 'socket', path: o.socketPath, ino: l.lino, kept_boot_ns: String(pauseAddon().bootNs()), resolver_pid: process.pid });
+    l.unrecordedRefusals = listing.refused;
+    if (listing.refused.length || listing.refusedLost) {
+      for (const r of listing.refused) {
+        say(o.json ? JSON.stringify({ event: 'fdkeep_refused', pid: r.pid, uid: r.uid, why: r.why, at_boot_ns: r.bootNs }) : `gensee: the fd holder refused pid ${r.pid} (uid ${r.uid}): ${r.why}`);
+      }
+    }
+    keeper?.onLost((why) => l.holderLost(why));
+    await l.resume(kept.filter((k) => k.meta.kind === 'listener'), reused || kept.length > 0);
+    return l;
+  }
+
+  /** the holder is gone: what it kept is closed; a restart now fails closed (ENOSYS) */
+  private holderLost(why: string): void {
+    this.say(this.o.json ? JSON.stringify({ event: 'fdkeep_lost', holder: this.keeper?.path ?? null, message: why }) : `gensee: fd holder ${this.keeper?.path ?? ''} is gone (${why}): a restart of this listener would leave its containers failing with ENOSYS`);
+    for (const e of this.sessions.values()) e.session?.holderLost(why);
+  }
+
+  /** the holder and the fd store let go of tag */
+  private unstash(tag: string): void {
+    try {
+      if (this.keeper && !this.keeper.lost) this.keeper.drop(tag);
+    } catch (e) {
+      this.say(this.o.json ? JSON.stringify({ event: 'error', message: `fd holder: ${(e as Error).message}` }) : `gensee: fd holder: ${(e as Error).message}`);
+    }
+    try {
+      this.store?.drop(tag);
+    } catch {
+      /* systemd gone: nothing to hand back */
+    }
+  }
+
+  private keepTag(op: string): string {
+    return `${op}/${process.pid}.${++this.keepSeq}`;
+  }
+
+  /** the fds a predecessor left with the holder (or systemd): serve them again, operation by operation */
+  private async resume(kept: KeptFd[], restarted: boolean): Promise<void> {
+    const byOp = new Map<string, KeptFd[]>();
+    for (const k of kept) {
+      const op = k.meta.op ?? '';
+      if (!byOp.has(op)) byOp.set(op, []);
+      byOp.get(op)!.push(k);
+    }
+    for (const [op, fds] of byOp) {
+      const cgroup = fds[0].meta.cgroup ?? '';
+      const drop = (why: string) => {
+        for (const k of fds) {
+          pauseAddon().closeFd(k.fd);
+          this.unstash(k.tag);
+        }
+        this.say(this.o.json ? JSON.stringify({ event: 'resume_dropped', op, fds: fds.length, message: why }) : `gensee: ${op}: ${fds.length} kept seccomp fd(s) not resumed: ${why}`);
+      };
+      if (!op || !cgroup || !fs.existsSync(path.join(cgroup, 'cgroup.procs'))) {
+        drop(`its cgroup ${cgroup || '(none)'} is gone`);
+        continue;
+      }
+      // calls an earlier resolver received and never answered wait for
+      // ever: restart them, before any notifier reads, so they come again
+      const nudged = nudgeWaiting(cgroup);
+      let s: OciSession;
+      try {
+        s = await this.sessionFor(op, cgroup);
+      } catch (e) {
+        drop((e as Error).message);
+        continue;
+      }
+      const now = pauseAddon().bootNs();
+      let waitedMs = 0;
+      for (const k of fds) {
+        if (k.pendingSinceNs > 0n) waitedMs = Math.max(waitedMs, Number((now - k.pendingSinceNs) / 1_000_000n));
+        const st = {
+          ociVersion: k.meta.oci_version ?? '1.0.2',
+          fds: ['seccompFd'],
+          pid: k.meta.pid ?? 0,
+          state: { ociVersion: k.meta.oci_version ?? '1.0.2', id: k.meta.container ?? '?', status: 'running' },
+        };
+        try {
+          s.addProcess(k.fd, st, k.tag);
+          this.stats.resumed++;
+        } catch (e) {
+          this.unstash(k.tag);
+          this.say(this.o.json ? JSON.stringify({ event: 'error', op, message: `resume: ${(e as Error).message}` }) : `gensee: ${op}: resume: ${(e as Error).message}`);
+        }
+      }
+      const oldPid = this.o.takeoverFrom ?? this.o.previousPid ?? fds.map((k) => k.meta.resolver_pid).find((p) => p !== process.pid) ?? null;
+      await s
+        .record({
+          kind: 'resolver_takeover',
+          old_pid: oldPid,
+          new_pid: process.pid,
+          version: this.o.version ?? null,
+          how: this.o.takeoverFrom ? 'takeover' : restarted ? 'restart' : 'inherited',
+          kept_fds: fds.length,
+          waited_ms: waitedMs,
+          restarted_calls: nudged,
+        })
+        .catch(() => undefined);
+      await this.recordRefusals(s);
+      this.say(
+        this.o.json
+          ? JSON.stringify({ event: 'resumed', op, fds: fds.length, old_pid: oldPid, restarted_calls: nudged, waited_ms: waitedMs })
+          : `gensee: ${op}: resumed ${fds.length} kept seccomp fd(s) from pid ${oldPid ?? '?'}; ${nudged} call(s) restarted; longest wait ${waitedMs} ms`,
+      );
+    }
+  }
+
+  /** the holder's refused peers go into the evidence of the first operation there is */
+  private async recordRefusals(s: OciSession): Promise<void> {
+    const rs = this.unrecordedRefusals.splice(0);
+    for (const r of rs) await s.record({ kind: 'fdkeep_refused', pid: r.pid, uid: r.uid, why: r.why, at_boot_ns: r.bootNs, holder: this.keeper?.path ?? null }).catch(() => undefined);
   }
 
   /** live sessions (for tests and status) */
@@ -170,22 +332,39 @@ export class OciListener {
   /** Received a valid state with its seccomp fd (ours until a session takes it). */
   private async attach(r: ReceivedState): Promise<void> {
     let fd = r.fd;
+    let tag: string | null = null;
     try {
       if (this.closing) throw new GenseeError('E_STATE', 'listener is shutting down');
       const op = operationIdFor(r.state);
       const cgroup = containerCgroup(r.state.pid);
+      if ((this.keeper && !this.keeper.lost) || this.store) {
+        // into the holder first: from here a restart of this process leaves the container's calls waiting, not failing
+        tag = this.keepTag(op);
+        try {
+          const meta: KeepMeta = { kind: 'listener', op, container: r.state.state.id, pid: r.state.pid, cgroup, status: r.state.state.status, oci_version: r.state.ociVersion, kept_boot_ns: String(pauseAddon().bootNs()), resolver_pid: process.pid };
+          if (this.keeper && !this.keeper.lost) this.keeper.keep(tag, r.fd, meta);
+          this.store?.keep(tag, r.fd, meta);
+        } catch (e) {
+          tag = null;
+          this.say(this.o.json ? JSON.stringify({ event: 'error', op, message: `fd holder: ${(e as Error).message}` }) : `gensee: ${op}: fd holder: ${(e as Error).message}`);
+        }
+      }
       const s = await this.sessionFor(op, cgroup);
       if (this.closing || s.ended) throw new GenseeError('E_STATE', this.closing ? 'listener is shutting down' : `operation ${op} is ending`);
       fd = -1; // addProcess owns it from here, on success and on a throw
       try {
-        s.addProcess(r.fd, r.state);
+        s.addProcess(r.fd, r.state, tag);
       } catch (e) {
         if (s.size === 0) this.end(s, 'unused');
         throw e;
       }
+      tag = null;
       this.stats.attached++;
+      if (this.unrecordedRefusals.length) await this.recordRefusals(s);
     } finally {
       if (fd >= 0) pauseAddon().closeFd(fd);
+      // refused: the holder must not keep what we closed
+      if (tag) this.unstash(tag);
     }
   }
 
@@ -232,6 +411,10 @@ export class OciListener {
       const pol = await this.policyFor(op);
       const s = await OciSession.start({ stateDir: this.o.stateDir, op, cgroup, policy: pol.loaded, policySource: pol.source, json: !!this.o.json, say: this.say });
       s.onEmpty = () => this.end(s, 'tasks_gone');
+      if (this.keeper && !this.keeper.lost) s.holderKept(this.keeper.path);
+      s.onRetired = (tag) => {
+        if (!this.leaving) this.unstash(tag);
+      };
       entry.session = s;
       return s;
     })();
@@ -260,6 +443,30 @@ export class OciListener {
     return p;
   }
 
+  private leaving = false;
+
+  /**
+   * Leave for a successor (SIGTERM or SIGHUP with a holder): stop
+   * accepting, let connections being read finish, make the records durable,
+   * and answer nothing: the holder keeps every fd, the kernel keeps every
+   * paused call waiting for the next listener. The caller exits after.
+   */
+  async leave(): Promise<void> {
+    if ((!this.keeper || this.keeper.lost) && !this.store) return this.close();
+    this.leaving = true;
+    this.closing = Promise.resolve();
+    this.watcher.stop();
+    pauseAddon().closeFd(this.lfd); // the holder keeps the socket; its path stays
+    while (this.handling.size) await Promise.allSettled([...this.handling]);
+    const sessions = await Promise.all([...this.sessions.values()].map((e) => e.ready.catch(() => null)));
+    await Promise.all(sessions.map((s) => s?.leave().catch(() => undefined)));
+  }
+
+  /** the holder this listener keeps its fds with (null: none) */
+  get holder(): FdKeep | null {
+    return this.keeper;
+  }
+
   /** Stop accepting, refuse what is paused, stop every operation. Idempotent. */
   close(): Promise<void> {
     if (!this.closing) this.closing = this.doClose();
@@ -269,6 +476,8 @@ export class OciListener {
   private async doClose(): Promise<void> {
     this.watcher.stop();
     pauseAddon().closeFd(this.lfd);
+    // a listener shut down for good: the holder lets go of its socket too
+    this.unstash(`socket.${this.lino}`);
     try {
       // only our own socket: a successor may already have replaced it
       if (fs.lstatSync(this.socketPath).ino === this.lino) fs.unlinkSync(this.socketPath);
@@ -280,5 +489,33 @@ export class OciListener {
     const sessions = await Promise.all([...this.sessions.values()].map((e) => e.ready.catch(() => null)));
     for (const s of sessions) if (s) void this.end(s, 'shutdown');
     while (this.ending.size) await Promise.allSettled([...this.ending]);
+  }
+}
+
+/** wait (scaled, bounded) until a predecessor told to leave has exited */
+async function waitPredecessorGone(pid: number, say: (l: string) => void, json: boolean): Promise<void> {
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return; // already gone
+  }
+  const t0 = Date.now();
+  for (;;) {
+    if (!processAlive(pid)) return;
+    if (Date.now() - t0 > 60_000) {
+      say(json ? JSON.stringify({ event: 'error', message: `predecessor pid ${pid} did not leave within 60 s` }) : `gensee: predecessor pid ${pid} did not leave within 60 s`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** pid runs (a zombie does not: it serves nothing, whoever reaps it) */
+export function processAlive(pid: number): boolean {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return st.slice(st.lastIndexOf(')') + 2, st.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
   }
 }

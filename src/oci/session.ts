@@ -45,6 +45,8 @@ export interface SessionSummary extends OperationSummary {
 }
 
 interface Member {
+  /** its name in the fd holder (null: not kept) */
+  tag: string | null;
   notifier: Notifier;
   adapter: PauseAdapter;
   containerId: string;
@@ -89,6 +91,8 @@ export class OciSession {
   private ending: Promise<SessionSummary> | null = null;
   /** called once, when the last member stopped on its own */
   onEmpty: () => void = () => undefined;
+  /** a member kept in the fd holder is done: drop it there */
+  onRetired: (tag: string) => void = () => undefined;
 
   private constructor(o: SessionOptions, sup: Supervisor, key: Buffer) {
     this.o = o;
@@ -149,7 +153,7 @@ export class OciSession {
    * Serve one seccomp listener fd. Takes ownership of fd: on a throw it is
    * closed (the container's paused calls then fail with ENOSYS, never run).
    */
-  addProcess(fd: number, st: ContainerProcessState): void {
+  addProcess(fd: number, st: ContainerProcessState, tag: string | null = null): void {
     if (this.ending) {
       pauseAddon().closeFd(fd);
       throw new GenseeError('E_STATE', `operation ${this.op} is ending`);
@@ -186,7 +190,7 @@ export class OciSession {
         );
       },
     });
-    member = { notifier, adapter, containerId: st.state.id, pid: st.pid };
+    member = { tag, notifier, adapter, containerId: st.state.id, pid: st.pid };
     this.members.add(member);
     const first = !this.containers.has(st.state.id) && this.containers.size === 0;
     this.containers.add(st.state.id);
@@ -199,6 +203,45 @@ export class OciSession {
     );
   }
 
+  /**
+   * Leave without answering anything: the process is about to exit and a
+   * successor takes the fds over from the holder. Only the records are
+   * made durable; the kernel keeps every paused call waiting.
+   */
+  async leave(): Promise<void> {
+    if (this.ending) return;
+    await this.sup.faultsAnchor();
+  }
+
+  /**
+   * The fd holder is gone: a restart of the listener would now leave this
+   * operation's container failing closed (ENOSYS). Said in the evidence and
+   * in the operation dir (fdkeep.json, which `gensee ls` reads).
+   */
+  holderLost(why: string): void {
+    if (this.ending) return;
+    try {
+      fs.writeFileSync(path.join(this.sup.dir, 'fdkeep.json'), JSON.stringify({ holder: 'lost', why, at: new Date().toISOString(), resolver_pid: process.pid }) + '\n', { mode: 0o600 });
+    } catch {
+      /* the record below still says it */
+    }
+    void this.sup.recordFault({ kind: 'fdkeep_lost', why, resolver_pid: process.pid }).catch(() => undefined);
+  }
+
+  /** the fds of this operation are kept by the holder at p (fdkeep.json, for `gensee ls`) */
+  holderKept(p: string): void {
+    try {
+      fs.writeFileSync(path.join(this.sup.dir, 'fdkeep.json'), JSON.stringify({ holder: 'kept', path: p, resolver_pid: process.pid }) + '\n', { mode: 0o600 });
+    } catch {
+      /* best effort: the holder itself is the truth */
+    }
+  }
+
+  /** one adapter record in faults.jsonl, durable when this resolves */
+  record(fields: Record<string, unknown>): Promise<void> {
+    return this.sup.recordFault(fields);
+  }
+
   /** One member is done: let its last answers out, keep its counts, close it. */
   private async retire(m: Member): Promise<void> {
     if (!this.members.delete(m)) return;
@@ -206,6 +249,7 @@ export class OciSession {
     // refuses anything still paused: nothing is let through on the way out
     m.notifier.close(REFUSAL_ERRNO.shutdown);
     await m.adapter.idle();
+    if (m.tag) this.onRetired(m.tag);
     this.finished.fastPath += s.fastPath;
     this.finished.slowPath += s.slowPath;
   }
