@@ -454,7 +454,7 @@ t.test('socket file: a stale socket is replaced, anything else refused; close re
   const s = await startEventStream({ dir, hub, token });
   t.equal(fs.lstatSync(sock).mode & 0o777, 0o600);
   // a live one is not taken over
-  await t.rejects(startEventStream({ dir, hub, token }), { code: 'E_STATE', message: /served by another process/ });
+  await t.rejects(startEventStream({ dir, hub, token }), { code: 'E_SOCKET_IN_USE', message: /served by another process/ });
   const c = await EventClient.connect({ socketPath: sock, token });
   const ended = collect(c, () => false);
   await s.close();
