@@ -439,117 +439,156 @@ async function replayLog(file: string, log: LogName, sub: Subscriber): Promise<v
   }
 }
 
-/** Start the live stream for one operation. Resolves once every listener is ready. */
-export async function startEventStream(opts: EventStreamOptions): Promise<EventStream> {
-  const dir = path.resolve(opts.dir);
-  assertNoSymlinks(dir);
-  if (typeof opts.token !== 'string' || opts.token.length < 16) throw new GenseeError('E_USAGE', 'the live stream needs the operation token');
-  const socketPath = path.resolve(opts.socketPath ?? path.join(dir, EVENTS_SOCKET));
-  const listen = opts.listen ? checkListen(opts.listen) : undefined;
-  const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
-  const maxBytes = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
-  const maxSubs = opts.maxSubscribers ?? DEFAULT_MAX_SUBSCRIBERS;
-  if (!(stallMs > 0) || !(maxBytes > 0) || !(maxSubs > 0)) throw new GenseeError('E_USAGE', 'stallMs, maxBufferedBytes and maxSubscribers must be positive');
-  const tokenDigest = digest(opts.token);
-  const subs = new Set<Subscriber>();
-  let closing = false;
+/**
+ * The live stream's server for one operation: the subscribers, the hub
+ * listener that feeds them, the stall sweep, and the HTTP servers (the
+ * unix socket, and loopback TCP when asked). Each path is a method:
+ * admission (authorized, upgrade), a connection (accept, replay), a
+ * plain request (request), the sweep (sweep), a drop (drop) and close.
+ */
+export class StreamServer implements EventStream {
+  readonly socketPath: string;
+  port?: number;
+  private readonly dir: string;
+  private readonly opts: EventStreamOptions;
+  private readonly listenOn: StreamListen | undefined;
+  private readonly stallMs: number;
+  private readonly maxBytes: number;
+  private readonly maxSubs: number;
+  private readonly tokenDigest: Buffer;
+  private readonly subs = new Set<Subscriber>();
+  private readonly servers: http.Server[] = [];
+  private readonly wss: WebSocketServer;
+  private closing = false;
+  private closed: Promise<void> | null = null;
+  private socketIno = -1;
+  private unsubscribe: (() => void) | null = null;
+  private stallTimer: NodeJS.Timeout | null = null;
 
-  const report = <T>(fn: ((x: T) => void) | undefined, x: T): void => {
+  /** checks the options; listens on nothing until listen() */
+  constructor(opts: EventStreamOptions) {
+    this.opts = opts;
+    this.dir = path.resolve(opts.dir);
+    assertNoSymlinks(this.dir);
+    if (typeof opts.token !== 'string' || opts.token.length < 16) throw new GenseeError('E_USAGE', 'the live stream needs the operation token');
+    this.socketPath = path.resolve(opts.socketPath ?? path.join(this.dir, EVENTS_SOCKET));
+    this.listenOn = opts.listen ? checkListen(opts.listen) : undefined;
+    this.stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
+    this.maxBytes = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    this.maxSubs = opts.maxSubscribers ?? DEFAULT_MAX_SUBSCRIBERS;
+    if (!(this.stallMs > 0) || !(this.maxBytes > 0) || !(this.maxSubs > 0)) throw new GenseeError('E_USAGE', 'stallMs, maxBufferedBytes and maxSubscribers must be positive');
+    this.tokenDigest = digest(opts.token);
+    // the subprotocol answered is never the token: a browser gets gensee.v1 back
+    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 << 10, clientTracking: false, handleProtocols: (p) => (p.has(BROWSER_PROTOCOL) ? BROWSER_PROTOCOL : false) });
+  }
+
+  subscribers(): number {
+    return this.subs.size;
+  }
+
+  stats(): SubscriberStats[] {
+    return [...this.subs].map((s) => s.stats());
+  }
+
+  /** the caller's recorder failing must not take the stream down */
+  private report<T>(fn: ((x: T) => void) | undefined, x: T): void {
     try {
       fn?.(x);
     } catch {
-      /* the caller's recorder failing must not take the stream down */
+      /* ignored: see above */
     }
-  };
+  }
 
-  const drop = (s: Subscriber, reason: string): void => {
+  /** drop a subscriber: close 1008 with the reason, destroy after a grace period, report it */
+  drop(s: Subscriber, reason: string): void {
     if (s.dropped) return;
     const queued = s.queued;
     s.release();
-    subs.delete(s);
-    report(opts.onDropped, { peer: s.peer, reason, queued_bytes: queued, sent: s.sent });
+    this.subs.delete(s);
+    this.report(this.opts.onDropped, { peer: s.peer, reason, queued_bytes: queued, sent: s.sent });
     try {
       s.ws.close(1008, reason.slice(0, 120));
     } catch {
       /* socket already gone */
     }
     setTimeout(() => s.ws.terminate(), CLOSE_GRACE_MS).unref();
-  };
+  }
 
-  // one hub listener for all subscribers: format each line once; enqueue only
-  const unsubscribe = opts.hub.subscribe((l: HubLine) => {
-    if (subs.size === 0) return;
+  /** one hub line to every subscriber: formatted once, enqueued only */
+  private broadcast(l: HubLine): void {
+    if (this.subs.size === 0) return;
     const msg = message(l.text, l.log);
-    for (const s of subs) s.live(l.log, l.seq, msg);
-  });
+    for (const s of this.subs) s.live(l.log, l.seq, msg);
+  }
 
-  const tick = Math.max(20, Math.min(1000, Math.floor(stallMs / 4)));
-  const stallTimer = setInterval(() => {
-    const now = Date.now();
-    for (const s of subs) {
+  /** drop each subscriber that has had something to send and no send progress for stallMs */
+  sweep(now = Date.now()): void {
+    for (const s of this.subs) {
       if (!s.busy) s.lastProgress = now;
-      else if (now - s.lastProgress > stallMs) drop(s, `stalled: no send progress for ${Math.round((now - s.lastProgress) / 1000)} s`);
+      else if (now - s.lastProgress > this.stallMs) this.drop(s, `stalled: no send progress for ${Math.round((now - s.lastProgress) / 1000)} s`);
     }
-  }, tick);
-  stallTimer.unref();
+  }
 
-  // the subprotocol answered is never the token: a browser gets gensee.v1 back
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 << 10, clientTracking: false, handleProtocols: (p) => (p.has(BROWSER_PROTOCOL) ? BROWSER_PROTOCOL : false) });
-
-  const authorized = (req: http.IncomingMessage): boolean => {
+  /** the request carries the operation token (compared in constant time) */
+  authorized(req: http.IncomingMessage): boolean {
     const t = bearer(req);
-    return t !== null && timingSafeEqual(digest(t), tokenDigest);
-  };
+    return t !== null && timingSafeEqual(digest(t), this.tokenDigest);
+  }
 
-  const onConnection = (ws: WebSocket, peer: string, q: StreamQuery): void => {
-    const sub = new Subscriber(ws, peer, q.logs, q.since, maxBytes, drop);
-    subs.add(sub);
+  /** an upgraded connection becomes a subscriber: replay what it asked for, then live */
+  private accept(ws: WebSocket, peer: string, q: StreamQuery): void {
+    const sub = new Subscriber(ws, peer, q.logs, q.since, this.maxBytes, (x, reason) => this.drop(x, reason));
+    this.subs.add(sub);
     ws.on('error', () => undefined);
     ws.on('close', () => {
       sub.release();
-      subs.delete(sub);
+      this.subs.delete(sub);
     });
     // the client only listens: whatever it sends is ignored (ws answers pings)
-    const replayed = (Object.keys(q.since) as LogName[]).filter((l) => q.logs.includes(l));
-    void (async () => {
-      try {
-        for (const log of STREAM_LOGS) {
-          if (!replayed.includes(log)) continue;
-          // subscribed above: a line announced before that is in the file after this
-          opts.hub.drain(log);
-          await replayLog(path.join(dir, `${log}.jsonl`), log, sub);
-        }
-        if (!sub.dropped) sub.goLive();
-      } catch (e) {
-        drop(sub, `replay failed: ${(e as Error).message}`);
-      }
-    })();
-  };
+    void this.replay(sub, q);
+  }
 
-  const onUpgrade = (unix: boolean) => (req: http.IncomingMessage, sock: Duplex, head: Buffer) => {
+  private async replay(sub: Subscriber, q: StreamQuery): Promise<void> {
+    const replayed = (Object.keys(q.since) as LogName[]).filter((l) => q.logs.includes(l));
+    try {
+      for (const log of STREAM_LOGS) {
+        if (!replayed.includes(log)) continue;
+        // subscribed above: a line announced before that is in the file after this
+        this.opts.hub.drain(log);
+        await replayLog(path.join(this.dir, `${log}.jsonl`), log, sub);
+      }
+      if (!sub.dropped) sub.goLive();
+    } catch (e) {
+      this.drop(sub, `replay failed: ${(e as Error).message}`);
+    }
+  }
+
+  /** an upgrade request: refused (400/401/503, reported) or handed to accept() */
+  upgrade(unix: boolean, req: http.IncomingMessage, sock: Duplex, head: Buffer): void {
     sock.on('error', () => undefined);
     const peer = peerOf(sock as net.Socket, unix);
     const no = (status: number, reason: string) => {
-      report(opts.onRefused, { peer, reason, status });
+      this.report(this.opts.onRefused, { peer, reason, status });
       refuse(sock, status, reason);
     };
-    if (closing) return no(503, 'the live stream is closing');
-    if (!authorized(req)) return no(401, missingOrWrong(req));
+    if (this.closing) return no(503, 'the live stream is closing');
+    if (!this.authorized(req)) return no(401, missingOrWrong(req));
     let q: StreamQuery;
     try {
       q = parseStreamQuery(new URL(req.url ?? '/', 'http://stream').searchParams);
     } catch (e) {
       return no(400, (e as Error).message);
     }
-    if (subs.size >= maxSubs) return no(503, `too many subscribers (${maxSubs})`);
-    wss.handleUpgrade(req, sock, head, (ws) => onConnection(ws, peer, q));
-  };
+    if (this.subs.size >= this.maxSubs) return no(503, `too many subscribers (${this.maxSubs})`);
+    this.wss.handleUpgrade(req, sock, head, (ws) => this.accept(ws, peer, q));
+  }
 
-  const onRequest = (unix: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+  /** a plain HTTP request: the extra routes, else 426 (with the token) or 401, reported */
+  request(unix: boolean, req: http.IncomingMessage, res: http.ServerResponse): void {
     const peer = peerOf(req.socket, unix);
-    const ok = authorized(req);
+    const ok = this.authorized(req);
     try {
-      if (!closing && opts.routes?.(req, res, ok)) return;
+      if (!this.closing && this.opts.routes?.(req, res, ok)) return;
     } catch {
       if (!res.headersSent) res.writeHead(500);
       res.end();
@@ -557,28 +596,68 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
     }
     const status = ok ? 426 : 401;
     const reason = ok ? 'not a WebSocket upgrade' : missingOrWrong(req);
-    report(opts.onRefused, { peer, reason, status });
+    this.report(this.opts.onRefused, { peer, reason, status });
     res.writeHead(status, { 'Content-Type': 'text/plain', Connection: 'close', ...(status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}) });
     res.end(reason + '\n');
-  };
+  }
 
-  const makeServer = (unix: boolean): http.Server => {
+  private makeServer(unix: boolean): http.Server {
     const s = http.createServer({ headersTimeout: 10_000, requestTimeout: 15_000, maxHeaderSize: 16 << 10 });
-    s.on('upgrade', onUpgrade(unix));
-    s.on('request', onRequest(unix));
+    s.on('upgrade', (req: http.IncomingMessage, sock: Duplex, head: Buffer) => this.upgrade(unix, req, sock, head));
+    s.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => this.request(unix, req, res));
     s.on('clientError', (_e, sock) => sock.destroy());
     return s;
-  };
+  }
 
-  const servers: http.Server[] = [];
-  let socketIno = -1;
-  const cleanup = async (): Promise<void> => {
-    closing = true;
-    clearInterval(stallTimer);
-    unsubscribe();
-    for (const s of [...subs]) {
+  /** listen on a TCP address, or on an fd already bound and listening ({fd}: a handle) */
+  private static serve(srv: http.Server, how: net.ListenOptions | { fd: number }): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen('fd' in how ? (how as object) : how, () => {
+        srv.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  /** subscribe to the hub, start the sweep, listen on the socket (and TCP); on failure, close */
+  async listen(): Promise<void> {
+    this.unsubscribe = this.opts.hub.subscribe((l: HubLine) => this.broadcast(l));
+    this.stallTimer = setInterval(() => this.sweep(), Math.max(20, Math.min(1000, Math.floor(this.stallMs / 4))));
+    this.stallTimer.unref();
+    try {
+      assertNoSymlinks(this.socketPath);
+      const fd = await openPrivateSocket(this.socketPath, { owner: this.opts.ownerUid, probeLive: true });
+      const us = this.makeServer(true);
+      this.servers.push(us);
+      await StreamServer.serve(us, { fd });
+      this.socketIno = fs.lstatSync(this.socketPath).ino;
+      if (this.listenOn) {
+        const ts = this.makeServer(false);
+        this.servers.push(ts);
+        await StreamServer.serve(ts, { host: this.listenOn.host, port: this.listenOn.port, exclusive: true });
+        this.port = (ts.address() as net.AddressInfo).port;
+      }
+    } catch (e) {
+      await this.close();
+      const l = this.listenOn;
+      if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_STATE', `live stream: ${l ? `${l.host}:${l.port}` : this.socketPath} is in use`);
+      throw e;
+    }
+  }
+
+  /** stop listening, close every subscriber (1001 "operation stopped"), remove the socket file */
+  close(): Promise<void> {
+    return (this.closed ??= this.cleanup());
+  }
+
+  private async cleanup(): Promise<void> {
+    this.closing = true;
+    if (this.stallTimer) clearInterval(this.stallTimer);
+    this.unsubscribe?.();
+    for (const s of [...this.subs]) {
       s.release();
-      subs.delete(s);
+      this.subs.delete(s);
       try {
         s.ws.close(1001, 'operation stopped');
       } catch {
@@ -587,7 +666,7 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
       setTimeout(() => s.ws.terminate(), CLOSE_GRACE_MS).unref();
     }
     await Promise.all(
-      servers.map(
+      this.servers.map(
         (srv) =>
           new Promise<void>((r) => {
             if (!srv.listening) return r();
@@ -596,54 +675,21 @@ export async function startEventStream(opts: EventStreamOptions): Promise<EventS
           }),
       ),
     );
-    if (socketIno >= 0) {
+    if (this.socketIno >= 0) {
       try {
-        const st = fs.lstatSync(socketPath);
-        if (st.isSocket() && st.ino === socketIno) fs.unlinkSync(socketPath);
+        const st = fs.lstatSync(this.socketPath);
+        if (st.isSocket() && st.ino === this.socketIno) fs.unlinkSync(this.socketPath);
       } catch {
         /* already gone */
       }
-      socketIno = -1;
+      this.socketIno = -1;
     }
-  };
-
-  try {
-    assertNoSymlinks(socketPath);
-    const fd = await openPrivateSocket(socketPath, { owner: opts.ownerUid, probeLive: true });
-    const us = makeServer(true);
-    servers.push(us);
-    await new Promise<void>((resolve, reject) => {
-      us.once('error', reject);
-      us.listen({ fd }, () => {
-        us.off('error', reject);
-        resolve();
-      });
-    });
-    socketIno = fs.lstatSync(socketPath).ino;
-    let port: number | undefined;
-    if (listen) {
-      const ts = makeServer(false);
-      servers.push(ts);
-      await new Promise<void>((resolve, reject) => {
-        ts.once('error', reject);
-        ts.listen({ host: listen.host, port: listen.port, exclusive: true }, () => {
-          ts.off('error', reject);
-          resolve();
-        });
-      });
-      port = (ts.address() as net.AddressInfo).port;
-    }
-    let closed: Promise<void> | null = null;
-    return {
-      socketPath,
-      port,
-      subscribers: () => subs.size,
-      stats: () => [...subs].map((s) => s.stats()),
-      close: () => (closed ??= cleanup()),
-    };
-  } catch (e) {
-    await cleanup();
-    if (isErrno(e) && e.code === 'EADDRINUSE') throw new GenseeError('E_STATE', `live stream: ${listen ? `${listen.host}:${listen.port}` : socketPath} is in use`);
-    throw e;
   }
+}
+
+/** Start the live stream for one operation. Resolves once every listener is ready. */
+export async function startEventStream(opts: EventStreamOptions): Promise<EventStream> {
+  const s = new StreamServer(opts);
+  await s.listen();
+  return s;
 }
