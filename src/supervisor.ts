@@ -6,7 +6,7 @@ import { resolveCgroupPath, killCgroupAndWait } from './cgroup';
 import { attachHooks, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
 import { pinDirFor } from './bpffs';
 import * as fs from 'node:fs';
-import { EXECUTOR_DENY_REASONS, GenseeError, type ExecutorDenyReason } from './errors';
+import { GenseeError } from './errors';
 import { parsePolicy, policyHash } from './protocol/json';
 import type { Policy } from './protocol/types';
 import { readFileNoFollow } from './state/fsutil';
@@ -25,15 +25,14 @@ import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
 import { warmResolver } from './resolver/warm';
 import { readStartTimeTicks } from './resolver/subject';
 import { LogHub } from './events/hub';
-import { isSignature } from './events/types';
 import { EventLog } from './events/log';
 import { reportResolver, ToolCgroups } from './events/reporter';
 import { ensureToken } from './events/token';
 import { startEventStream, EventStream, StreamListen } from './events/stream';
 import { operatorSurface } from './metrics/surface';
 import type { MetricsServer } from './metrics/http';
-import type { ControlPeer, ControlRequest, SupervisorCommand } from './envelope/control-types';
-import type { Fault } from './protocol/types';
+import { operationCommands } from './envelope/commands';
+import { OpenStack } from './lifecycle';
 import { withServedGrants } from './protocol/ip';
 import { startDnsService, stubAddressFor, DnsService } from './dns/service';
 import type { Upstream } from './dns/stub';
@@ -197,28 +196,27 @@ export class Supervisor {
     if (existing && existing.cgroup !== cgroup) {
       throw new GenseeError('E_OP_EXISTS', `operation ${o.op} exists for cgroup ${existing.cgroup}, not ${cgroup}`);
     }
-    // hooks first: if they cannot be attached nothing else is created
+    // a pin dir without its hooks is a partial one: refused, nothing created
     const pinned = fs.existsSync(pinDirFor(o.op));
     if (pinned && !hooksAttached(o.op)) {
       throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`);
     }
-    if (!pinned) attachHooks(o.op, cgroup, { guardParent: o.guardParent });
-    let envelope: Envelope | null = null;
-    let events: EventLog | null = null;
-    let stream: EventStream | null = null;
-    let metrics: MetricsServer | null = null;
-    let dns: DnsService | null = null;
+    // each resource opened through the stack is undone, newest first, if a later step fails
+    const stack = new OpenStack();
     const servedGrants: { protocol: 'udp' | 'tcp'; address: string; port: number }[] = [];
     // faults.jsonl failing before the supervisor exists: told once it does
     const failHook: { fn: (e: unknown) => void; early: unknown } = { fn: (e) => (failHook.early ??= e), early: null };
     try {
+      // hooks first: if they cannot be attached nothing else is created;
+      // hooks this call attached come off again, pre-existing pins stay (failing closed)
+      if (!pinned) await stack.open('hooks', () => attachHooks(o.op, cgroup, { guardParent: o.guardParent }), () => detachHooks(o.op));
       const record = await createOperation(
         o.stateDir,
         { id: o.op, owner_uid: ownerUid, cgroup, policy_hash: o.policy.hash, resolver: me, peers: o.peers ?? existing?.peers ?? [], mode: o.audit ? 'audit' : 'enforce' },
         { reopen: true },
       );
       const key = await readKey(o.stateDir, o.op);
-      const dp = DataPlane.open(o.op);
+      const dp = await stack.open('data plane', () => DataPlane.open(o.op), (x) => x.close());
       // bind/listen and AF_UNIX rules: the kernel holds exactly the policy's
       dp.setRules(o.policy.policy.listen, o.policy.policy.unix);
       // leases recorded in another boot expire on a clock that has started again: left out
@@ -233,11 +231,16 @@ export class Supervisor {
       // group commit without a window: a batch forms while the previous fdatasync runs
       const hub = new LogHub();
       // the syncer thread writes its lines: every answer and lease install waits for durability anyway
-      const faults = await ChainedLog.open(path.join(dir, 'faults.jsonl'), {
-        onLine: (seq, text) => hub.publish('faults', seq, text),
-        syncerWrites: true,
-        onFail: (e) => failHook.fn(e),
-      });
+      const faults = await stack.open(
+        'faults.jsonl',
+        () =>
+          ChainedLog.open(path.join(dir, 'faults.jsonl'), {
+            onLine: (seq, text) => hub.publish('faults', seq, text),
+            syncerWrites: true,
+            onFail: (e) => failHook.fn(e),
+          }),
+        (x) => x.close(),
+      );
       hub.setDrain('faults', () => faults.drain());
       // a resolver that died left its open faults unanswered: say so, first
       const onError = quiet(o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`)));
@@ -262,7 +265,7 @@ export class Supervisor {
           onError(e as Error);
         }
       });
-      events = await EventLog.open(dir, { hub, onError, low: () => space.low });
+      const events = await stack.open('events.jsonl', () => EventLog.open(dir, { hub, onError, low: () => space.low }), (x) => x.close());
       if (existing) {
         const abandoned = await closeOpenFaults(faults, 'resolver_died');
         const removed = await removeUnanswered(network, dp, abandoned.intents);
@@ -283,7 +286,8 @@ export class Supervisor {
       resolver.on('backend_error', onError);
       const ev = events;
       const tools = new ToolCgroups();
-      envelope = await Envelope.open({
+      // the sampler's last reading, its control socket; the nft table goes with hooks this call attached
+      const envelope = await stack.open('envelope', () => Envelope.open({
         low: () => space.low,
         stateDir: o.stateDir,
         op: o.op,
@@ -300,19 +304,26 @@ export class Supervisor {
         refusals: resolver,
         hub,
         servedPolicy: (p) => withServedGrants(p, servedGrants),
-        supervisorCommand: (req, peer) => supervisorCommand({ events: ev, tools, resolver, op: o.op, faults }, req, peer),
-      });
+        routes: operationCommands({ events: ev, tools, resolver, op: o.op, faults }),
+      }), (x) => x.stop({ removeNft: !pinned }));
       const recorder = envelope.recorder;
       reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason), countAudit: (t, reason) => recorder.countRefusal(t, reason, 'audit_allowed') });
       // the resolver's installs are reported to the envelope's ledger (src/counters/installs.ts)
       network.reportTo(envelope.installs);
       warmResolver(); // before any fault: the first faults' V8 warm-up off the workload's calls (issue 15)
-      const server = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
-      await server.listen();
+      const server = await stack.open(
+        'supervisor.sock',
+        async () => {
+          const x = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
+          await x.listen();
+          return x;
+        },
+        (x) => x.close(),
+      );
       const token = await ensureToken(dir);
       let dropSeq = 0;
       const surface = operatorSurface({ stateDir: o.stateDir, op: o.op, dir });
-      stream = await startEventStream({
+      const stream = await stack.open('events.sock', () => startEventStream({
         dir,
         hub,
         token,
@@ -328,9 +339,11 @@ export class Supervisor {
             onError(e as Error);
           }
         },
-      });
+      }), (x) => x.close());
+      let dns: DnsService | null = null;
       if (o.dns) {
-        dns = await startOperationDns(o.op, o.dns, { cgroup, resolver, network, events: ev, recorder, onError });
+        const d = o.dns;
+        dns = await stack.open('dns stub', () => startOperationDns(o.op, d, { cgroup, resolver, network, events: ev, recorder, onError }), (x) => x.close());
         // the stub's address is the workload's to reach: a standing grant beside the policy's
         const served = [
           { protocol: 'udp' as const, address: dns.host, port: dns.port },
@@ -343,7 +356,8 @@ export class Supervisor {
         const family = dns.host.includes(':') ? ('ipv6' as const) : ('ipv4' as const);
         for (const g of served) await network.ensureGrant({ family, ...g });
       }
-      if (o.metrics) metrics = await surface.listenMetrics(o.metrics);
+      const m = o.metrics;
+      const metrics = m ? await stack.open('metrics', () => surface.listenMetrics(m), (x) => x.close()) : null;
       const loop = startRejectLoop(dp, resolver, onError, ev, tools);
       const sup = new Supervisor({ o, record, resolver, dp, server, loop, faults, events: ev, stream, reconciled, live });
       sup.envelope = envelope;
@@ -359,22 +373,10 @@ export class Supervisor {
         else if (sup.envelope?.recorder.log.failure) sup.enterFailed('counters.jsonl', sup.envelope.recorder.log.failure);
       }, 500);
       sup.health.unref();
+      stack.release(); // the supervisor owns them now: stop() closes them
       return sup;
     } catch (e) {
-      await dns?.close().catch(() => undefined);
-      await metrics?.close().catch(() => undefined);
-      await stream?.close().catch(() => undefined);
-      await events?.close().catch(() => undefined);
-      // the sampler's last reading, its control socket; the nft table goes with hooks we attached
-      await envelope?.stop({ removeNft: !pinned }).catch(() => undefined);
-      // hooks this call attached come off again; pre-existing pins stay (failing closed)
-      if (!pinned) {
-        try {
-          detachHooks(o.op);
-        } catch {
-          /* report the original error */
-        }
-      }
+      await stack.disposeAll();
       throw e;
     }
   }
@@ -613,94 +615,6 @@ function quiet(say: (e: Error) => void, windowMs = 60_000): (e: Error) => void {
     seen.set(key, { at: now, skipped: 0 });
     say(s?.skipped ? Object.assign(new Error(`${e.message} (and ${s.skipped} more like it in the last minute)`), { code: (e as NodeJS.ErrnoException).code }) : e);
   };
-}
-
-const EXECUTOR_REASONS: ReadonlySet<string> = new Set(EXECUTOR_DENY_REASONS);
-let executorDenials = 0;
-
-/**
- * control.sock's commands that are not the envelope's: attention from
- * `gensee watch` (src/events/attention-client.ts), and the executor's
- * records (src/executor/report.ts).
- */
-function supervisorCommand(
-  s: { events: EventLog; tools: ToolCgroups; resolver: Resolver; op: string; faults: ChainedLog },
-  req: SupervisorCommand,
-  peer: ControlPeer,
-): Record<string, unknown> | Promise<Record<string, unknown>> {
-  switch (req.command) {
-    case 'attention_raise':
-    case 'attention_clear':
-      return attentionCommand(s.events, req, peer);
-    case 'executor_tool': {
-      if (!/^[1-9][0-9]{0,19}$/.test(req.cgroup_id)) throw new GenseeError('E_SCHEMA', `executor_tool: bad cgroup_id ${JSON.stringify(req.cgroup_id)}`);
-      if (!req.tool_id || !req.call_id) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are required');
-      if (req.tool_id.length > 200 || req.call_id.length > 200) throw new GenseeError('E_SCHEMA', 'executor_tool: tool_id and call_id are at most 200 characters');
-      s.tools.set(req.cgroup_id, { tool_id: req.tool_id, call_id: req.call_id });
-      // durable before the tool starts: faults.jsonl alone maps the cgroup to the tool
-      const ticket = s.faults.appendTicket({ kind: 'tool_cgroup', cgroup_id: req.cgroup_id, tool_id: req.tool_id, call_id: req.call_id, peer }, { sync: true });
-      return s.faults.whenDurable(ticket).then(() => ({ registered: true }));
-    }
-    case 'executor_denial': {
-      if (!EXECUTOR_REASONS.has(req.reason)) throw new GenseeError('E_SCHEMA', `executor_denial: unknown reason ${JSON.stringify(req.reason)}`);
-      if (!req.tool_id || !req.call_id) throw new GenseeError('E_SCHEMA', 'executor_denial: tool_id and call_id are required');
-      const start = req.pid ? readStartTimeTicks(req.pid) : null;
-      const fault: Fault = {
-        schema: 2,
-        operation_id: s.op,
-        fault_id: `ex-${req.call_id}-${process.pid}-${++executorDenials}`,
-        subject: { process: { pid: req.pid, start_time_ticks: start ?? 0 } },
-        effect: { application: { name: req.tool_id, action: 'write', target: req.target } },
-        source: 'executor',
-        observed_at_boot_ns: 0n,
-        cgroup_id: 0n,
-      };
-      const reason = req.reason as ExecutorDenyReason;
-      return s.resolver
-        .recordDecided(fault, { fault_id: fault.fault_id, action: 'deny', reason }, { via: 'socket', socket: 'control.sock' })
-        .then(() => ({ fault_id: fault.fault_id }));
-    }
-  }
-}
-
-/** a ref to gensee's own logs (LOG:SEQ), or to a line of the agent's stream (agent:LINE:SHA256 of the line) */
-const REF_RE = /^(?:(?:faults|counters|events):[1-9][0-9]{0,14}|agent:[1-9][0-9]{0,14}:[0-9a-f]{64})$/;
-/** a name or note from `gensee attention clear`: one line, printable */
-const PRINTABLE_RE = /^[^\u0000-\u001f\u007f]*$/;
-
-/**
- * control.sock's attention commands: `gensee watch` raising
- * (src/events/attention-client.ts), a person clearing (`gensee attention
- * clear`). Only an operator reaches control.sock: the peer admission
- * refuses any process of the operation's cgroup, so the workload can
- * neither raise nor clear.
- */
-function attentionCommand(
-  events: EventLog,
-  req: Extract<ControlRequest, { command: 'attention_raise' | 'attention_clear' }>,
-  peer: ControlPeer,
-): Promise<Record<string, unknown>> {
-  // acknowledged once the line is durable: a person's clearing is recorded before it is answered
-  const durable = (r: Record<string, unknown>) => events.flushNow().then(() => r);
-  if (req.command === 'attention_clear') {
-    if (req.by !== 'person') throw new GenseeError('E_SCHEMA', `attention_clear: by must be person, not ${JSON.stringify(req.by)}`);
-    if (!req.person || req.person.length > 100 || !PRINTABLE_RE.test(req.person)) throw new GenseeError('E_SCHEMA', 'attention_clear: person must be 1-100 printable characters');
-    if (req.note.length > 300 || !PRINTABLE_RE.test(req.note)) throw new GenseeError('E_SCHEMA', 'attention_clear: note must be one line of at most 300 characters');
-    const cleared = [...events.openAttentionSeqs];
-    const seq = events.clearAttention('person', { person: req.person, note: req.note, peer: { pid: peer.pid, uid: peer.uid } });
-    return durable({ seq, cleared });
-  }
-  if (!isSignature(req.signature)) {
-    throw new GenseeError('E_SCHEMA', `attention_raise: unknown signature ${JSON.stringify(req.signature)}`);
-  }
-  if (!req.detail) throw new GenseeError('E_SCHEMA', 'attention_raise: detail is empty');
-  if (req.evidence.length > 64 || req.refs.length > 64) throw new GenseeError('E_SCHEMA', 'attention_raise: at most 64 evidence entries and 64 refs');
-  if (req.evidence.some((n) => !Number.isSafeInteger(n) || n < 1 || n > events.seq)) throw new GenseeError('E_SCHEMA', 'attention_raise: evidence must be seqs of lines in events.jsonl');
-  if (req.refs.some((r) => !REF_RE.test(r))) throw new GenseeError('E_SCHEMA', 'attention_raise: refs must be LOG:SEQ (faults, counters, events) or agent:LINE:SHA256');
-  const agentRefs = req.refs.some((r) => r.startsWith('agent:'));
-  if (agentRefs && !req.agent_events) throw new GenseeError('E_SCHEMA', 'attention_raise: agent: refs need agent_events (the file they point into, or -)');
-  if (req.agent_events.length > 1024 || !PRINTABLE_RE.test(req.agent_events)) throw new GenseeError('E_SCHEMA', 'attention_raise: agent_events must be a path of at most 1024 printable characters');
-  return durable({ seq: events.raiseAttention(req.signature, req.detail, req.evidence, req.refs, req.agent_events || undefined) });
 }
 
 /**

@@ -29,3 +29,6 @@ export type EnvelopeCommand =
 
 /** Carries out one command; its result is the reply's fields. A GenseeError's code is the reply's error code. */
 export type ControlHandler = (cmd: EnvelopeCommand | SupervisorCommand, peer: ControlPeer) => Promise<Record<string, unknown>>;
+
+/** handlers by command name for the commands that are not the envelope's; ControlServer dispatches to them */
+export type ControlRoutes = { [C in SupervisorCommand['command']]?: (cmd: Extract<SupervisorCommand, { command: C }>, peer: ControlPeer) => Promise<Record<string, unknown>> };

@@ -31,11 +31,11 @@ import { ServedSocket, fdOf } from '../resolver/unixsock';
 import { openOperation, opDir, readKey, type OperationRecord, type ResolverIdentity } from '../state/operation';
 import * as path from 'node:path';
 import { readStartTimeTicks } from '../resolver/subject';
-import type { ControlHandler, ControlPeer, ControlRequest, EnvelopeCommand, SupervisorCommand } from './control-types';
+import type { ControlHandler, ControlPeer, ControlRequest, ControlRoutes, EnvelopeCommand, SupervisorCommand } from './control-types';
 import { Tuple, parseAddress, parsePort, parseProtocol } from '../addr';
 import { parsePolicy } from '../protocol/json';
 
-export type { ControlHandler, ControlPeer, ControlRequest, EnvelopeCommand, SupervisorCommand } from './control-types';
+export type { ControlHandler, ControlPeer, ControlRequest, ControlRoutes, EnvelopeCommand, SupervisorCommand } from './control-types';
 
 function tupleArg(protocol: unknown, address: unknown, port: unknown): Tuple {
   const a = parseAddress(String(address));
@@ -215,7 +215,12 @@ export class ControlServer {
       ownerUid: number;
       cgroup: string;
       key: Buffer;
+      /** the envelope's commands (and any command without a route) */
       handler: ControlHandler;
+      /** the operation's other commands, by name: dispatched here, never through the envelope */
+      routes?: ControlRoutes;
+      /** true while the supervisor stops: a routed command is refused E_STATE, as the envelope's are */
+      stopping?: () => boolean;
       /** a request refused before it reached the handler (peer, frame, schema) */
       onRefused?: (reason: string, detail: string, peer: ControlPeer | null) => void;
       /** where refusals are recorded (faults.jsonl); the answer leaves once its line is durable */
@@ -249,6 +254,14 @@ export class ControlServer {
     this.answer(id, { ok: false, code, error: detail }, ticket);
   }
 
+  /** a command to its route (attention, executor records) or to the envelope's handler */
+  private dispatch(cmd: EnvelopeCommand | SupervisorCommand, peer: ControlPeer): Promise<Record<string, unknown>> {
+    const route = (this.o.routes as Record<string, ((c: typeof cmd, p: ControlPeer) => Promise<Record<string, unknown>>) | undefined> | undefined)?.[cmd.command];
+    if (!route) return this.o.handler(cmd, peer);
+    if (this.o.stopping?.()) return Promise.reject(new GenseeError('E_STATE', 'the supervisor is stopping'));
+    return route(cmd, peer);
+  }
+
   private async serve(req: NativeRequest): Promise<void> {
     const peer: ControlPeer | null = req.pid !== undefined ? { pid: req.pid, uid: req.uid! } : null;
     if (req.status === 'unauthenticated_peer') return this.refuse(req.id, 'unauthenticated_peer', 'unauthenticated_peer', req.detail, peer, req.gid);
@@ -261,7 +274,7 @@ export class ControlServer {
       return this.refuse(req.id, (e as GenseeError).code ?? 'malformed_request', 'malformed_fault', (e as Error).message, peer, req.gid);
     }
     try {
-      const fields = await this.o.handler(parseCommand(r), peer!);
+      const fields = await this.dispatch(parseCommand(r), peer!);
       this.answer(req.id, { ok: true, command: r.command, fields });
     } catch (e) {
       // the handler's own refusal (bad policy, no such lease): answered, not a refused peer

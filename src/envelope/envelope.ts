@@ -52,7 +52,7 @@ import { updateOperation } from '../state/operation';
 import { ControlServer, CONTROL_SOCKET } from './control';
 import type { LogHub } from '../events/hub';
 import type { Resolver } from '../resolver/resolver';
-import type { ControlHandler, ControlPeer, EnvelopeCommand, SupervisorCommand } from './control-types';
+import type { ControlHandler, ControlPeer, ControlRoutes, EnvelopeCommand, SupervisorCommand } from './control-types';
 import { compact, editLeases, findGeneration, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
 import { InstallLedger } from './installs';
 import { LeaseScan } from './lease-scan';
@@ -87,7 +87,8 @@ export interface EnvelopeOptions {
   /** the operator's policy with what gensee itself serves the workload (its DNS stub) granted: src/protocol/ip.ts withServedGrants */
   servedPolicy?: (p: Policy) => Policy;
   /** the commands that are not the envelope's: attention (events.jsonl) and the executor's records */
-  supervisorCommand?: (req: SupervisorCommand, peer: ControlPeer) => Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** control.sock's other commands (attention, the executor's records): control.ts dispatches them by name */
+  routes?: ControlRoutes;
 }
 
 /** step 2 of a change under traffic: what it ended, and what follows the final harvest */
@@ -174,6 +175,8 @@ export class Envelope {
       cgroup: o.cgroup,
       key: o.key,
       handler: (req, peer) => this.handle(req, peer),
+      routes: o.routes && this.durableRoutes(o.routes),
+      stopping: () => this.stopping,
       onRefused: (reason, detail, peer) => this.refused(reason, detail, peer),
       refusals: o.refusals,
     });
@@ -377,6 +380,19 @@ export class Envelope {
     return r;
   };
 
+  /** each route answered, as the envelope's own commands are, once counters.jsonl is durable too */
+  private durableRoutes(routes: ControlRoutes): ControlRoutes {
+    const out: Record<string, unknown> = {};
+    for (const [name, route] of Object.entries(routes) as [string, (c: never, p: ControlPeer) => Promise<Record<string, unknown>>][]) {
+      out[name] = async (cmd: never, peer: ControlPeer) => {
+        const r = await route(cmd, peer);
+        await this.recorder.log.flushNow();
+        return r;
+      };
+    }
+    return out as ControlRoutes;
+  }
+
   /** an attempt to change the envelope that was refused is evidence too */
   refused(reason: string, detail: string, peer: unknown): void {
     this.recorder.append([{ kind: 'control_refused', reason, detail: detail.slice(0, 300), peer }], new Date().toISOString());
@@ -392,8 +408,8 @@ export class Envelope {
       case 'lease_rm':
         return this.revokeLease(cmd.tuple, peer);
       default:
-        if (!this.o.supervisorCommand) throw new GenseeError('E_STATE', `this supervisor does not take ${cmd.command}`);
-        return this.o.supervisorCommand(cmd, peer);
+        // a command with a route never gets here (control.ts dispatches it)
+        throw new GenseeError('E_STATE', `this supervisor does not take ${cmd.command}`);
     }
   }
 
