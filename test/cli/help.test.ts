@@ -56,6 +56,8 @@ const PROBES: Record<string, () => unknown> = {
   'hooks detach': () => hooks.run(['detach', '--zz-probe']),
   'executor call': () => executor.run(['call', '--zz-probe']),
   'executor recover': () => executor.run(['recover', '--zz-probe']),
+  doctor: async () => (await import('../../src/cli/doctor')).run(['--zz-probe']),
+  upgrade: async () => (await import('../../src/cli/upgrade')).run(['--zz-probe']),
 };
 
 t.test('the help table is what each parser takes', async (t) => {
