@@ -143,7 +143,7 @@ export class Supervisor {
   private stopped = false;
   /** the resolver answers operation_not_active once this is false */
   private readonly live: { active: boolean };
-  /** the operation's envelope: generations, handover, operator leases, control.sock, counter recording (src/counters/envelope.ts) */
+  /** the operation's envelope: generations, handover, operator leases, control.sock, counter recording (src/envelope/envelope.ts) */
   envelope: Envelope | null = null;
 
   private constructor(x: {
@@ -308,7 +308,7 @@ export class Supervisor {
       }), (x) => x.stop({ removeNft: !pinned }));
       const recorder = envelope.recorder;
       reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason), countAudit: (t, reason) => recorder.countRefusal(t, reason, 'audit_allowed') });
-      // the resolver's installs are reported to the envelope's ledger (src/counters/installs.ts)
+      // the resolver's installs are reported to the envelope's ledger (src/envelope/installs.ts)
       network.reportTo(envelope.installs);
       warmResolver(); // before any fault: the first faults' V8 warm-up off the workload's calls (issue 15)
       const server = await stack.open(

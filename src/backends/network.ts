@@ -47,7 +47,7 @@ export interface ResolveOptions {
 export const AUDIT_LEASE_TTL_S = 10;
 
 /**
- * Where this backend's installs are reported (src/counters/installs.ts),
+ * Where this backend's installs are reported (src/envelope/installs.ts),
  * handed over by the supervisor; without one (or once closed) every kernel
  * entry is tagged with the newest generation. It never calls this backend.
  */
@@ -145,7 +145,7 @@ export class NetworkBackend {
 
   /**
    * Remove and (re)place leases in place, O(changes): what editLeases
-   * (counters/generations.ts) does to a record, without a new array whose
+   * (envelope/generations.ts) does to a record, without a new array whose
    * map the next fault would have to rebuild. A put replaces any lease on
    * its tuple (and goes last); a removal wins over a put.
    */
@@ -186,7 +186,7 @@ export class NetworkBackend {
     return this.policy;
   }
 
-  /** A policy change takes effect for the next decision (the handover is src/counters/envelope.ts). */
+  /** A policy change takes effect for the next decision (the handover is src/envelope/envelope.ts). */
   setPolicy(p: Policy): void {
     this.index = new PolicyIndex(p);
     this.policy = p;

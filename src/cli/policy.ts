@@ -7,7 +7,7 @@
 // operation, no state directory and no privilege.
 //
 // apply: hand a new policy to the running supervisor of an operation over its
-// control socket (src/counters/control.ts). The supervisor makes it a new
+// control socket (src/envelope/control.ts). The supervisor makes it a new
 // generation: counters harvested, leases the new policy still allows moved
 // into it, the others revoked, all under traffic without losing or double
 // counting a call. The file is checked here first (no symlinks, ≤ 64 KiB,

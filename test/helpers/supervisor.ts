@@ -157,7 +157,7 @@ export function jsonlLines(file: string): LogLine[] {
  */
 export function controlRequestFromCgroup(s: TestSup, socketPath: string): Promise<string> {
   const script = `
-const { controlRequest } = require(${JSON.stringify(path.resolve(__dirname, '../../src/counters/control.js'))});
+const { controlRequest } = require(${JSON.stringify(path.resolve(__dirname, '../../src/envelope/control.js'))});
 controlRequest({ socketPath: ${JSON.stringify(socketPath)}, key: Buffer.from(${JSON.stringify(s.key.toString('hex'))}, 'hex'), resolver: ${JSON.stringify(s.sup.record.resolver)},
   request: { schema: 1, command: 'lease_add', protocol: 'tcp', address: '127.0.0.1', port: 4444, ttl_ms: 0, max_uses: 0 } })
   .then(() => console.log('accepted'), (e) => console.log('refused ' + e.message));`;

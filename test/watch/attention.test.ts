@@ -116,7 +116,7 @@ async function defeat(t: Test, o: SupervisedOp, agent: AgentFile, port: number):
 /** a control.sock attention_clear asked from a process inside the operation's cgroup (root, holding the key): what it printed */
 function clearFromCgroup(o: SupervisedOp, key: Buffer, resolver: unknown): Promise<string> {
   const script = `
-const { controlRequest } = require(${JSON.stringify(path.resolve(__dirname, '../../src/counters/control.js'))});
+const { controlRequest } = require(${JSON.stringify(path.resolve(__dirname, '../../src/envelope/control.js'))});
 controlRequest({ socketPath: ${JSON.stringify(path.join(opDir(o.stateDir, o.op), 'control.sock'))}, key: Buffer.from(${JSON.stringify(key.toString('hex'))}, 'hex'),
   resolver: ${JSON.stringify(resolver)}, request: { schema: 1, command: 'attention_clear', by: 'person', person: 'the workload', note: 'all fine' } })
   .then(() => console.log('accepted'), (e) => console.log('refused ' + e.message));`;
