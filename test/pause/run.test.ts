@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { spawn, ChildProcess } from 'node:child_process';
-import { requireKernel, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, procState, blockedInSyscall, pidsByComm, SYSCALL_NR, CGROUP_PARENT } from '../helpers/kernel';
+import { requireKernel, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, procState, blockedInSyscall, pidsByComm, SYSCALL_NR, CGROUP_PARENT, timeScaled } from '../helpers/kernel';
 import { shortStateDir, faultLines } from '../helpers/supervisor';
 import { findCgroup2Mount, removeCgroup, cgroupPopulated } from '../../src/cgroup';
 import { detachHooks } from '../../src/dataplane';
@@ -61,7 +61,10 @@ t.test('200 concurrent paused connects from 20 threads are all answered, none lo
   const srv = await tcpServer(t);
   const op = uniqueName('gs-200');
   // deny: every call pauses and is answered EACCES by the resolver
-  const deny = await gensee(['run', '--state-dir', st, '--op', op, '--', PROBE, '--threads', '20', '--repeat', '10', 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
+  // the default 5 s deadline, stretched with the machine (make vmtest's emulated 6.1): each
+  // paused call must be answered by the resolver's deny, not by its deadline
+  const slow = policyFile(st, { fault_deadline_ms: Math.min(60_000, timeScaled(5000)) });
+  const deny = await gensee(['run', '--state-dir', st, '--op', op, '--policy', slow, '--', PROBE, '--threads', '20', '--repeat', '10', 'connect', 'tcp', '127.0.0.1', String(srv.port)]);
   t.equal(deny.code, 0, `gensee run exits with the probe's code ${deny.stderr}`);
   t.match(deny.probe.find((l) => 'EACCES' in l), { ok: 0, EACCES: 200 }, 'all 200 refused by the resolver (EACCES), none hung');
   const s1 = summaryOf(deny);
