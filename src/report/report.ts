@@ -15,7 +15,7 @@ import { GenseeError } from '../errors';
 export const REPORT_FORMATS = ['text', 'markdown', 'json', 'junit'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
-type Line = Record<string, unknown> & { seq?: number; kind?: string; type?: string };
+export type Line = Record<string, unknown> & { seq?: number; kind?: string; type?: string };
 
 /** a destination the workload reached (the kernel allowed a connect or a send) or was let through under audit */
 export interface Reached {
@@ -98,7 +98,8 @@ export interface Report {
   evidence: { ok: boolean; dir: string; logs: { file: string; lines: number; errors: number; last_hash: string }[]; missing: string[] };
 }
 
-function readLines(file: string): Line[] {
+/** a log's lines as objects: none when the file is absent; a damaged line is skipped (verify names it) */
+export function readLines(file: string): Line[] {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');

@@ -13,11 +13,11 @@
 // audit lease) or as already authorized, and every connect or send the
 // kernel allowed (counters.jsonl). Refusals are not reached. The stub's own
 // address is gensee's, never suggested. The evidence must pass verify.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { opDir, openOperation } from '../state/operation';
 import { verifyOperation } from '../evidence/verify';
 import { GenseeError } from '../errors';
+import { readLines, type Line } from './report';
 import { checkPolicy, parsePolicy } from '../protocol/json';
 import { matchesNetwork, ruleForName } from '../protocol/ip';
 import type { Family, Policy, Protocol } from '../protocol/types';
@@ -52,27 +52,6 @@ export interface SuggestOptions {
   minUses?: number;
 }
 
-type Line = Record<string, unknown>;
-
-function lines(file: string): Line[] {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
-  const out: Line[] = [];
-  for (const t of text.split('\n')) {
-    if (!t) continue;
-    try {
-      out.push(JSON.parse(t) as Line);
-    } catch {
-      /* verify has refused a damaged log before this reads it */
-    }
-  }
-  return out;
-}
 
 const isRunStub = (address: string, port: number) => port === 53 && /^127\.53\.\d+\.\d+$/.test(address);
 
@@ -96,7 +75,7 @@ export async function suggestPolicy(o: SuggestOptions): Promise<{ policy: Record
   for (const op of o.ops) {
     await openOperation(o.stateDir, op); // E_UNKNOWN_OP: exit 2
     const dir = opDir(o.stateDir, op);
-    const faults = lines(path.join(dir, 'faults.jsonl'));
+    const faults = readLines(path.join(dir, 'faults.jsonl'));
     if (faults.length === 0) throw new GenseeError('E_NO_EVIDENCE', `operation ${op} has no evidence (faults.jsonl is missing or empty in ${dir}): nothing to suggest from`);
     const v = await verifyOperation(o.stateDir, op);
     if (!v.ok) {
@@ -150,7 +129,7 @@ export async function suggestPolicy(o: SuggestOptions): Promise<{ policy: Record
     }
     // the kernel's count of allowed connects and sends: every use, the fast path's too
     const allowed = new Map<string, number>();
-    for (const l of lines(path.join(dir, 'counters.jsonl'))) {
+    for (const l of readLines(path.join(dir, 'counters.jsonl'))) {
       if (l.source !== 'ebpf' || l.kind !== 'allow') continue;
       const k = `${String(l.protocol)}|${String(l.family)}|${String(l.address)}|${Number(l.port)}`;
       allowed.set(k, (allowed.get(k) ?? 0) + Number(l.delta ?? 0));
