@@ -16,25 +16,12 @@ import { PACKAGE_ROOT } from '../../src/addon';
 import { GENSEE_BIN, requireKernel, testCgroup, uniqueName, detachAtTeardown, waitFor } from '../helpers/kernel';
 import { Proc } from '../helpers/gensee';
 import { startupDeadline } from '../helpers/trials';
+import { logLines as lines } from './lib';
 
 const FLOOD = path.join(PACKAGE_ROOT, 'obj', 'adv', 'diskflood');
 const PER_SECOND = 200;
 
 type Line = Record<string, unknown>;
-
-function lines(file: string): Line[] {
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      try {
-        return JSON.parse(l) as Line;
-      } catch {
-        return {};
-      }
-    });
-}
 
 /** run the flood inside the cgroup (no seccomp: every connect meets the hook) and return its counts */
 function flood(cgroup: string, port: number, span: number, ms: number): Promise<{ attempts: number; EPERM: number }> {

@@ -16,32 +16,9 @@ import { DataPlane } from '../../src/dataplane';
 import { GENSEE_BIN, requireKernel, uniqueName, waitFor } from '../helpers/kernel';
 import { shortStateDir } from '../helpers/supervisor';
 import { startupDeadline } from '../helpers/trials';
-import { cleanupOp } from './lib';
+import { cleanupOp, logLines as lines, type FloodProgress } from './lib';
 
 const FLOOD = path.join(PACKAGE_ROOT, 'obj', 'adv', 'diskflood');
-
-interface Progress {
-  t: number;
-  attempts: number;
-  ok: number;
-  EACCES: number;
-  ECONNREFUSED: number;
-  other: number;
-}
-
-function lines(file: string): Record<string, unknown>[] {
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      try {
-        return JSON.parse(l) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    });
-}
 
 t.test('ext4 remounted read-only mid-run (errors=remount-ro): fail closed, stop ends it, verify names what is missing', { timeout: 240_000 }, async (t) => {
   if (!requireKernel(t)) return;
@@ -75,7 +52,7 @@ t.test('ext4 remounted read-only mid-run (errors=remount-ro): fail closed, stop 
   const env = { ...process.env, GENSEE_RUN_DIR: work };
   // every new port is a new grant: grants are in flight when the disk goes read-only
   const c = spawn(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--json-out', path.join(work, 'out.jsonl'), '--', FLOOD, 'flood', '--port', String(base), '--span', '3000', '--ms', '120000', '--every', '100'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let last: Progress | null = null;
+  let last: FloodProgress | null = null;
   let err = '';
   let buf = '';
   c.stdout.on('data', (d: Buffer) => {
@@ -84,12 +61,12 @@ t.test('ext4 remounted read-only mid-run (errors=remount-ro): fail closed, stop 
     while ((i = buf.indexOf('\n')) >= 0) {
       const l = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      if (l.startsWith('{"t":')) last = JSON.parse(l) as Progress;
+      if (l.startsWith('{"t":')) last = JSON.parse(l) as FloodProgress;
     }
   });
   c.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((res) => c.on('close', (code) => res(code)));
-  const now = (): Progress => last ?? { t: 0, attempts: 0, ok: 0, EACCES: 0, ECONNREFUSED: 0, other: 0 };
+  const now = (): FloodProgress => last ?? { t: 0, attempts: 0, ok: 0, EACCES: 0, ECONNREFUSED: 0, other: 0 };
   await waitFor(() => now().ECONNREFUSED > 100, startupDeadline(), 50);
   t.ok(now().ECONNREFUSED > 100, `grants work before the error (${now().ECONNREFUSED} granted)`);
   const opFile = path.join(st, 'network-operations', op, 'operation.json');

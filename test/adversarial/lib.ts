@@ -382,3 +382,28 @@ export function attackTest(
     });
   }
 }
+
+/** diskflood's progress line (obj/adv/diskflood): connects tried, and how each ended */
+export interface FloodProgress {
+  t: number;
+  attempts: number;
+  ok: number;
+  EACCES: number;
+  ECONNREFUSED: number;
+  other: number;
+}
+
+/** a JSONL log's lines as objects; a line that does not parse (a torn one) is {} */
+export function logLines(file: string): Record<string, unknown>[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      try {
+        return JSON.parse(l) as Record<string, unknown>;
+      } catch {
+        return {};
+      }
+    });
+}

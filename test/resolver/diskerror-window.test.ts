@@ -17,29 +17,13 @@ import { PACKAGE_ROOT } from '../../src/addon';
 import { GENSEE_BIN, requireKernel, uniqueName } from '../helpers/kernel';
 import { shortStateDir } from '../helpers/supervisor';
 import { Listener } from '../helpers/trials';
-import { cleanupOp } from '../adversarial/lib';
+import { cleanupOp, logLines } from '../adversarial/lib';
 
 const FLOOD = path.join(PACKAGE_ROOT, 'obj', 'adv', 'diskflood');
 const WINDOW_MS = 4000;
 
-function lines(file: string): Record<string, unknown>[] {
-  let text = '';
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      try {
-        return JSON.parse(l) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    });
-}
+/** the log's lines, none while it does not exist yet */
+const lines = (file: string): Record<string, unknown>[] => (fs.existsSync(file) ? logLines(file) : []);
 
 t.test('a grant whose resolution never becomes durable is never usable, not even in the sync window', { timeout: 120_000 }, async (t) => {
   if (!requireKernel(t)) return;

@@ -15,32 +15,9 @@ import { DataPlane } from '../../src/dataplane';
 import { GENSEE_BIN, requireKernel, uniqueName, waitFor } from '../helpers/kernel';
 import { shortStateDir } from '../helpers/supervisor';
 import { startupDeadline } from '../helpers/trials';
-import { cleanupOp } from '../adversarial/lib';
+import { cleanupOp, logLines as lines, type FloodProgress } from '../adversarial/lib';
 
 const FLOOD = path.join(PACKAGE_ROOT, 'obj', 'adv', 'diskflood');
-
-interface Progress {
-  t: number;
-  attempts: number;
-  ok: number;
-  EACCES: number;
-  ECONNREFUSED: number;
-  other: number;
-}
-
-function lines(file: string): Record<string, unknown>[] {
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      try {
-        return JSON.parse(l) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    });
-}
 
 t.test('ENOSPC mid-run with grants in flight: fail closed, no undurable lease, resume by itself', { timeout: 180_000 }, async (t) => {
   if (!requireKernel(t)) return;
@@ -69,7 +46,7 @@ t.test('ENOSPC mid-run with grants in flight: fail closed, no undurable lease, r
   const env = { ...process.env, GENSEE_STATE_RESERVE: '1M', GENSEE_RUN_DIR: runDir };
   // gensee's per-fault lines to a file of their own: stderr keeps only what gensee says about itself
   const c = spawn(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--json-out', path.join(runDir, 'out.jsonl'), '--', FLOOD, 'flood', '--port', String(base), '--span', String(span), '--ms', '25000', '--every', '100'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let last: Progress | null = null;
+  let last: FloodProgress | null = null;
   let err = '';
   let buf = '';
   c.stdout.on('data', (d: Buffer) => {
@@ -78,12 +55,12 @@ t.test('ENOSPC mid-run with grants in flight: fail closed, no undurable lease, r
     while ((i = buf.indexOf('\n')) >= 0) {
       const l = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      if (l.startsWith('{"t":') || l.startsWith('{"attempts"')) last = JSON.parse(l) as Progress;
+      if (l.startsWith('{"t":') || l.startsWith('{"attempts"')) last = JSON.parse(l) as FloodProgress;
     }
   });
   c.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((res) => c.on('close', (code) => res(code)));
-  const now = (): Progress => last ?? { t: 0, attempts: 0, ok: 0, EACCES: 0, ECONNREFUSED: 0, other: 0 };
+  const now = (): FloodProgress => last ?? { t: 0, attempts: 0, ok: 0, EACCES: 0, ECONNREFUSED: 0, other: 0 };
   const status = () => {
     const r = spawnSync(GENSEE_BIN, ['status', '--op', op, '--state-dir', st, '--json'], { encoding: 'utf8', env });
     try {
@@ -274,7 +251,7 @@ t.test('a disk that fails every write mid-run (ext4 shut down): fail closed, sto
   fs.writeFileSync(policy, JSON.stringify({ schema: 1, grants: [], leases: [{ network: { protocol: 'tcp', cidr: '127.0.0.1/32', ports: `${base}-${base + 3000}` }, ttl_s: 300, max_uses: 0 }], delegate: [] }));
   const env = { ...process.env, GENSEE_RUN_DIR: work };
   const c = spawn(GENSEE_BIN, ['run', '--state-dir', st, '--op', op, '--policy', policy, '--no-dns', '--', FLOOD, 'flood', '--port', String(base), '--span', '3000', '--ms', '60000', '--every', '100'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let last: Progress | null = null;
+  let last: FloodProgress | null = null;
   let err = '';
   let buf = '';
   c.stdout.on('data', (d: Buffer) => {
@@ -283,12 +260,12 @@ t.test('a disk that fails every write mid-run (ext4 shut down): fail closed, sto
     while ((i = buf.indexOf('\n')) >= 0) {
       const l = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      if (l.startsWith('{"t":')) last = JSON.parse(l) as Progress;
+      if (l.startsWith('{"t":')) last = JSON.parse(l) as FloodProgress;
     }
   });
   c.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((res) => c.on('close', (code) => res(code)));
-  const now = (): Progress => last ?? { t: 0, attempts: 0, ok: 0, EACCES: 0, ECONNREFUSED: 0, other: 0 };
+  const now = (): FloodProgress => last ?? { t: 0, attempts: 0, ok: 0, EACCES: 0, ECONNREFUSED: 0, other: 0 };
   await waitFor(() => now().ECONNREFUSED > 100, startupDeadline(), 50);
   const opFile = path.join(st, 'network-operations', op, 'operation.json');
   const cgroup = (JSON.parse(fs.readFileSync(opFile, 'utf8')) as { cgroup: string }).cgroup;
