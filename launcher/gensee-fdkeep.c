@@ -18,11 +18,22 @@
  *   DROP <tag>                  close it              → OK DROP <tag> <n>
  *   DROPOP <op>                 close every <op>/...  → OK DROPOP <op> <n>
  *   LIST                        → FD <tag> <pending_since_boot_ns>\n<meta> + fd, one per kept fd,
+ *                                 CALL <tid> <nr> <arrived_boot_ns> <tag>, one per call received
+ *                                 while no resolver was connected (reported once),
  *                                 REFUSED <boot_ns> <pid> <uid> <why>, one per refused peer
- *                                 (reported once), END <fds> <refused> <refusals_lost>
+ *                                 (reported once), END <fds> <refused> <refusals_lost> <calls_lost>
  *   PING                        → PONG <pid> <fds>
  * pending_since: when no resolver was connected, the first moment the fd
  * had a paused call waiting (CLOCK_BOOTTIME ns; 0: none seen).
+ *
+ * CALL: while no resolver is connected, each seccomp listener fd kept is
+ * read here (SECCOMP_IOCTL_NOTIF_RECV), only to note which thread made a
+ * call and when it arrived; it is never answered, so the call keeps
+ * waiting. The next resolver restarts it in place (--nudge) and serves the
+ * fresh notification, knowing from CALL how long the call has waited
+ * (fault_deadline_ms counts from the arrival, not from the restart).
+ * Past MAX_CALLS arrivals are counted only (calls_lost); those calls still
+ * wait and are served, their arrival unknown (pending_since bounds it).
  *
  * Admission (the rule supervisor.sock uses, addon/peercred.c): the peer's
  * SO_PEERCRED uid is 0 or ours, and it is in our own user, mount, network
@@ -48,6 +59,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -62,6 +75,7 @@
 #define MAX_REFUSED 64
 #define MAX_MSG (72 * 1024)
 #define MAX_TAG 200
+#define MAX_CALLS 4096
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -73,7 +87,16 @@ struct kept {
 	char *meta;
 	size_t meta_len;
 	uint64_t pending_since;
-	int hup; /* every task using its filter is gone: nothing to watch */
+	int hup;  /* every task using its filter is gone: nothing to watch */
+	int sock; /* a socket (the OCI listening socket): watched, never read */
+};
+
+/* a call received while no resolver was connected: never answered */
+struct call {
+	char tag[MAX_TAG + 1];
+	uint32_t tid;
+	int nr;
+	uint64_t arrived;
 };
 
 struct refusal {
@@ -92,6 +115,8 @@ static struct kept *kept[MAX_KEPT];
 static size_t nkept;
 static struct refusal refused[MAX_REFUSED];
 static size_t nrefused, refused_lost;
+static struct call calls[MAX_CALLS];
+static size_t ncalls, calls_lost;
 static struct client clients[MAX_CLIENTS];
 static size_t nclients;
 static volatile sig_atomic_t stop_sig;
@@ -306,12 +331,18 @@ static int do_list(int sock)
 			return -1;
 		kept[i]->pending_since = 0;
 	}
+	for (i = 0; i < ncalls; i++)
+		if (reply(sock, "CALL %u %d %llu %s", calls[i].tid, calls[i].nr, (unsigned long long)calls[i].arrived,
+			  calls[i].tag))
+			return -1;
 	for (i = 0; i < nrefused; i++)
 		if (reply(sock, "REFUSED %llu %d %u %s", (unsigned long long)refused[i].boot_ns, refused[i].pid,
 			  refused[i].uid, refused[i].why))
 			return -1;
-	if (reply(sock, "END %zu %zu %zu", nkept, nref, refused_lost))
+	if (reply(sock, "END %zu %zu %zu %zu", nkept, nref, refused_lost, calls_lost))
 		return -1;
+	ncalls = 0; /* reported once: the resolver serves them */
+	calls_lost = 0;
 	nrefused = 0; /* reported once: the resolver records them */
 	refused_lost = 0;
 	return 0;
@@ -398,6 +429,11 @@ static int on_message(struct client *c)
 		}
 		snprintf(k->tag, sizeof(k->tag), "%s", arg);
 		k->fd = fd;
+		{
+			struct stat st;
+
+			k->sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+		}
 		memcpy(k->meta, nl ? nl + 1 : "", body_len);
 		k->meta_len = body_len;
 		kept[nkept++] = k;
@@ -416,6 +452,35 @@ static int on_message(struct client *c)
 	if (!strcmp(msgbuf, "PING"))
 		return reply(c->fd, "PONG %d %zu", (int)getpid(), nkept) ? -1 : 0;
 	return reply(c->fd, "ERR unknown request") ? -1 : 0;
+}
+
+/* ---- calls that arrive while no resolver reads ---- */
+
+/* Receive one notification of k, only to note it (never answered: the call
+ * keeps waiting until the next resolver restarts it). */
+static void note_call(struct kept *k)
+{
+	struct seccomp_notif n;
+	uint64_t now;
+
+	memset(&n, 0, sizeof(n));
+	if (ioctl(k->fd, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0) {
+		if (errno != ENOENT && errno != EINTR) {
+			logf_("%s: reading a paused call: %s (no longer watched)", k->tag, strerror(errno));
+			k->hup = 1;
+		}
+		return;
+	}
+	now = boot_ns();
+	if (ncalls == MAX_CALLS) {
+		calls_lost++;
+		return;
+	}
+	snprintf(calls[ncalls].tag, sizeof(calls[ncalls].tag), "%s", k->tag);
+	calls[ncalls].tid = n.pid;
+	calls[ncalls].nr = n.data.nr;
+	calls[ncalls].arrived = now;
+	ncalls++;
 }
 
 /* ---- the socket ---- */
@@ -540,10 +605,11 @@ static int serve(const char *sock)
 		pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		for (i = 0; i < ncl; i++)
 			pfd[n++] = (struct pollfd){ .fd = clients[i].fd, .events = POLLIN };
-		/* no resolver reads them: note when a paused call first waits */
+		/* no resolver reads them: note when a paused call first waits,
+		 * and (seccomp fds) which thread's call arrived when */
 		if (!own)
 			for (i = 0; i < nkept; i++)
-				if (!kept[i]->pending_since && !kept[i]->hup) {
+				if ((!kept[i]->pending_since || !kept[i]->sock) && !kept[i]->hup) {
 					watch[nw++] = i;
 					pfd[n++] = (struct pollfd){ .fd = kept[i]->fd, .events = POLLIN };
 				}
@@ -557,9 +623,14 @@ static int serve(const char *sock)
 		for (i = 0; i < nw; i++) {
 			short ev = pfd[1 + ncl + i].revents;
 
-			if (ev & POLLIN)
-				kept[watch[i]]->pending_since = boot_ns();
-			else if (ev)
+			if (ev & POLLIN) {
+				struct kept *k = kept[watch[i]];
+
+				if (!k->pending_since)
+					k->pending_since = boot_ns();
+				if (!k->sock)
+					note_call(k);
+			} else if (ev)
 				kept[watch[i]]->hup = 1;
 		}
 		/* clients, from the last: closing one moves the last into its slot */

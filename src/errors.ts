@@ -23,6 +23,8 @@ export const DENY_REASONS = [
   ...EXECUTOR_DENY_REASONS,
   // a fault the resolver died with, closed by whoever took over (src/evidence/abandon.ts); never sent
   'abandoned',
+  // a call that waited past fault_deadline_ms while no resolver ran, drained after a restart (src/resolver/takeover.ts)
+  'resolver_restarted',
 ] as const;
 export type DenyReason = (typeof DENY_REASONS)[number];
 

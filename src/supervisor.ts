@@ -15,10 +15,12 @@ import { readNetwork, writeNetwork, beginGeneration, leaseKey, LeaseRecord } fro
 import { ChainedLog } from './evidence/chain';
 import { StateSpace } from './state/space';
 import { writeFailedMarker, clearFailedMarker } from './state/failed';
-import { closeOpenFaults } from './evidence/abandon';
+import { closeOpenFaults, intentsOf } from './evidence/abandon';
+import { Takeover, openFaultsOf, type CarriedFault } from './resolver/takeover';
 import { NetworkBackend } from './backends/network';
 import { Envelope, reconcileLeases, removeUnanswered } from './envelope/envelope';
 import * as os from 'node:os';
+import { loadAddon } from './addon';
 import { Resolver } from './resolver/resolver';
 import { SupervisorServer, AnswerLatency } from './resolver/server';
 import { startRejectLoop, RejectLoop } from './resolver/rejectloop';
@@ -111,6 +113,13 @@ export interface SupervisorOptions {
   guardParent?: string;
   /** audit mode (src/resolver/resolver.ts ResolverOptions.audit; the DNS stub answers names no rule covers); recorded in operation.json */
   audit?: boolean;
+  /**
+   * a resolver taking over from one that died or left (src/oci/listener.ts
+   * resume): the network faults it left open are carried over, resolved
+   * under their own fault id when their call comes again, instead of closed
+   * as abandoned at once (src/resolver/takeover.ts; settleTakeover())
+   */
+  carryOpenFaults?: boolean;
 }
 
 export class Supervisor {
@@ -266,13 +275,20 @@ export class Supervisor {
         }
       });
       const events = await stack.open('events.jsonl', () => EventLog.open(dir, { hub, onError, low: () => space.low }), (x) => x.close());
+      let carry: CarriedFault[] | null = null;
       if (existing) {
-        const abandoned = await closeOpenFaults(faults, 'resolver_died');
-        const removed = await removeUnanswered(network, dp, abandoned.intents);
+        // carried faults are decided afresh: a lease their old resolver may
+        // have put in the kernel without a resolution line goes, as for any
+        const open = o.carryOpenFaults ? await openFaultsOf(faults.path) : { carried: [], other: [] };
+        const carriedIds = new Set(open.carried.map((c) => c.faultId));
+        const abandoned = await closeOpenFaults(faults, 'resolver_died', { except: carriedIds });
+        const intents = [...abandoned.intents, ...(carriedIds.size ? await intentsOf(faults.path, carriedIds) : [])];
+        const removed = await removeUnanswered(network, dp, intents);
         reconciled.removed.push(...removed);
         if (abandoned.faults.length) {
           onError(new Error(`${abandoned.faults.length} fault(s) left open by a resolver that died are closed as abandoned; ${removed.length} unanswered lease(s) removed`));
         }
+        if (o.carryOpenFaults) carry = open.carried;
       }
       const live = { active: true };
       const resolver = new Resolver({
@@ -284,6 +300,7 @@ export class Supervisor {
         audit: o.audit === true,
       });
       resolver.on('backend_error', onError);
+      if (carry) resolver.takeover = new Takeover({ carried: carry, deadlineMs: o.policy.policy.fault_deadline_ms, now: () => loadAddon().bootNs() });
       const ev = events;
       const tools = new ToolCgroups();
       // the sampler's last reading, its control socket; the nft table goes with hooks this call attached
@@ -471,6 +488,27 @@ export class Supervisor {
     }
     clearFailedMarker(this.stateDir, this.op);
     this.onError(new Error(`operation ${this.op}: evidence logs take writes again after ${was.retries + 1} tries: serving again (${denied} request(s) were denied while failed)`));
+  }
+
+  /** the faults carried over from the resolver this one took over from (carryOpenFaults), not yet matched */
+  get carriedFaults(): string[] {
+    return this.resolver.takeover?.carriedIds ?? [];
+  }
+
+  /**
+   * The takeover is over (its drained calls came, or never will): stop
+   * matching; the carried faults whose call never came again are closed as
+   * abandoned (resolver_died). Returns their ids.
+   */
+  async settleTakeover(): Promise<string[]> {
+    const t = this.resolver.takeover;
+    if (!t) return [];
+    const left = t.settle();
+    this.resolver.takeover = null;
+    if (left.length === 0) return [];
+    const abandoned = await closeOpenFaults(this.faults, 'resolver_died', { only: new Set(left) });
+    await removeUnanswered(this.resolver.network, this.dp, abandoned.intents).catch(() => undefined);
+    return abandoned.faults;
   }
 
   /** One adapter record in faults.jsonl (resolver_takeover, fdkeep_refused); resolves once durable. */

@@ -25,11 +25,18 @@ export interface Abandoned {
   intents: LeaseIntent[];
 }
 
-/** Close every open fault of log with an `abandoned` resolution (durable on return). */
-export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause): Promise<Abandoned> {
+/**
+ * Close every open fault of log with an `abandoned` resolution (durable on
+ * return). only: just these (a takeover's carried faults whose call never
+ * came again); except: all but these (the faults a takeover carries over).
+ */
+export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause, sel: { only?: ReadonlySet<string>; except?: ReadonlySet<string> } = {}): Promise<Abandoned> {
   await log.flushNow();
   const rep = await verifyLog(log.path, { pairFaults: true });
-  const open = rep.problems.filter((p) => p.kind === 'unresolved_fault' && p.fault_id !== undefined).map((p) => p.fault_id!);
+  const open = rep.problems
+    .filter((p) => p.kind === 'unresolved_fault' && p.fault_id !== undefined)
+    .map((p) => p.fault_id!)
+    .filter((id) => (!sel.only || sel.only.has(id)) && !sel.except?.has(id));
   let ticket = -1;
   for (const id of open) {
     ticket = log.appendTicket(
@@ -51,7 +58,8 @@ export async function closeOpenFaults(log: ChainedLog, cause: AbandonCause): Pro
   return { faults: open, intents: open.length ? await intentsOf(log.path, new Set(open)) : [] };
 }
 
-async function intentsOf(file: string, ids: Set<string>): Promise<LeaseIntent[]> {
+/** the lease_intent lines of these faults */
+export async function intentsOf(file: string, ids: ReadonlySet<string>): Promise<LeaseIntent[]> {
   const out: LeaseIntent[] = [];
   const rl = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
   for await (const line of rl) {

@@ -45,8 +45,20 @@ export interface HolderRefusal {
   why: string;
 }
 
+/** a call the holder received while no resolver read its fd (never answered: it still waits) */
+export interface HeldCall {
+  tag: string;
+  tid: number;
+  nr: number;
+  /** CLOCK_BOOTTIME ns it arrived */
+  arrivedNs: bigint;
+}
+
 export interface HolderListing {
   fds: KeptFd[];
+  calls: HeldCall[];
+  /** calls past the holder's table: counted only, their arrival unknown */
+  callsLost: number;
   refused: HolderRefusal[];
   /** refusals past the holder's table, counted only */
   refusedLost: number;
@@ -177,7 +189,7 @@ export class FdKeep {
     const a = pauseAddon();
     if (this.lost) throw new GenseeError('E_STATE', `fd holder ${this.path} is gone: ${this.lost}`);
     a.sendFd(this.sock, [], Buffer.from('LIST'));
-    const out: HolderListing = { fds: [], refused: [], refusedLost: 0 };
+    const out: HolderListing = { fds: [], calls: [], callsLost: 0, refused: [], refusedLost: 0 };
     for (;;) {
       const m = this.readLine();
       let x: RegExpExecArray | null;
@@ -191,10 +203,13 @@ export class FdKeep {
           continue;
         }
         out.fds.push({ tag: x[1], fd: m.fd, meta, pendingSinceNs: BigInt(x[2]) });
+      } else if ((x = /^CALL (\d+) (-?\d+) (\d+) (\S+)$/.exec(m.text))) {
+        out.calls.push({ tid: Number(x[1]), nr: Number(x[2]), arrivedNs: BigInt(x[3]), tag: x[4] });
       } else if ((x = /^REFUSED (\d+) (-?\d+) (\d+) (.*)$/.exec(m.text))) {
         out.refused.push({ bootNs: x[1], pid: Number(x[2]), uid: Number(x[3]), why: x[4] });
-      } else if ((x = /^END (\d+) (\d+) (\d+)$/.exec(m.text))) {
+      } else if ((x = /^END (\d+) (\d+) (\d+)(?: (\d+))?$/.exec(m.text))) {
         out.refusedLost = Number(x[3]);
+        out.callsLost = Number(x[4] ?? 0);
         return out;
       } else {
         if (m.fd >= 0) a.closeFd(m.fd);

@@ -121,7 +121,7 @@ export class OciListener {
     if (o.policyFile !== undefined) await loadPolicyFile(o.policyFile);
     const say = o.say ?? ((l: string) => process.stdout.write(l + '\n'));
     const keeper = o.fdkeep ? await FdKeep.ensure(o.fdkeep) : null;
-    const listing: HolderListing = keeper ? keeper.list() : { fds: [], refused: [], refusedLost: 0 };
+    const listing: HolderListing = keeper ? keeper.list() : { fds: [], calls: [], callsLost: 0, refused: [], refusedLost: 0 };
     const kept = [...(o.inherited ?? []), ...listing.fds];
     // the listening socket itself is kept too: runc connecting while no
     // resolver runs waits in its backlog instead of failing the container
@@ -160,7 +160,7 @@ export class OciListener {
       }
     }
     keeper?.onLost((why) => l.holderLost(why));
-    await l.resume(kept.filter((k) => k.meta.kind === 'listener'), reused || kept.length > 0);
+    await l.resume(kept.filter((k) => k.meta.kind === 'listener'), reused || kept.length > 0, listing);
     return l;
   }
 
@@ -189,7 +189,7 @@ export class OciListener {
   }
 
   /** the fds a predecessor left with the holder (or systemd): serve them again, operation by operation */
-  private async resume(kept: KeptFd[], restarted: boolean): Promise<void> {
+  private async resume(kept: KeptFd[], restarted: boolean, listing: HolderListing): Promise<void> {
     const byOp = new Map<string, KeptFd[]>();
     for (const k of kept) {
       const op = k.meta.op ?? '';
@@ -214,15 +214,39 @@ export class OciListener {
       const nudged = nudgeWaiting(cgroup);
       let s: OciSession;
       try {
-        s = await this.sessionFor(op, cgroup);
+        // the faults the dead resolver left open are carried over: resolved
+        // under their own id when their (restarted) call comes again
+        s = await this.sessionFor(op, cgroup, true);
       } catch (e) {
         drop((e as Error).message);
         continue;
       }
+      const tags = new Set(fds.map((k) => k.tag));
+      const held = listing.calls.filter((c) => tags.has(c.tag));
+      s.sup.resolver.takeover?.addArrivals(held);
       const now = pauseAddon().bootNs();
       let waitedMs = 0;
+      for (const k of fds) if (k.pendingSinceNs > 0n) waitedMs = Math.max(waitedMs, Number((now - k.pendingSinceNs) / 1_000_000n));
+      const oldPid = this.o.takeoverFrom ?? this.o.previousPid ?? fds.map((k) => k.meta.resolver_pid).find((p) => p !== process.pid) ?? null;
+      // before any drained call is served: the carried faults' resolutions follow this line
+      await s
+        .record({
+          kind: 'resolver_takeover',
+          old_pid: oldPid,
+          new_pid: process.pid,
+          version: this.o.version ?? null,
+          how: this.o.takeoverFrom ? 'takeover' : restarted ? 'restart' : 'inherited',
+          kept_fds: fds.length,
+          waited_ms: waitedMs,
+          restarted_calls: nudged,
+          carried_faults: s.sup.carriedFaults,
+          held_calls: held.length,
+          ...(listing.callsLost ? { held_calls_lost: listing.callsLost } : {}),
+          fault_deadline_ms: s.deadlineMs,
+        })
+        .catch(() => undefined);
+      s.settleTakeoverAfter(Math.max(2000, s.deadlineMs));
       for (const k of fds) {
-        if (k.pendingSinceNs > 0n) waitedMs = Math.max(waitedMs, Number((now - k.pendingSinceNs) / 1_000_000n));
         const st = {
           ociVersion: k.meta.oci_version ?? '1.0.2',
           fds: ['seccompFd'],
@@ -237,24 +261,11 @@ export class OciListener {
           this.say(this.o.json ? JSON.stringify({ event: 'error', op, message: `resume: ${(e as Error).message}` }) : `gensee: ${op}: resume: ${(e as Error).message}`);
         }
       }
-      const oldPid = this.o.takeoverFrom ?? this.o.previousPid ?? fds.map((k) => k.meta.resolver_pid).find((p) => p !== process.pid) ?? null;
-      await s
-        .record({
-          kind: 'resolver_takeover',
-          old_pid: oldPid,
-          new_pid: process.pid,
-          version: this.o.version ?? null,
-          how: this.o.takeoverFrom ? 'takeover' : restarted ? 'restart' : 'inherited',
-          kept_fds: fds.length,
-          waited_ms: waitedMs,
-          restarted_calls: nudged,
-        })
-        .catch(() => undefined);
       await this.recordRefusals(s);
       this.say(
         this.o.json
-          ? JSON.stringify({ event: 'resumed', op, fds: fds.length, old_pid: oldPid, restarted_calls: nudged, waited_ms: waitedMs })
-          : `gensee: ${op}: resumed ${fds.length} kept seccomp fd(s) from pid ${oldPid ?? '?'}; ${nudged} call(s) restarted; longest wait ${waitedMs} ms`,
+          ? JSON.stringify({ event: 'resumed', op, fds: fds.length, old_pid: oldPid, restarted_calls: nudged, waited_ms: waitedMs, carried_faults: s.sup.carriedFaults.length, held_calls: held.length })
+          : `gensee: ${op}: resumed ${fds.length} kept seccomp fd(s) from pid ${oldPid ?? '?'}; ${nudged} call(s) restarted; longest wait ${waitedMs} ms; ${s.sup.carriedFaults.length} open fault(s) carried over`,
       );
     }
   }
@@ -386,7 +397,7 @@ export class OciListener {
   }
 
   /** The running session of op (joined when it is on the same cgroup), or a new one. */
-  private async sessionFor(op: string, cgroup: string): Promise<OciSession> {
+  private async sessionFor(op: string, cgroup: string, carryOpenFaults = false): Promise<OciSession> {
     for (;;) {
       const cur = this.sessions.get(op);
       if (!cur) break;
@@ -409,7 +420,7 @@ export class OciListener {
     const entry: Entry = { ready: null as unknown as Promise<OciSession>, session: null };
     entry.ready = (async () => {
       const pol = await this.policyFor(op);
-      const s = await OciSession.start({ stateDir: this.o.stateDir, op, cgroup, policy: pol.loaded, policySource: pol.source, json: !!this.o.json, say: this.say });
+      const s = await OciSession.start({ stateDir: this.o.stateDir, op, cgroup, policy: pol.loaded, policySource: pol.source, json: !!this.o.json, say: this.say, carryOpenFaults });
       s.onEmpty = () => this.end(s, 'tasks_gone');
       if (this.keeper && !this.keeper.lost) s.holderKept(this.keeper.path);
       s.onRetired = (tag) => {

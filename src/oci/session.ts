@@ -31,6 +31,8 @@ export interface SessionOptions {
   policySource: string;
   json: boolean;
   say: (line: string) => void;
+  /** resuming after a restart: carry the open faults over (SupervisorOptions.carryOpenFaults) */
+  carryOpenFaults?: boolean;
 }
 
 export interface SessionSummary extends OperationSummary {
@@ -139,6 +141,7 @@ export class OciSession {
       op: o.op,
       cgroup: o.cgroup,
       policy: o.policy,
+      carryOpenFaults: o.carryOpenFaults === true,
       onError: (e) => o.say(o.json ? JSON.stringify({ event: 'error', op: o.op, message: e.message }) : `${o.op}: error: ${e.message}`),
     });
     try {
@@ -237,6 +240,34 @@ export class OciSession {
     }
   }
 
+  /** the policy's fault_deadline_ms */
+  get deadlineMs(): number {
+    return this.o.policy.policy.fault_deadline_ms;
+  }
+
+  private settleTimer: NodeJS.Timeout | null = null;
+
+  /** after ms, the takeover's carried faults whose call never came again are closed as abandoned */
+  settleTakeoverAfter(ms: number): void {
+    if (this.settleTimer || this.sup.carriedFaults.length === 0) return;
+    this.settleTimer = setTimeout(() => void this.settleTakeover(), ms);
+    this.settleTimer.unref();
+  }
+
+  private async settleTakeover(): Promise<void> {
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = null;
+    try {
+      const left = await this.sup.settleTakeover();
+      if (left.length) {
+        const o = this.o;
+        o.say(o.json ? JSON.stringify({ event: 'carried_abandoned', op: this.op, faults: left }) : `${this.op}: ${left.length} carried fault(s) never came again (thread gone): closed as abandoned`);
+      }
+    } catch (e) {
+      this.o.say(this.o.json ? JSON.stringify({ event: 'error', op: this.op, message: `takeover: ${(e as Error).message}` }) : `${this.op}: takeover: ${(e as Error).message}`);
+    }
+  }
+
   /** one adapter record in faults.jsonl, durable when this resolves */
   record(fields: Record<string, unknown>): Promise<void> {
     return this.sup.recordFault(fields);
@@ -282,6 +313,7 @@ export class OciSession {
       }
     }
     await Promise.all([...this.members].map((m) => this.retire(m)));
+    await this.settleTakeover();
     const counted = this.sup.summary(this.finished); // before stop: it reads the kernel counters
     const anchor = await this.sup.faultsAnchor();
     let left = busy ? cgroupPids(this.cgroup) : [];

@@ -16,6 +16,7 @@ import { checkSubject } from './subject';
 import { ExecutorBackend } from '../backends/executor';
 import type { StateSpace } from '../state/space';
 import { RefusalBudget, REFUSALS_PER_SECOND } from './budget';
+import type { Takeover, TakeoverMatch } from './takeover';
 
 export interface PeerInfo {
   pid: number;
@@ -135,6 +136,10 @@ export class Resolver extends EventEmitter {
   readonly undurable: { fault_id: string; lease: Record<string, unknown>; at: string; installed: false; error: string }[] = [];
   /** writes the held suppressed count once its second is over (a quiet spell after a flood) */
   private readonly budgetTimer: NodeJS.Timeout;
+  /** calls drained from before a takeover (src/resolver/takeover.ts); null: none */
+  takeover: Takeover | null = null;
+  /** tests only (GENSEE_TEST_STALL_FAULT_MS, read nowhere else): stall after the fault line is written, before deciding */
+  private readonly testStallMs = Number(process.env.GENSEE_TEST_STALL_FAULT_MS ?? '') || 0;
 
   constructor(o: ResolverOptions) {
     super();
@@ -291,6 +296,10 @@ export class Resolver extends EventEmitter {
       this.failedMode.denied++;
       return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
     }
+    // a call drained from before a takeover: recorded under the fault the
+    // old resolver opened for it (if any), denied if it waited too long
+    const carried: TakeoverMatch | null = this.takeover?.match(fault) ?? null;
+    if (carried) return this.resolveCarried(fault, ctx, carried, t0, opts);
     // the refusal budget: past this second's allowance, or with the state
     // disk below its reserve, a fault that would be denied is only counted
     // (no line; one suppressed line carries the count); below half the
@@ -327,6 +336,11 @@ export class Resolver extends EventEmitter {
       },
       { sync: false, defer: true },
     );
+    if (this.testStallMs > 0) {
+      // tests only: the fault line on disk, no answer yet (a resolver killed here leaves the fault open)
+      await this.faults.flushNow();
+      await new Promise((res) => setTimeout(res, this.testStallMs));
+    }
     let r: Resolution;
     let delegateTool: string | undefined;
     let commit: (() => Promise<void>) | undefined;
@@ -392,6 +406,82 @@ export class Resolver extends EventEmitter {
     if (ready) return { resolution: r, ticket, durable: ready, ready };
     const durable = opts.deferSync ? undefined : this.faults.whenDurable(ticket);
     return { resolution: r, ticket, durable };
+  }
+
+  /**
+   * A call drained from before a takeover (src/resolver/takeover.ts). Its
+   * lines are under the original fault id when the old resolver wrote a
+   * fault line for it (no second fault line); the answer on the wire keeps
+   * the id it was raised with (answered_as). Past fault_deadline_ms since
+   * it arrived it is denied, reason resolver_restarted; else decided by
+   * policy as any fault. Never suppressed: it closes an open fault.
+   */
+  private async resolveCarried(
+    fault: Fault,
+    ctx: FaultContext,
+    m: TakeoverMatch,
+    t0: bigint,
+    opts: { deferSync?: boolean },
+  ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void>; ready?: Promise<void> }> {
+    const logged: Fault = m.originalId ? { ...fault, fault_id: m.originalId } : fault;
+    const takeover = { answered_as: fault.fault_id, arrived_at_boot_ns: String(m.arrivedNs), waited_ms: m.waitedMs, ...(m.originalId ? { carried: true } : {}) };
+    if (!m.originalId) {
+      this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, { sync: false, defer: true });
+    }
+    let r: Resolution;
+    let commit: (() => Promise<void>) | undefined;
+    if (m.late) {
+      r = { fault_id: logged.fault_id, action: 'deny', reason: 'resolver_restarted' };
+    } else {
+      this.deciding++;
+      try {
+        const { delegate_tool: _d, commit: c, ...d } = await this.decide(logged);
+        commit = c;
+        r = { fault_id: logged.fault_id, ...d };
+      } catch (e) {
+        r = { fault_id: logged.fault_id, action: 'deny', reason: 'backend_error' };
+        this.emit('backend_error', e);
+      } finally {
+        this.deciding--;
+      }
+    }
+    let ticket: number;
+    try {
+      ticket = this.faults.appendTicket(
+        {
+          kind: 'resolution',
+          fault_id: logged.fault_id,
+          resolution: resolutionToJson(r),
+          takeover,
+          ...(m.late ? { detail: `waited ${m.waitedMs} ms for a resolver (restarted), past fault_deadline_ms` } : {}),
+          ...(r.action === 'deny' ? commField(logged) : {}),
+        },
+        { sync: true, defer: opts.deferSync === true },
+      );
+    } catch (e) {
+      this.leaseUndurable(r, e);
+      this.countFailed();
+      return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
+    }
+    let ready: Promise<void> | undefined;
+    if (commit) {
+      const install = commit;
+      ready = this.faults.whenDurable(ticket).then(
+        () => this.commitLease(r, install),
+        (e) => {
+          this.leaseUndurable(r, e);
+          throw e;
+        },
+      );
+      ready.catch(() => undefined);
+    }
+    this.stats[statKey(r)]++;
+    if (r.action === 'deny') this.budget.note(Date.now());
+    this.emit('resolved', { fault: logged, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
+    // the wire answer names the id the call was raised with
+    const wire: Resolution = { ...r, fault_id: fault.fault_id };
+    if (ready) return { resolution: wire, ticket, durable: ready, ready };
+    return { resolution: wire, ticket, durable: opts.deferSync ? undefined : this.faults.whenDurable(ticket) };
   }
 
   /** a refusal counted, not written: answered deny at once (a deny needs no durable line to be safe) */
