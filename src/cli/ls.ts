@@ -13,30 +13,10 @@ import { hooksAttached } from '../dataplane';
 import { Condition, operationCondition, conditionHint, resolverAlive, openAttentionOf, failedState } from './status';
 import type { OpenAttention } from '../events/log';
 import { LastEvent, lastEvent } from './events';
-import { FdKeep } from '../oci/fdkeep';
+import { fdHolderState, type FdHolderState } from '../oci/fdkeep';
 
 export const usage = 'usage: gensee ls [--json]';
 
-type FdHolderState = 'kept' | 'lost' | null;
-
-/** fdkeep.json of an OCI operation (src/oci/session.ts), checked against the holder itself */
-function fdHolderState(dir: string): FdHolderState {
-  let rec: { holder?: string; path?: string };
-  try {
-    rec = JSON.parse(fs.readFileSync(path.join(dir, 'fdkeep.json'), 'utf8')) as typeof rec;
-  } catch {
-    return null;
-  }
-  if (rec.holder !== 'kept' || !rec.path) return 'lost';
-  try {
-    const k = FdKeep.connect(rec.path);
-    if (!k) return 'lost';
-    k.close();
-    return 'kept';
-  } catch {
-    return 'lost';
-  }
-}
 
 interface Row {
   id: string;
@@ -133,15 +113,16 @@ export async function run(argv: string[]): Promise<number> {
   const last = (e: LastEvent | null) => (e ? `${e.kind} ${e.at}` : '-');
   const att = (a: OpenAttention[]) => (a.length ? a.map((x) => `${x.signature}@events:${x.seq}`).join(',') : '-');
   out(table([
-    ['OP', 'CONDITION', 'RESOLVER', 'HOOKS', 'WORKLOAD', 'UPDATED', 'LAST EVENT', 'ATTENTION', 'CGROUP'],
+    ['OP', 'CONDITION', 'RESOLVER', 'HOOKS', 'FD HOLDER', 'WORKLOAD', 'UPDATED', 'LAST EVENT', 'ATTENTION', 'CGROUP'],
     ...rows.map((r) =>
       r.error
-        ? [r.id, 'unreadable', '-', hooks(r.hooks_attached), '-', '-', last(r.last_event), att(r.attention), `${r.error.code}: ${r.error.message}`]
+        ? [r.id, 'unreadable', '-', hooks(r.hooks_attached), '-', '-', '-', last(r.last_event), att(r.attention), `${r.error.code}: ${r.error.message}`]
         : [
             r.id,
             r.mode === 'audit' ? `${r.condition!} (audit)` : r.condition!,
             r.resolver ? `${r.resolver.pid} ${r.resolver_alive ? 'running' : 'gone'}` : '-',
             hooks(r.hooks_attached),
+            r.fd_holder === 'lost' ? 'LOST (restart: ENOSYS)' : (r.fd_holder ?? '-'),
             r.workload ? `${r.workload.identity} ${r.workload.uid}:${r.workload.gid}` : '-',
             r.updated_at!,
             last(r.last_event),

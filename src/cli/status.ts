@@ -11,6 +11,7 @@ import { describeLimits } from '../resources';
 import * as path from 'node:path';
 import { opDir } from '../state/operation';
 import { readOpenAttention, OpenAttention, EVENTS_FILE } from '../events/log';
+import { fdHolderState } from '../oci/fdkeep';
 import { readFailedMarker, readLiveFailedMarker, FailedMarker } from '../state/failed';
 
 export const usage = 'usage: gensee status --op ID [--json]';
@@ -109,13 +110,17 @@ export async function run(argv: string[]): Promise<number> {
   const condition: Condition = failed ? 'failed' : operationCondition(rec);
   const hint = conditionHint(condition, op, stateDir);
   const attention = await openAttentionOf(stateDir, op);
+  // an OCI operation's seccomp fds: kept for a listener restart, or not any more (fails closed)
+  const holder = rec.state === 'active' ? fdHolderState(opDir(stateDir, op)) : null;
   if (values.flags.has('json')) {
-    out(JSON.stringify({ operation: rec, condition, ...(failed ? { failed } : {}), hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, kernel_leases: leases.map(leaseJson), totals: rec.totals, attention }));
+    out(JSON.stringify({ operation: rec, condition, ...(failed ? { failed } : {}), hint, generation: net.generation, hooks_attached: attached, resolver_alive: alive, fd_holder: holder, kernel_leases: leases.map(leaseJson), totals: rec.totals, attention }));
     return 0;
   }
   const now = bootNs();
   out(`operation ${rec.id}${rec.mode === 'audit' ? ' (AUDIT mode: what the policy denies is allowed and recorded audit_allowed)' : ''}: ${condition}${condition !== rec.state ? ` (recorded ${rec.state})` : ''}, owner uid ${rec.owner_uid}, cgroup ${rec.cgroup}`);
   out(`policy ${rec.policy_hash.slice(0, 16)}…, generation ${net.generation}, hooks ${attached ? 'attached' : 'NOT attached'}, resolver ${rec.resolver ? `pid ${rec.resolver.pid} ${alive ? 'running' : 'gone'}` : 'none'}`);
+  if (holder === 'lost') out('fd holder LOST: a restart of its OCI listener leaves the container failing closed (ENOSYS); the running listener still serves it');
+  else if (holder === 'kept') out('fd holder: kept (a restart of its OCI listener keeps the container\'s calls waiting, then serves them)');
   if (failed) out(`FAILED since ${failed.since}: ${failed.log}: ${failed.error}; failing closed (hooks attached, every request denied), the resolver retries the disk and resumes by itself`);
   if (rec.workload) out(`workload: ${rec.workload.identity}, host uid ${rec.workload.uid} gid ${rec.workload.gid}`);
   if (rec.resources) out(`limits (${rec.resources.layout} layout): ${describeLimits(rec.resources)}`);

@@ -246,3 +246,25 @@ export class FdKeep {
     this.sock = -1;
   }
 }
+
+/** an OCI operation's fds for a listener restart: 'kept' (its holder answers), 'lost' (a restart fails closed, ENOSYS); null: not kept */
+export type FdHolderState = 'kept' | 'lost' | null;
+
+/** fdkeep.json of an OCI operation's directory (src/oci/session.ts), checked against the holder itself */
+export function fdHolderState(dir: string): FdHolderState {
+  let rec: { holder?: string; path?: string };
+  try {
+    rec = JSON.parse(fs.readFileSync(path.join(dir, 'fdkeep.json'), 'utf8')) as typeof rec;
+  } catch {
+    return null;
+  }
+  if (rec.holder !== 'kept' || !rec.path) return 'lost';
+  try {
+    const k = FdKeep.connect(rec.path);
+    if (!k) return 'lost';
+    k.close();
+    return 'kept';
+  } catch {
+    return 'lost';
+  }
+}
