@@ -140,22 +140,23 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: 'oci-listener',
     summary: 'receive runc/crun seccomp fds (listenerPath), serve each container',
-    synopsis: '--socket PATH [--policy-dir DIR] [--policy FILE] [--fdkeep PATH] [--json]',
+    synopsis: '--socket PATH [--policy-dir DIR] [--policy FILE] [--fdkeep PATH | --no-fdkeep] [--json]',
     about: 'runc and crun hand the container\'s seccomp notify fd to this socket when the OCI config sets linux.seccomp.listenerPath. Each container becomes an operation.',
     options: [
       { name: 'socket', arg: 'PATH', required: true, help: 'the unix socket runc/crun connect to (listenerPath)' },
       { name: 'policy-dir', arg: 'DIR', default: 'none', help: 'policies by name: listenerMetadata "policy=NAME" picks DIR/NAME.json' },
       { name: 'policy', arg: 'FILE', default: 'deny everything', help: 'the policy for containers that name none' },
-      { name: 'fdkeep', arg: 'PATH', default: 'none', help: "the fd holder's socket (obj/gensee-fdkeep): seccomp fds outlive this listener, so a restart or upgrade breaks no container" },
+      { name: 'fdkeep', arg: 'PATH', default: 'SOCKET.keep/fdkeep.sock (none under systemd: its fd store)', help: "the fd holder's socket (obj/gensee-fdkeep, started if absent): seccomp fds outlive this listener, so a restart or upgrade breaks no container" },
+      { name: 'no-fdkeep', help: 'no fd holder: SIGTERM stops, and a restart leaves running containers failing closed (ENOSYS)' },
       { name: 'takeover-from', arg: 'PID', default: 'none', help: 'set by `gensee upgrade`: take the fds over from the running listener PID, then tell it to leave' },
       json,
     ],
-    examples: ['sudo gensee oci-listener --socket /run/gensee/oci.sock --policy-dir /etc/gensee/policies', 'sudo gensee oci-listener --socket /run/gensee/oci.sock --fdkeep /run/gensee/fdkeep/fdkeep.sock'],
+    examples: ['sudo gensee oci-listener --socket /run/gensee/oci.sock --policy-dir /etc/gensee/policies', 'sudo gensee oci-listener --socket /run/gensee/oci.sock --fdkeep /run/gensee/fdkeep/fdkeep.sock', 'sudo gensee oci-listener --socket /run/gensee/oci.sock --no-fdkeep'],
     exit: OK_USAGE,
   },
   {
     name: 'upgrade',
-    summary: 'replace a running oci-listener in place (--fdkeep); no container breaks',
+    summary: 'replace a running oci-listener in place (its fd holder); no container breaks',
     synopsis: '--socket PATH [--timeout-ms N] [--json]',
     about: 'Sends SIGHUP to the listener named in PATH.pid: it starts its successor, which takes every fd from the holder (or systemd\'s fd store) and serves; this waits until the old pid is gone and the new one listens.',
     options: [

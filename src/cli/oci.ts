@@ -1,11 +1,12 @@
 // gensee oci-listener --socket PATH [--policy-dir DIR] [--policy FILE] [--json]
-//                     [--fdkeep PATH]
+//                     [--fdkeep PATH | --no-fdkeep]
 // Receive seccomp notify fds from runc/crun (`linux.seccomp.listenerPath`),
 // attach the boundary to each container's cgroup and serve it, until
 // SIGTERM/SIGINT. See README "Containers: runc and crun".
 //
-// Restarts: with --fdkeep PATH every fd is handed to the fd holder
-// (obj/gensee-fdkeep serving on PATH, started on demand) and, under systemd,
+// Restarts: every fd is handed to the fd holder (obj/gensee-fdkeep serving
+// on --fdkeep PATH, by default <socket>.keep/fdkeep.sock, started on demand;
+// not by default under systemd, whose fd store does it; --no-fdkeep: none) and, under systemd,
 // to the service's fd store (NOTIFY_SOCKET + FDSTORE=1). SIGTERM then leaves them there and
 // the next listener serves them: the containers' calls wait, they never
 // fail. SIGHUP (or `gensee upgrade`) starts a successor from the same
@@ -18,10 +19,11 @@ import { GenseeError } from '../errors';
 import { resolveStateDir } from '../state/operation';
 import { OciListener } from '../oci/listener';
 import { inheritedFds, FdStore } from '../oci/fdstore';
+import { defaultHolderPath } from '../oci/fdkeep';
 import { PACKAGE_ROOT } from '../addon';
 
 export const usage =
-  'usage: gensee oci-listener --socket PATH [--policy-dir DIR] [--policy FILE] [--state-dir DIR] [--fdkeep PATH] [--json]';
+  'usage: gensee oci-listener --socket PATH [--policy-dir DIR] [--policy FILE] [--state-dir DIR] [--fdkeep PATH | --no-fdkeep] [--json]';
 
 export function packageVersion(): string {
   try {
@@ -43,6 +45,7 @@ export async function run(argv: string[]): Promise<number> {
     policy: { type: 'string' },
     json: { type: 'boolean' },
     fdkeep: { type: 'string' },
+    'no-fdkeep': { type: 'boolean' },
     'takeover-from': { type: 'string' },
   }, false);
   if (values.flags.has('help')) {
@@ -57,7 +60,13 @@ export async function run(argv: string[]): Promise<number> {
   const stateDir = resolveStateDir(values['state-dir']);
   const socket = path.resolve(values.socket);
   const inherited = inheritedFds(stateDir);
-  const fdkeep = values.fdkeep !== undefined ? path.resolve(values.fdkeep) : null;
+  if (values.fdkeep !== undefined && values.flags.has('no-fdkeep')) throw new GenseeError('E_USAGE', `--fdkeep PATH and --no-fdkeep contradict each other; ${usage}`);
+  if (values.fdkeep === '') throw new GenseeError('E_USAGE', '--fdkeep must not be empty');
+  // on by default: a restart or upgrade must not break a running container;
+  // under systemd its fd store keeps the fds (a holder started here would be
+  // in the service's cgroup and go with it)
+  const fdkeep =
+    values.fdkeep !== undefined ? path.resolve(values.fdkeep) : values.flags.has('no-fdkeep') || process.env.NOTIFY_SOCKET ? null : defaultHolderPath(socket);
   const keeps = fdkeep !== null || !!process.env.NOTIFY_SOCKET;
   const version = packageVersion();
   let previousPid: number | null = null;

@@ -6,11 +6,11 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { tcpServer, uniqueName, waitFor, GENSEE_BIN } from '../helpers/kernel';
 import { faultLines } from '../helpers/supervisor';
 import { timeScaled } from '../helpers/time';
-import { requireRunc, tempRoot, startListener, makeBundle, runcRun, writePolicy, cleanupOp, ncScript } from './runc-helpers';
+import { requireRunc, tempRoot, startListener, makeBundle, runcRun, writePolicy, cleanupOp, ncScript, TapT } from './runc-helpers';
 import { FdKeep } from '../../src/oci/fdkeep';
 
 function gensee(args: string[]): string {
@@ -79,4 +79,60 @@ t.test('the holder dies: the listener keeps serving, ls and status say LOST, a l
   t.match(r.out, /^second=0 /m, 'the call after the holder died, before the listener did, succeeded');
   t.match(r.out, /^third=1 .*Function not implemented/m, `after the listener died too: ENOSYS, failing closed (${r.out.trim()})`);
   t.equal(leased.accepted(), 2, 'the failed call got nowhere');
+});
+
+/** bin/gensee oci-listener as a child with exactly these flags; its first JSON line */
+async function listenerLine(t: TapT, args: string[]): Promise<{ child: ChildProcess; first: Record<string, unknown> | null; out: string }> {
+  const child = spawn(process.execPath, [GENSEE_BIN, 'oci-listener', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  await waitFor(() => out.includes('\n') || child.exitCode !== null, 30_000);
+  let first: Record<string, unknown> | null = null;
+  try {
+    first = JSON.parse(out.split('\n')[0]) as Record<string, unknown>;
+  } catch {
+    first = null;
+  }
+  return { child, first, out };
+}
+
+t.test('the holder is on by default; --no-fdkeep opts out; both flags are refused', async (t) => {
+  const root = tempRoot(t);
+  const stateDir = path.join(root, 'st');
+  const sock = path.join(root, 'd.sock');
+  const keep = `${sock}.keep/fdkeep.sock`;
+  t.teardown(() => {
+    try {
+      const k = FdKeep.connect(keep);
+      if (!k) return;
+      const { pid } = k.ping();
+      k.close();
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* none */
+    }
+  });
+  const on = await listenerLine(t, ['--socket', sock, '--state-dir', stateDir]);
+  t.match(on.first, { event: 'listening', fdkeep: keep }, `with no flag, the listener keeps its fds with a holder beside its socket (${on.out.trim()})`);
+  const k = FdKeep.connect(keep);
+  t.ok(k, 'and that holder runs');
+  k?.close();
+  on.child.kill('SIGINT');
+  await new Promise((r) => (on.child.exitCode === null ? on.child.once('exit', r) : r(null)));
+
+  const off = await listenerLine(t, ['--socket', path.join(root, 'n.sock'), '--state-dir', stateDir, '--no-fdkeep']);
+  t.match(off.first, { event: 'listening', fdkeep: null }, '--no-fdkeep: no holder');
+  t.notOk(fs.existsSync(path.join(root, 'n.sock.keep')), 'none was started');
+  off.child.kill('SIGTERM');
+  await new Promise((r) => (off.child.exitCode === null ? off.child.once('exit', r) : r(null)));
+
+  const both = await listenerLine(t, ['--socket', path.join(root, 'b.sock'), '--state-dir', stateDir, '--no-fdkeep', '--fdkeep', path.join(root, 'x', 'k.sock')]);
+  await waitFor(() => both.child.exitCode !== null, 30_000);
+  t.not(both.child.exitCode, 0, 'both flags: refused');
+  t.match(both.out, /--fdkeep PATH and --no-fdkeep contradict each other/, 'with a clear message');
+  t.notOk(fs.existsSync(path.join(root, 'b.sock')), 'and nothing was started');
 });

@@ -83,7 +83,9 @@ export interface Listener {
 
 /** bin/gensee oci-listener --json as a child; stopped by pid at teardown */
 export async function startListener(t: TapT, args: string[]): Promise<Listener> {
-  const child = spawn(process.execPath, [GENSEE_BIN, 'oci-listener', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // the holder is on by default; a test that does not ask for one gets none (SIGTERM stops, as it expects)
+  const keep = args.includes('--fdkeep') || args.includes('--no-fdkeep') ? [] : ['--no-fdkeep'];
+  const child = spawn(process.execPath, [GENSEE_BIN, 'oci-listener', '--json', ...keep, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const events: Record<string, unknown>[] = [];
   let err = '';
   let buf = '';
