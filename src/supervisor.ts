@@ -558,9 +558,11 @@ export class Supervisor {
    * bounded and served, and the hooks come off last. If it does not empty,
    * the hooks stay and stop() throws once the rest is stopped.
    */
-  async stop(opts: { close?: boolean } = {}): Promise<void> {
+  async stop(opts: { close?: boolean; leave?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // leave: a successor takes over (gensee upgrade / SIGHUP): nothing is killed or detached, whatever detachOnExit says
+    const detach = this.detachOnExit && !opts.leave;
     if (this.health) clearInterval(this.health);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     // a log that failed (the failed state, or just now): the disk may take
@@ -578,7 +580,7 @@ export class Supervisor {
     }
     if (faultsFailed && !this.faults.failure) await closeOpenFaults(this.faults, 'evidence_failed').catch(() => undefined);
     let notEmptied: Error | null = null;
-    if (this.detachOnExit) {
+    if (detach) {
       try {
         await killCgroupAndWait(this.record.cgroup);
       } catch (e) {
@@ -595,7 +597,7 @@ export class Supervisor {
     // records are written if they can be, and their failure reported after the rest
     let unrecorded: Error | null = null;
     // final harvest; the nft table goes with the hooks (close or detach)
-    await this.envelope?.stop({ removeNft: !!opts.close || (this.detachOnExit && !notEmptied) }).catch((e: Error) => (unrecorded ??= e));
+    await this.envelope?.stop({ removeNft: !!opts.close || (detach && !notEmptied) }).catch((e: Error) => (unrecorded ??= e));
     await this.resolver.network.flush().catch((e: Error) => (unrecorded ??= e));
     // the suppressed count still held: a closing line, in the reserve
     this.resolver.closeBudget();
@@ -619,7 +621,7 @@ export class Supervisor {
     } catch (e) {
       unrecorded ??= e as Error;
     }
-    if (this.detachOnExit) {
+    if (detach) {
       try {
         // again, right before the hooks come off: a process moved in while
         // the supervisor stopped dies too (an empty cgroup is not written)

@@ -118,7 +118,7 @@ export const COMMANDS: CommandHelp[] = [
     name: 'supervise',
     summary: 'attach to an existing cgroup and serve the resolver on its socket',
     synopsis: '--op ID --cgroup PATH --policy FILE [options]',
-    about: 'For a workload someone else started (a container): attaches the hooks to its cgroup and serves until SIGTERM or SIGINT. On exit the hooks stay pinned, failing closed.',
+    about: 'For a workload someone else started (a container): attaches the hooks to its cgroup and serves until SIGTERM or SIGINT. On exit the hooks stay pinned, failing closed. SIGHUP (or gensee upgrade --op ID): a successor takes over.',
     options: [
       op,
       { name: 'cgroup', arg: 'PATH', required: true, help: 'the cgroup v2 directory (absolute, or relative to the cgroup2 mount)' },
@@ -132,6 +132,7 @@ export const COMMANDS: CommandHelp[] = [
       { name: 'detach-on-exit', help: 'on exit kill every process in the cgroup, then detach the hooks' },
       { name: 'audit', help: 'audit mode: what the policy would deny gets a short lease and is recorded audit_allowed' },
       { name: 'nft', help: 'mirror the leases into an nftables set' },
+      { name: 'takeover-from', arg: 'PID', default: 'none', help: 'set by SIGHUP / `gensee upgrade --op`: tell the running supervise PID to leave, then reopen the operation and serve' },
       json,
     ],
     examples: ['sudo gensee supervise --op web --cgroup /sys/fs/cgroup/web.scope --policy web.json --metrics 127.0.0.1:9464'],
@@ -156,15 +157,16 @@ export const COMMANDS: CommandHelp[] = [
   },
   {
     name: 'upgrade',
-    summary: 'replace a running oci-listener in place (its fd holder); no container breaks',
-    synopsis: '--socket PATH [--timeout-ms N] [--json]',
-    about: 'Sends SIGHUP to the listener named in PATH.pid: it starts its successor, which takes every fd from the holder (or systemd\'s fd store) and serves; this waits until the old pid is gone and the new one listens.',
+    summary: 'replace a running oci-listener or supervise in place; no workload breaks',
+    synopsis: '(--socket PATH | --op ID) [--timeout-ms N] [--json]',
+    about: 'Sends SIGHUP to the listener named in PATH.pid: it starts its successor, which takes every fd from the holder (or systemd\'s fd store) and serves; this waits until the old pid is gone and the new one listens. With --op, the same for the `gensee supervise` serving that operation.',
     options: [
-      { name: 'socket', arg: 'PATH', required: true, help: "the running oci-listener's --socket" },
+      { name: 'socket', arg: 'PATH', default: 'none', help: "the running oci-listener's --socket" },
+      { name: 'op', arg: 'ID', default: 'none', help: "a running `gensee supervise`'s operation: its successor reopens it once it has left (hooks, leases and ring stay pinned meanwhile)" },
       { name: 'timeout-ms', arg: 'N', default: '60000', help: 'give up waiting after N ms (the fds stay with the holder)' },
       json,
     ],
-    examples: ['sudo gensee upgrade --socket /run/gensee/oci.sock'],
+    examples: ['sudo gensee upgrade --socket /run/gensee/oci.sock', 'sudo gensee upgrade --op web'],
     exit: OK_USAGE,
   },
   {

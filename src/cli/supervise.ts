@@ -8,13 +8,27 @@
 // On exit the hooks stay pinned, failing closed; with --detach-on-exit every
 // process in the cgroup is killed first (kill, then detach: nothing in it
 // ever runs without hooks).
+// Upgrade in place (SIGHUP, or `gensee upgrade --op ID`): this process starts
+// its successor with its own command line (the binary on disk now) and
+// --takeover-from PID; the successor tells it to leave (SIGTERM: it stops
+// serving, kills and detaches nothing, even with --detach-on-exit), waits
+// for it to exit, reopens the operation and serves. The hooks, the lease map
+// and the ring are pinned and outlive both: while neither serves, the hooks
+// refuse what no lease allows (EPERM, as always in hooks-only mode) and put
+// the refusal on the ring, which the successor drains (a ring that filled
+// meanwhile is counted as records_lost, never silently dropped). The
+// successor writes a resolver_takeover line in faults.jsonl.
+import { spawn } from 'node:child_process';
 import { parseListen } from '../events/stream';
 import { hostUpstream } from '../dns/stub';
 import { parseDnsListen, parseUpstream } from '../dns/service';
 import { parse, requireOp, out, liveOut } from './args';
 import { GenseeError } from '../errors';
 import { Supervisor, loadPolicyFile } from '../supervisor';
-import { resolveStateDir, updateOperation } from '../state/operation';
+import { resolveStateDir, updateOperation, openOperation } from '../state/operation';
+import { packageVersion } from './oci';
+import { processAlive } from '../oci/listener';
+import { readStartTimeTicks } from '../resolver/subject';
 import { resolveCgroupPath } from '../cgroup';
 import { applyExistingCgroupLimits, missingPolicyLimits, unappliedLimits } from '../resources';
 import { formatResolved, formatRefused } from './live';
@@ -36,6 +50,7 @@ export async function run(argv: string[]): Promise<number> {
     nft: { type: 'boolean' },
     json: { type: 'boolean' },
     audit: { type: 'boolean' },
+    'takeover-from': { type: 'string' },
   }, false);
   if (values.flags.has('help')) {
     out(usage);
@@ -46,6 +61,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!values.policy) throw new GenseeError('E_USAGE', '--policy FILE is required');
   const owner = values.owner !== undefined ? Number(values.owner) : 0;
   if (!Number.isInteger(owner) || owner < 0) throw new GenseeError('E_USAGE', `bad --owner "${values.owner}"`);
+  const takeoverFrom = values['takeover-from'] !== undefined ? Number(values['takeover-from']) : undefined;
+  if (takeoverFrom !== undefined && !(Number.isInteger(takeoverFrom) && takeoverFrom > 1)) throw new GenseeError('E_USAGE', `--takeover-from takes a pid, got ${values['takeover-from']}`);
   const policy = await loadPolicyFile(values.policy);
   const json = values.flags.has('json');
   const cgroup = resolveCgroupPath(values.cgroup);
@@ -53,8 +70,18 @@ export async function run(argv: string[]): Promise<number> {
   const missing = missingPolicyLimits(resources);
   if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied to ${cgroup}: ${missing.join('; ')}`);
   for (const w of unappliedLimits(resources)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
+  const stateDir = resolveStateDir(values['state-dir']);
+  // the resolver before this one (a restart after a crash, or the one we take over from)
+  let oldPid: number | null = null;
+  try {
+    oldPid = (await openOperation(stateDir, op)).resolver?.pid ?? null;
+  } catch {
+    oldPid = null;
+  }
+  const t0 = Date.now();
+  if (takeoverFrom !== undefined) await takeOver(takeoverFrom, op);
   const sup = await Supervisor.start({
-    stateDir: resolveStateDir(values['state-dir']),
+    stateDir,
     op,
     cgroup: values.cgroup,
     policy,
@@ -71,6 +98,19 @@ export async function run(argv: string[]): Promise<number> {
       : undefined,
   });
   await updateOperation(sup.stateDir, op, { resources });
+  if (oldPid !== null && oldPid !== process.pid) {
+    await sup.recordFault({
+      kind: 'resolver_takeover',
+      old_pid: takeoverFrom ?? oldPid,
+      new_pid: process.pid,
+      version: packageVersion(),
+      how: takeoverFrom !== undefined ? 'takeover' : 'restart',
+      mode: 'hooks',
+      gap_ms: takeoverFrom !== undefined ? Date.now() - t0 : null,
+      leases_removed: sup.reconciled.removed.length,
+      leases_reinstalled: sup.reconciled.reinstalled.length,
+    });
+  }
   sup.resolver.on('resolved', (e) => liveOut(formatResolved(e, json)));
   sup.resolver.on('refused', (e) => liveOut(formatRefused(e, json)));
   const rc = sup.reconciled;
@@ -80,20 +120,42 @@ export async function run(argv: string[]): Promise<number> {
       : `gensee: supervising ${op} (cgroup ${sup.record.cgroup}) on ${sup.socketPath}; generation ${sup.resolver.network.generation}; ` +
           `reconciled: ${rc.removed.length} removed, ${rc.reinstalled.length} re-installed, ${rc.dropped.length} dropped`,
   );
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+  let why = await new Promise<'stop' | 'upgrade'>((resolve) => {
+    process.once('SIGTERM', () => resolve('stop'));
+    process.once('SIGINT', () => resolve('stop'));
+    process.once('SIGHUP', () => resolve('upgrade'));
   });
+  let leaving = false;
+  if (why === 'upgrade') {
+    // the successor reopens the operation once we are gone; it sends SIGTERM when it is ready to
+    const argv2 = process.argv.slice(1).filter((a, i, all) => a !== '--takeover-from' && all[i - 1] !== '--takeover-from');
+    const child = spawn(process.execPath, [...argv2, '--takeover-from', String(process.pid)], { detached: true, stdio: 'inherit' });
+    child.unref();
+    out(json ? JSON.stringify({ event: 'upgrade', op, successor: child.pid }) : `gensee: SIGHUP: successor pid ${child.pid} takes over ${op}`);
+    why = await new Promise<'stop'>((resolve) => process.once('SIGTERM', () => resolve('stop')));
+    leaving = true;
+  }
   const lat = sup.answerLatency();
-  await sup.stop();
-  const hooks = values.flags.has('detach-on-exit') ? 'detached' : 'left pinned, failing closed';
+  await sup.stop({ leave: leaving });
+  const hooks = values.flags.has('detach-on-exit') && !leaving ? 'detached' : leaving ? 'left pinned for the successor' : 'left pinned, failing closed';
   out(
     json
       ? JSON.stringify({ event: 'stopped', op, answered: lat?.count ?? 0, answer_us: lat ? { p50: lat.p50, p90: lat.p90, p99: lat.p99, p999: lat.p999, max: lat.max } : null, hooks })
       : `gensee: stopped; ${lat?.count ?? 0} answered on the socket` +
           (lat && lat.count ? ` (accept → answer sent: p50 ${lat.p50} us, p99 ${lat.p99} us, max ${lat.max} us)` : '') +
-          (values.flags.has('detach-on-exit') ? '; cgroup killed and seen empty, then hooks detached' : `; hooks ${hooks}`),
+          (values.flags.has('detach-on-exit') && !leaving ? '; cgroup killed and seen empty, then hooks detached' : `; hooks ${hooks}`),
   );
   return 0;
+}
+
+/** tell the predecessor to leave and wait (bounded) until it is gone: one resolver per operation */
+async function takeOver(pid: number, op: string): Promise<void> {
+  const start = readStartTimeTicks(pid);
+  if (start === null) return; // already gone
+  process.kill(pid, 'SIGTERM');
+  const t0 = Date.now();
+  while (processAlive(pid) && readStartTimeTicks(pid) === start) {
+    if (Date.now() - t0 > 60_000) throw new GenseeError('E_OP_EXISTS', `operation ${op}: predecessor pid ${pid} did not leave within 60 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
