@@ -216,7 +216,7 @@ export class OciListener {
       try {
         // the faults the dead resolver left open are carried over: resolved
         // under their own id when their (restarted) call comes again
-        s = await this.sessionFor(op, cgroup, true);
+        s = await this.sessionForResume(op, cgroup);
       } catch (e) {
         drop((e as Error).message);
         continue;
@@ -267,6 +267,23 @@ export class OciListener {
           ? JSON.stringify({ event: 'resumed', op, fds: fds.length, old_pid: oldPid, restarted_calls: nudged, waited_ms: waitedMs, carried_faults: s.sup.carriedFaults.length, held_calls: held.length })
           : `gensee: ${op}: resumed ${fds.length} kept seccomp fd(s) from pid ${oldPid ?? '?'}; ${nudged} call(s) restarted; longest wait ${waitedMs} ms; ${s.sup.carriedFaults.length} open fault(s) carried over`,
       );
+    }
+  }
+
+  /**
+   * The session a resumed fd is served by. A predecessor that is still on
+   * its way out (its operation names it, alive) is waited for, bounded:
+   * dropping the fds would leave the container failing (ENOSYS) for good.
+   */
+  private async sessionForResume(op: string, cgroup: string): Promise<OciSession> {
+    const t0 = Date.now();
+    for (;;) {
+      try {
+        return await this.sessionFor(op, cgroup, true);
+      } catch (e) {
+        if (!(e instanceof GenseeError && e.code === 'E_OP_EXISTS' && /resolver is alive/.test(e.message)) || Date.now() - t0 > 30_000) throw e;
+        await new Promise((r) => setTimeout(r, 50));
+      }
     }
   }
 

@@ -15,7 +15,7 @@ import { pinDirFor } from '../bpffs';
 import { detachHooks, hookLinkNames } from '../dataplane';
 import { Supervisor, LoadedPolicy, OperationSummary } from '../supervisor';
 import { openOperation, readKey, OperationRecord } from '../state/operation';
-import { readStartTimeTicks } from '../resolver/subject';
+import { identityAlive } from '../resolver/subject';
 import { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { Notifier, REFUSAL_ERRNO, leasesPinPath, pauseAddon } from '../pause/notifier';
 import { formatResolved, formatRefused } from '../cli/live';
@@ -78,7 +78,8 @@ export function pinnedLinkCgroupIds(op: string): bigint[] | null {
 function liveResolver(rec: OperationRecord | null): number | null {
   const r = rec?.resolver;
   if (!r || r.pid === process.pid) return null;
-  return readStartTimeTicks(r.pid) === r.start_time_ticks ? r.pid : null;
+  // a zombie predecessor (left, not yet reaped by its parent) serves nothing
+  return identityAlive(r) ? r.pid : null;
 }
 
 export class OciSession {
