@@ -26,9 +26,10 @@ import { parse, requireOp, out, liveOut } from './args';
 import { GenseeError } from '../errors';
 import { Supervisor, loadPolicyFile } from '../supervisor';
 import { resolveStateDir, updateOperation, openOperation } from '../state/operation';
-import { packageVersion } from './oci';
-import { processAlive } from '../oci/listener';
-import { readStartTimeTicks } from '../resolver/subject';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PACKAGE_ROOT } from '../addon';
+import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { resolveCgroupPath } from '../cgroup';
 import { applyExistingCgroupLimits, missingPolicyLimits, unappliedLimits } from '../resources';
 import { formatResolved, formatRefused } from './live';
@@ -103,7 +104,7 @@ export async function run(argv: string[]): Promise<number> {
       kind: 'resolver_takeover',
       old_pid: takeoverFrom ?? oldPid,
       new_pid: process.pid,
-      version: packageVersion(),
+      version: version(),
       how: takeoverFrom !== undefined ? 'takeover' : 'restart',
       mode: 'hooks',
       gap_ms: takeoverFrom !== undefined ? Date.now() - t0 : null,
@@ -154,8 +155,17 @@ async function takeOver(pid: number, op: string): Promise<void> {
   if (start === null) return; // already gone
   process.kill(pid, 'SIGTERM');
   const t0 = Date.now();
-  while (processAlive(pid) && readStartTimeTicks(pid) === start) {
+  // a zombie has left: only its parent's reaping is pending
+  while (identityAlive({ pid, start_time_ticks: start })) {
     if (Date.now() - t0 > 60_000) throw new GenseeError('E_OP_EXISTS', `operation ${op}: predecessor pid ${pid} did not leave within 60 s`);
     await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function version(): string {
+  try {
+    return (JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
   }
 }
