@@ -16,7 +16,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, out } from './args';
-import { GenseeError } from '../errors';
+import { GenseeError, isErrno } from '../errors';
 import { isValidOpId, OP_ID_RE } from '../state/operation';
 import { SUN_PATH_MAX } from '../privsock';
 import { loadPolicyFile } from '../supervisor';
@@ -85,7 +85,13 @@ export function buildProfile(base: Record<string, unknown> | null, file: string,
 }
 
 async function readBase(file: string): Promise<Record<string, unknown>> {
-  const bytes = await readFileNoFollow(path.resolve(file), BASE_MAX_BYTES);
+  let bytes: Buffer;
+  try {
+    bytes = await readFileNoFollow(path.resolve(file), BASE_MAX_BYTES);
+  } catch (e) {
+    if (isErrno(e) && e.code === 'ENOENT') throw new GenseeError('E_NOT_FILE', `--base ${file}: no such file (give the runtime's default seccomp profile, or --base none)`);
+    throw e;
+  }
   let v: unknown;
   try {
     v = JSON.parse(bytes.toString('utf8'));
