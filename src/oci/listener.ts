@@ -92,6 +92,9 @@ async function checkPolicyDir(dir: string): Promise<void> {
   }
 }
 
+/** refusals the listener decides from what it was given, whatever became of the container */
+const DECIDED = new Set<string>(['E_HOST_RULES', 'E_NOT_FILE', 'E_SYMLINK', 'E_SCHEMA', 'E_BAD_JSON', 'E_TOO_LARGE', 'E_BAD_OP_ID', 'E_OP_EXISTS', 'E_USAGE', 'E_NOT_ROOT']);
+
 /** the container's process is gone (a zombie too): its hand-off cannot finish */
 export function containerGone(pid: number): boolean {
   return !processAlive(pid);
@@ -356,7 +359,9 @@ export class OciListener {
   }
 
   private refuse(peer: { pid: number } | null, r: ReceivedState | null, e: Error): void {
-    if (r && containerGone(r.state.pid)) return this.gone(peer, r, e);
+    // a decision (policy, metadata, operation) is a refusal even when the
+    // container, refused, is gone by now; only a failure its exit can cause is not
+    if (r && !(e instanceof GenseeError && DECIDED.has(e.code)) && containerGone(r.state.pid)) return this.gone(peer, r, e);
     this.stats.refused++;
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
     const container = r?.state.state.id ?? null;
