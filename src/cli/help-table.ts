@@ -141,7 +141,9 @@ export const COMMANDS: CommandHelp[] = [
     name: 'oci-listener',
     summary: 'receive runc/crun seccomp fds (listenerPath), serve each container',
     synopsis: '--socket PATH [--policy-dir DIR] [--policy FILE] [--fdkeep PATH] [--json]',
-    about: 'runc and crun hand the container\'s seccomp notify fd to this socket when the OCI config sets linux.seccomp.listenerPath. Each container becomes an operation.',
+    about:
+      'runc and crun hand the container\'s seccomp notify fd to this socket when the OCI config sets linux.seccomp.listenerPath (podman and ctr pass it on from a profile `gensee profile` prints). ' +
+      'Each container becomes an operation. A policy with host rules is refused: no DNS stub serves containers.',
     options: [
       { name: 'socket', arg: 'PATH', required: true, help: 'the unix socket runc/crun connect to (listenerPath)' },
       { name: 'policy-dir', arg: 'DIR', default: 'none', help: 'policies by name: listenerMetadata "policy=NAME" picks DIR/NAME.json, else "op=ID" DIR/ID.json (host rules are refused: no DNS stub serves containers)' },

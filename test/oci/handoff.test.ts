@@ -48,4 +48,6 @@ t.test('a container gone before its hand-off is reported as gone, not refused', 
   t.match(gone.detail, /E_NOT_CGROUP2/, 'what failed on the way is kept as detail');
   t.notOk(l.events.some((e) => e.event === 'connection_refused'), 'not reported as a refusal');
   t.notOk(l.events.some((e) => e.event === 'attached'), 'no operation was started for it');
+  t.equal(await l.stop(), 0, 'the listener stops');
+  t.match(l.events.find((e) => e.event === 'shutdown'), { connections: 1, attached: 0, refused: 0, gone: 1 }, 'its count: one gone, none refused');
 });
