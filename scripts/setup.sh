@@ -3,6 +3,10 @@
 # gensee. Idempotent: re-running it only checks. python3: node-gyp runs
 # gyp with it to build the addon, and test/counters/nft.test.ts uses it.
 # clang-format: make lint checks the hand-written C with it.
+# podman, containerd: test/oci/podman.test.ts and containerd.test.ts run
+# containers through them
+# (podman with --runtime runc; golang-github-containers-common brings the
+# default seccomp profile `gensee profile` builds on).
 # chromium: test/cockpit drives the cockpit page in it, headless, through
 # playwright-core (which downloads no browser of its own).
 set -eu
@@ -11,7 +15,7 @@ cd "$(dirname "$0")/.."
 PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make g++ \
  libseccomp-dev liburing-dev libcap-dev nftables libnftables-dev \
  protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libssl-dev \
- runc crun busybox-static curl iproute2 util-linux python3 clang-format chromium"
+ runc crun podman golang-github-containers-common containerd busybox-static curl iproute2 util-linux python3 clang-format chromium"
 
 missing=""
 for p in $PKGS; do

@@ -62,6 +62,10 @@ export const EXIT_STATUS = {
   E_NO_EVIDENCE: 2,
   /** evidence that fails `gensee verify`: nothing is derived from it */
   E_VERIFY: 1,
+  /** a policy with host rules where no DNS stub serves them (the OCI listener) */
+  E_HOST_RULES: 2,
+  /** a container that exited before the listener finished taking it over */
+  E_CONTAINER_GONE: 1,
 } as const satisfies Record<string, 1 | 2>;
 export type ErrorCode = keyof typeof EXIT_STATUS;
 

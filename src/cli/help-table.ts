@@ -142,10 +142,12 @@ export const COMMANDS: CommandHelp[] = [
     name: 'oci-listener',
     summary: 'receive runc/crun seccomp fds (listenerPath), serve each container',
     synopsis: '--socket PATH [--policy-dir DIR] [--policy FILE] [--fdkeep PATH | --no-fdkeep] [--json]',
-    about: 'runc and crun hand the container\'s seccomp notify fd to this socket when the OCI config sets linux.seccomp.listenerPath. Each container becomes an operation.',
+    about:
+      'runc and crun hand the container\'s seccomp notify fd to this socket when the OCI config sets linux.seccomp.listenerPath (podman and ctr pass it on from a profile `gensee profile` prints). ' +
+      'Each container becomes an operation. A policy with host rules is refused: no DNS stub serves containers.',
     options: [
       { name: 'socket', arg: 'PATH', required: true, help: 'the unix socket runc/crun connect to (listenerPath)' },
-      { name: 'policy-dir', arg: 'DIR', default: 'none', help: 'policies by name: listenerMetadata "policy=NAME" picks DIR/NAME.json' },
+      { name: 'policy-dir', arg: 'DIR', default: 'none', help: 'policies by name: listenerMetadata "policy=NAME" picks DIR/NAME.json, else "op=ID" DIR/ID.json (host rules are refused: no DNS stub serves containers)' },
       { name: 'policy', arg: 'FILE', default: 'deny everything', help: 'the policy for containers that name none' },
       { name: 'fdkeep', arg: 'PATH', default: 'SOCKET.keep/fdkeep.sock (none under systemd: its fd store)', help: "the fd holder's socket (obj/gensee-fdkeep, started if absent): seccomp fds outlive this listener, so a restart or upgrade breaks no container" },
       { name: 'no-fdkeep', help: 'no fd holder: SIGTERM stops, and a restart leaves running containers failing closed (ENOSYS)' },
@@ -153,6 +155,27 @@ export const COMMANDS: CommandHelp[] = [
       json,
     ],
     examples: ['sudo gensee oci-listener --socket /run/gensee/oci.sock --policy-dir /etc/gensee/policies', 'sudo gensee oci-listener --socket /run/gensee/oci.sock --fdkeep /run/gensee/fdkeep/fdkeep.sock', 'sudo gensee oci-listener --socket /run/gensee/oci.sock --no-fdkeep'],
+    exit: OK_USAGE,
+  },
+  {
+    name: 'profile',
+    summary: 'print a seccomp profile that hands containers to oci-listener',
+    synopsis: '--socket PATH (--op ID | --policy NAME) [--policy-dir DIR] [--base FILE|none]',
+    about:
+      'Prints the Docker/OCI seccomp JSON that podman (--security-opt seccomp=FILE), ctr (--seccomp-profile FILE) and a Kubernetes Localhost profile read: ' +
+      'the base profile with connect, sendto, sendmsg and sendmmsg sent to the listener (listenerPath), and listenerMetadata naming the operation or the policy. ' +
+      'A policy with host rules is refused: the listener serves no DNS stub for containers.',
+    options: [
+      { name: 'socket', arg: 'PATH', required: true, help: "the oci-listener's --socket, absolute (the profile's listenerPath)" },
+      { name: 'op', arg: 'ID', default: 'none', help: 'listenerMetadata "op=ID": the container is operation ID (one container at a time)' },
+      { name: 'policy', arg: 'NAME', default: 'none', help: 'listenerMetadata "policy=NAME": each container its own operation, under the listener\'s --policy-dir NAME.json' },
+      { name: 'policy-dir', arg: 'DIR', default: 'not checked', help: "the listener's --policy-dir: check now that the policy it will load is there and valid" },
+      { name: 'base', arg: 'FILE|none', default: '/usr/share/containers/seccomp.json', help: 'the profile to add the listener to (the runtime default); none: allow every other call' },
+    ],
+    examples: [
+      'gensee profile --socket /run/gensee/oci.sock --op build-42 > gensee.json && podman --runtime runc run --network host --security-opt seccomp=gensee.json IMAGE',
+      'gensee profile --socket /run/gensee/oci.sock --policy web --policy-dir /etc/gensee/policies > /var/lib/kubelet/seccomp/gensee-web.json',
+    ],
     exit: OK_USAGE,
   },
   {

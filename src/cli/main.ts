@@ -23,6 +23,7 @@ const commands: Record<string, () => Promise<Command>> = {
   verify: async () => (await import('./verify')).run,
   'oci-listener': async () => (await import('./oci')).run,
   upgrade: async () => (await import('./upgrade')).run,
+  profile: async () => (await import('./profile')).run,
   watch: async () => (await import('./watch')).run,
   events: async () => (await import('./events')).run,
   executor: async () => (await import('./executor')).run,

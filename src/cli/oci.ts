@@ -127,9 +127,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   out(
     json
-      ? JSON.stringify({ event: 'shutdown', how: why === 'stop' ? 'stopped' : 'left', connections: st.connections, attached: st.attached, refused: st.refused })
+      ? JSON.stringify({ event: 'shutdown', how: why === 'stop' ? 'stopped' : 'left', connections: st.connections, attached: st.attached, refused: st.refused, gone: st.gone })
       : why === 'stop'
-        ? `gensee: oci-listener stopped: ${st.connections} connections, ${st.attached} attached, ${st.refused} refused`
+        ? `gensee: oci-listener stopped: ${st.connections} connections, ${st.attached} attached, ${st.refused} refused${st.gone ? `, ${st.gone} gone before their hand-off` : ''}`
         : `gensee: oci-listener left its fds to ${fdkeep}: the containers' calls wait for the next listener (${st.connections} connections, ${st.attached} attached)`,
   );
   // a leaving listener answers nothing more: the notifier threads must not outlive the records

@@ -22,6 +22,8 @@ export interface KeepMeta {
   cgroup?: string;
   status?: string;
   oci_version?: string;
+  /** listener: the policy name the container's metadata gave (`policy=NAME`) */
+  policy?: string;
   /** socket: the path and inode it was bound as */
   path?: string;
   ino?: number;

@@ -15,7 +15,8 @@ import { LoadedPolicy, loadPolicyFile } from '../supervisor';
 import { parsePolicy, policyHash } from '../protocol/json';
 import { FdWatcher, pauseAddon } from '../pause/notifier';
 import { ReceiveHandle, ReceivedState, receiveState, STATE_TIMEOUT_MS } from './receive';
-import { operationIdFor } from './state';
+import { operationIdFor, policyFromMetadata } from './state';
+import { hostRules } from '../protocol/ip';
 import { OciSession, SessionSummary } from './session';
 import { FdKeep, KeptFd, KeepMeta, HolderListing } from './fdkeep';
 import { nudgeWaiting } from './resume';
@@ -60,6 +61,45 @@ export async function listenSocket(p: string): Promise<number> {
   return openPrivateSocket(p, { probeLive: true, backlog: 64 });
 }
 
+/**
+ * A policy with host rules is refused where it is loaded: the listener runs
+ * no DNS stub for a container (it cannot make the container's resolver ask
+ * one), so a host rule could never match and every name would be denied
+ * without a word. `gensee run` serves host rules.
+ */
+export function refuseHostRules(loaded: LoadedPolicy, source: string): void {
+  const named = hostRules(loaded.policy);
+  if (named.length === 0) return;
+  const first = named[0];
+  throw new GenseeError(
+    'E_HOST_RULES',
+    `policy ${source}: ${named.length} host rule(s), first at /${first.list}/${first.index}/network/host (${JSON.stringify(first.rule.host)}): ` +
+      'the OCI listener serves no DNS stub for containers, so a host rule would never match; name addresses or CIDRs instead (`gensee run` serves host rules)',
+  );
+}
+
+/** Every policy file in dir that loads is checked for host rules; one that does not load is refused per container, as before. */
+async function checkPolicyDir(dir: string): Promise<void> {
+  for (const f of fs.readdirSync(dir).sort()) {
+    if (!f.endsWith('.json')) continue;
+    let loaded: LoadedPolicy;
+    try {
+      loaded = await loadPolicyFile(path.join(dir, f));
+    } catch {
+      continue;
+    }
+    refuseHostRules(loaded, path.join(dir, f));
+  }
+}
+
+/** refusals the listener decides from what it was given, whatever became of the container */
+const DECIDED = new Set<string>(['E_HOST_RULES', 'E_NOT_FILE', 'E_SYMLINK', 'E_SCHEMA', 'E_BAD_JSON', 'E_TOO_LARGE', 'E_BAD_OP_ID', 'E_OP_EXISTS', 'E_USAGE', 'E_NOT_ROOT']);
+
+/** the container's process is gone (a zombie too): its hand-off cannot finish */
+export function containerGone(pid: number): boolean {
+  return !processAlive(pid);
+}
+
 /** The container's cgroup v2 directory from its pid; refuses what would put the boundary on the host. */
 export function containerCgroup(pid: number): string {
   const rel = cgroupOfPid(pid);
@@ -97,7 +137,7 @@ export class OciListener {
   private keepSeq = 0;
   /** holder refusals not yet in any operation's evidence */
   private unrecordedRefusals: HolderListing['refused'] = [];
-  readonly stats = { connections: 0, attached: 0, refused: 0, resumed: 0 };
+  readonly stats = { connections: 0, attached: 0, refused: 0, resumed: 0, gone: 0 };
 
   private constructor(o: OciListenerOptions, lfd: number, keeper: FdKeep | null) {
     this.keeper = keeper;
@@ -118,7 +158,8 @@ export class OciListener {
   static async open(o: OciListenerOptions): Promise<OciListener> {
     if (o.policyDir !== undefined && !fs.statSync(o.policyDir).isDirectory()) throw new GenseeError('E_USAGE', `--policy-dir ${o.policyDir} is not a directory`);
     // a bad default policy is an operator error now, not a refusal per container later
-    if (o.policyFile !== undefined) await loadPolicyFile(o.policyFile);
+    if (o.policyFile !== undefined) refuseHostRules(await loadPolicyFile(o.policyFile), o.policyFile);
+    if (o.policyDir !== undefined) await checkPolicyDir(o.policyDir);
     const say = o.say ?? ((l: string) => process.stdout.write(l + '\n'));
     const keeper = o.fdkeep ? await FdKeep.ensure(o.fdkeep) : null;
     const listing: HolderListing = keeper ? keeper.list() : { fds: [], calls: [], callsLost: 0, refused: [], refusedLost: 0 };
@@ -216,7 +257,7 @@ export class OciListener {
       try {
         // the faults the dead resolver left open are carried over: resolved
         // under their own id when their (restarted) call comes again
-        s = await this.sessionForResume(op, cgroup);
+        s = await this.sessionForResume(op, cgroup, fds[0].meta.policy ?? null);
       } catch (e) {
         drop((e as Error).message);
         continue;
@@ -275,11 +316,11 @@ export class OciListener {
    * its way out (its operation names it, alive) is waited for, bounded:
    * dropping the fds would leave the container failing (ENOSYS) for good.
    */
-  private async sessionForResume(op: string, cgroup: string): Promise<OciSession> {
+  private async sessionForResume(op: string, cgroup: string, policy: string | null): Promise<OciSession> {
     const t0 = Date.now();
     for (;;) {
       try {
-        return await this.sessionFor(op, cgroup, true);
+        return await this.sessionFor(op, cgroup, policy, true);
       } catch (e) {
         if (!(e instanceof GenseeError && e.code === 'E_OP_EXISTS' && /resolver is alive/.test(e.message)) || Date.now() - t0 > 30_000) throw e;
         await new Promise((r) => setTimeout(r, 50));
@@ -346,6 +387,9 @@ export class OciListener {
   }
 
   private refuse(peer: { pid: number } | null, r: ReceivedState | null, e: Error): void {
+    // a decision (policy, metadata, operation) is a refusal even when the
+    // container, refused, is gone by now; only a failure its exit can cause is not
+    if (r && !(e instanceof GenseeError && DECIDED.has(e.code)) && containerGone(r.state.pid)) return this.gone(peer, r, e);
     this.stats.refused++;
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
     const container = r?.state.state.id ?? null;
@@ -357,6 +401,28 @@ export class OciListener {
     );
   }
 
+  /**
+   * The container exited while it was being taken over (its cgroup, its
+   * operation or its notifier not yet set up): whatever failed on the way
+   * failed because it is gone, not because it was refused. Said as such.
+   */
+  private gone(peer: { pid: number } | null, r: ReceivedState, e: Error): void {
+    this.stats.gone++;
+    const id = r.state.state.id;
+    let op: string | null = null;
+    try {
+      op = operationIdFor(r.state);
+    } catch {
+      op = null;
+    }
+    const detail = `${e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE')}: ${e.message}`;
+    this.say(
+      this.o.json
+        ? JSON.stringify({ event: 'container_gone', runtime_pid: peer?.pid ?? null, container: id, pid: r.state.pid, op, code: 'E_CONTAINER_GONE', message: `pid ${r.state.pid} exited before its hand-off finished`, detail })
+        : `gensee: container ${id} (pid ${r.state.pid}) exited before its hand-off finished${op ? ` (operation ${op})` : ''}: nothing to serve (on the way: ${detail})`,
+    );
+  }
+
   /** Received a valid state with its seccomp fd (ours until a session takes it). */
   private async attach(r: ReceivedState): Promise<void> {
     let fd = r.fd;
@@ -364,12 +430,13 @@ export class OciListener {
     try {
       if (this.closing) throw new GenseeError('E_STATE', 'listener is shutting down');
       const op = operationIdFor(r.state);
+      const policy = policyFromMetadata(r.state.metadata);
       const cgroup = containerCgroup(r.state.pid);
       if ((this.keeper && !this.keeper.lost) || this.store) {
         // into the holder first: from here a restart of this process leaves the container's calls waiting, not failing
         tag = this.keepTag(op);
         try {
-          const meta: KeepMeta = { kind: 'listener', op, container: r.state.state.id, pid: r.state.pid, cgroup, status: r.state.state.status, oci_version: r.state.ociVersion, kept_boot_ns: String(pauseAddon().bootNs()), resolver_pid: process.pid };
+          const meta: KeepMeta = { kind: 'listener', op, container: r.state.state.id, pid: r.state.pid, cgroup, status: r.state.state.status, oci_version: r.state.ociVersion, ...(policy !== null ? { policy } : {}), kept_boot_ns: String(pauseAddon().bootNs()), resolver_pid: process.pid };
           if (this.keeper && !this.keeper.lost) this.keeper.keep(tag, r.fd, meta);
           this.store?.keep(tag, r.fd, meta);
         } catch (e) {
@@ -377,7 +444,7 @@ export class OciListener {
           this.say(this.o.json ? JSON.stringify({ event: 'error', op, message: `fd holder: ${(e as Error).message}` }) : `gensee: ${op}: fd holder: ${(e as Error).message}`);
         }
       }
-      const s = await this.sessionFor(op, cgroup);
+      const s = await this.sessionFor(op, cgroup, policy);
       if (this.closing || s.ended) throw new GenseeError('E_STATE', this.closing ? 'listener is shutting down' : `operation ${op} is ending`);
       fd = -1; // addProcess owns it from here, on success and on a throw
       try {
@@ -396,7 +463,24 @@ export class OciListener {
     }
   }
 
-  private async policyFor(op: string): Promise<{ loaded: LoadedPolicy; source: string }> {
+  /**
+   * `policy=NAME` in the metadata: --policy-dir's NAME.json, which must be
+   * there (never a fallback to a broader default). Else <op>.json there,
+   * else --policy, else deny-all. Host rules are refused (refuseHostRules).
+   */
+  private async policyFor(op: string, name: string | null): Promise<{ loaded: LoadedPolicy; source: string }> {
+    const pol = await this.findPolicy(op, name);
+    refuseHostRules(pol.loaded, pol.source);
+    return pol;
+  }
+
+  private async findPolicy(op: string, name: string | null): Promise<{ loaded: LoadedPolicy; source: string }> {
+    if (name !== null) {
+      if (this.o.policyDir === undefined) throw new GenseeError('E_USAGE', `the container names policy "${name}" (listenerMetadata policy=${name}) but this listener has no --policy-dir`);
+      const file = path.join(this.o.policyDir, `${name}.json`);
+      if (!fs.existsSync(file) && !isSymlink(file)) throw new GenseeError('E_NOT_FILE', `the container names policy "${name}" but ${file} does not exist`);
+      return { loaded: await loadPolicyFile(file), source: file };
+    }
     if (this.o.policyDir !== undefined) {
       const file = path.join(this.o.policyDir, `${op}.json`);
       let present = false;
@@ -414,7 +498,7 @@ export class OciListener {
   }
 
   /** The running session of op (joined when it is on the same cgroup), or a new one. */
-  private async sessionFor(op: string, cgroup: string, carryOpenFaults = false): Promise<OciSession> {
+  private async sessionFor(op: string, cgroup: string, policy: string | null, carryOpenFaults = false): Promise<OciSession> {
     for (;;) {
       const cur = this.sessions.get(op);
       if (!cur) break;
@@ -436,7 +520,7 @@ export class OciListener {
     }
     const entry: Entry = { ready: null as unknown as Promise<OciSession>, session: null };
     entry.ready = (async () => {
-      const pol = await this.policyFor(op);
+      const pol = await this.policyFor(op, policy);
       const s = await OciSession.start({ stateDir: this.o.stateDir, op, cgroup, policy: pol.loaded, policySource: pol.source, json: !!this.o.json, say: this.say, carryOpenFaults });
       s.onEmpty = () => this.end(s, 'tasks_gone');
       if (this.keeper && !this.keeper.lost) s.holderKept(this.keeper.path);
@@ -535,6 +619,14 @@ async function waitPredecessorGone(pid: number, say: (l: string) => void, json: 
       return;
     }
     await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

@@ -117,12 +117,41 @@ export function opFromMetadata(metadata: string | undefined): string | null {
   return op;
 }
 
-/** "oci-<container id>", or a sanitized prefix plus a hash when the id does not fit an operation id. */
+/**
+ * `policy=NAME` from the listener metadata: the listener serves the
+ * container under --policy-dir's NAME.json (each container its own
+ * operation unless `op=` names one). null when there is none.
+ */
+export function policyFromMetadata(metadata: string | undefined): string | null {
+  if (!metadata) return null;
+  const names = metadata
+    .split(/[;,\s]+/)
+    .filter((item) => item.startsWith('policy='))
+    .map((item) => item.slice(7));
+  if (names.length === 0) return null;
+  if (names.length > 1) throw new GenseeError('E_SCHEMA', `listener metadata names more than one policy: ${JSON.stringify(metadata.slice(0, 200))}`);
+  // the same alphabet as an operation id: a file name, never a path
+  if (!isValidOpId(names[0])) throw new GenseeError('E_SCHEMA', `bad policy name ${JSON.stringify(String(names[0]).slice(0, 80))} in listener metadata: expected ${OP_ID_RE.source}`);
+  return names[0];
+}
+
+/**
+ * The longest default operation id: the operation's directory holds unix
+ * sockets, and a sun_path holds 107 bytes. podman's, containerd's and
+ * CRI's container ids are 64 hex characters, too long to use whole.
+ */
+export const DEFAULT_OP_ID_MAX = 40;
+
+/**
+ * "oci-<container id>" when that is a short valid id; else a sanitized
+ * prefix of the container id (24 characters: podman's and crictl's short ids
+ * are its first 12) plus a hash of the whole id.
+ */
 export function defaultOpId(containerId: string): string {
   const plain = `oci-${containerId}`;
-  if (isValidOpId(plain)) return plain;
+  if (isValidOpId(plain) && plain.length <= DEFAULT_OP_ID_MAX) return plain;
   const hash = createHash('sha256').update(containerId).digest('hex').slice(0, 8);
-  return `oci-${containerId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 50)}-${hash}`;
+  return `oci-${containerId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24)}-${hash}`;
 }
 
 export function operationIdFor(s: ContainerProcessState): string {

@@ -58,6 +58,7 @@ const PROBES: Record<string, () => unknown> = {
   'executor recover': () => executor.run(['recover', '--zz-probe']),
   doctor: async () => (await import('../../src/cli/doctor')).run(['--zz-probe']),
   upgrade: async () => (await import('../../src/cli/upgrade')).run(['--zz-probe']),
+  profile: async () => (await import('../../src/cli/profile')).run(['--zz-probe']),
 };
 
 t.test('the help table is what each parser takes', async (t) => {

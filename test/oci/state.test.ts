@@ -74,4 +74,8 @@ t.test('default operation ids are valid and distinct', async (t) => {
   const odd = 'a+b@c';
   for (const id of [long, odd, `${long}x`]) t.ok(isValidOpId(defaultOpId(id)), `valid for ${id.slice(0, 20)}…`);
   t.not(defaultOpId(long), defaultOpId(`${long}x`), 'a hash keeps truncated ids apart');
+  // podman's, containerd's and CRI's ids: 64 hex; the op dir's sockets must still fit in sun_path
+  const hex = 'bcacca81e8e5f0e997bf9cc7b7a7e56c41e505355b12a59a182832728e0fbf45';
+  t.match(defaultOpId(hex), /^oci-bcacca81e8e5f0e997bf9cc7-[0-9a-f]{8}$/, 'a 64-hex id: its first 24 characters and a hash');
+  for (const id of [long, odd, hex]) t.ok(defaultOpId(id).length <= 40, `at most 40 characters for ${id.slice(0, 20)}…`);
 });
