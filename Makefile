@@ -158,7 +158,18 @@ $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	$(Q)mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/
 	@touch $@
 
-build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(FDKEEP) $(TSC_STAMP)
+# the commit this build comes from (src/version.ts; `gensee --version`,
+# operation.json): rewritten only when it changed; null outside a git checkout
+BUILD_INFO := dist/build-info.json
+$(BUILD_INFO): FORCE
+	@mkdir -p dist
+	$(Q)c=$$(git rev-parse HEAD 2>/dev/null || true); [ -n "$$c" ] && c="\"$$c\"" || c=null; j="{\"commit\": $$c}"; \
+	if [ "$$(cat $@ 2>/dev/null)" != "$$j" ]; then echo "$$j" > $@; fi
+
+.PHONY: FORCE
+FORCE:
+
+build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(FDKEEP) $(TSC_STAMP) $(BUILD_INFO)
 
 build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(TSC_STAMP) \
 	$(ADV_FLOOD_BIN) $(ADV_BOMB_BIN) $(ADV_RACE_BIN) $(ADV_BINS)
