@@ -11,7 +11,7 @@ import { parseRecordJson } from '../src/state/record';
 const INPUT: ErrorCode[] = [
   'E_USAGE', 'E_BAD_ADDRESS', 'E_BAD_PORT', 'E_BAD_PROTOCOL', 'E_BAD_DURATION', 'E_BAD_COUNT', 'E_BAD_ANCHOR',
   'E_BAD_OP_ID', 'E_UNKNOWN_OP', 'E_OP_EXISTS', 'E_NOT_CGROUP2', 'E_SYMLINK', 'E_BAD_JSON', 'E_SCHEMA',
-  'E_TOO_LARGE', 'E_NOT_FILE', 'E_BAD_MODE', 'E_NO_EVIDENCE',
+  'E_TOO_LARGE', 'E_NOT_FILE', 'E_BAD_MODE', 'E_NO_EVIDENCE', 'E_OP_LIVE', 'E_NOT_OWNER',
 ];
 const RUNTIME: ErrorCode[] = ['E_NO_CGROUP2', 'E_NO_BPFFS', 'E_NOT_ROOT', 'E_KERNEL', 'E_ADDON_MISSING', 'E_STATE', 'E_SOCKET_IN_USE', 'E_VERIFY'];
 

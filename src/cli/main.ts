@@ -18,6 +18,8 @@ const commands: Record<string, () => Promise<Command>> = {
   status: async () => (await import('./status')).run,
   ls: async () => (await import('./ls')).run,
   stop: async () => (await import('./stop')).run,
+  rm: async () => (await import('./rm')).run,
+  prune: async () => (await import('./prune')).run,
   verify: async () => (await import('./verify')).run,
   'oci-listener': async () => (await import('./oci')).run,
   upgrade: async () => (await import('./upgrade')).run,

@@ -41,6 +41,8 @@ const PROBES: Record<string, () => unknown> = {
   status: () => status.run(['--zz-probe']),
   ls: () => ls.run(['--zz-probe']),
   stop: () => stop.run(['--zz-probe']),
+  rm: async () => (await import('../../src/cli/rm')).run(['--zz-probe']),
+  prune: async () => (await import('../../src/cli/prune')).run(['--zz-probe']),
   verify: () => verify.run(['--zz-probe']),
   counters: () => counters.run(['--zz-probe']),
   events: () => events.run(['--zz-probe']),
