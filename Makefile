@@ -38,7 +38,7 @@ SETUP_STAMP := obj/setup.stamp
 
 all: build
 
-$(SETUP_STAMP): scripts/setup.sh package.json
+$(SETUP_STAMP): $(wildcard scripts/setup.sh) package.json
 	@mkdir -p obj
 	$(Q)scripts/setup.sh
 	@touch $@
