@@ -238,8 +238,9 @@ clean:
 
 # the crash trials at soak length (test/resolver/killtrials.test.ts);
 # make test runs them at their defaults: 100 supervise and 20 run trials
+# on a terminal the trials draw a status line on it (src/progress.ts)
 soak: build
-	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_KILL_TRIALS=200 GENSEE_RUN_KILL_TRIALS=100 $(TAP) $(TAP_ARGS) dist/test/resolver/killtrials.test.js
+	$(Q)GENSEE_PROGRESS_TTY=$$([ -t 2 ] && echo /dev/tty) GENSEE_REQUIRE_KERNEL=1 GENSEE_KILL_TRIALS=$${GENSEE_KILL_TRIALS:-200} GENSEE_RUN_KILL_TRIALS=$${GENSEE_RUN_KILL_TRIALS:-100} $(TAP) $(TAP_ARGS) dist/test/resolver/killtrials.test.js
 
 # the supervisor socket fuzz at length (test/resolver/fuzz.test.ts); make
 # test runs it at its default of 100000 frames
