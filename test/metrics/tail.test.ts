@@ -130,11 +130,16 @@ t.test('cost: a scrape of quiet logs reads nothing; one of grown logs reads only
   const size = ['faults', 'counters', 'events'].reduce((a, k) => a + fs.statSync(files[k as keyof typeof files]).size, 0);
   const tail = new EvidenceTail(st, OP, dir);
   const m = new EvidenceMetrics();
+  let render = 0;
+  /** the read of the logs alone (the registry's render, the same whatever was read, is timed apart) */
   const time = async () => {
     const t0 = process.hrtime.bigint();
-    m.set(await tail.read(0n));
+    const figures = await tail.read(0n);
+    const t1 = process.hrtime.bigint();
+    m.set(figures);
     await m.text();
-    return Number(process.hrtime.bigint() - t0) / 1e6;
+    render = Number(process.hrtime.bigint() - t1) / 1e6;
+    return Number(t1 - t0) / 1e6;
   };
   const first = await time();
   const quiet: number[] = [];
@@ -145,8 +150,8 @@ t.test('cost: a scrape of quiet logs reads nothing; one of grown logs reads only
   await readEvidence(st, OP, dir, 0n);
   const full = Number(process.hrtime.bigint() - full0) / 1e6;
   const q = quiet.sort((a, b) => a - b)[2];
-  t.comment(`logs ${(size / 1e6).toFixed(1)} MB: first scrape ${first.toFixed(1)} ms, quiet scrape median ${q.toFixed(1)} ms, after 10 new faults ${grown.toFixed(1)} ms, a full read ${full.toFixed(1)} ms`);
+  t.comment(`logs ${(size / 1e6).toFixed(1)} MB: reading them at the first scrape ${first.toFixed(1)} ms, at a quiet scrape (median) ${q.toFixed(1)} ms, after 10 new faults ${grown.toFixed(1)} ms; a full read ${full.toFixed(1)} ms; the registry's render ${render.toFixed(1)} ms`);
   t.same(figures(await tail.read(0n)), figures(await readEvidence(st, OP, dir, 0n)), 'still equal after all that');
   // the quiet scrape does not read the logs: far cheaper than the full read
-  t.ok(q < full / 3, `a quiet scrape (${q.toFixed(1)} ms) costs well under a full read (${full.toFixed(1)} ms)`);
+  t.ok(q < full / 5, `reading quiet logs (${q.toFixed(1)} ms) costs well under a full read (${full.toFixed(1)} ms)`);
 });
