@@ -38,7 +38,7 @@ SETUP_STAMP := obj/setup.stamp
 
 all: build
 
-$(SETUP_STAMP): scripts/setup.sh package.json
+$(SETUP_STAMP): $(wildcard scripts/setup.sh) package.json
 	@mkdir -p obj
 	$(Q)scripts/setup.sh
 	@touch $@
@@ -158,7 +158,18 @@ $(TSC_STAMP): $(TS_SRC) tsconfig.json $(SETUP_STAMP)
 	$(Q)mkdir -p dist/src/gen && cp src/gen/*.js dist/src/gen/
 	@touch $@
 
-build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(FDKEEP) $(TSC_STAMP)
+# the commit this build comes from (src/version.ts; `gensee --version`,
+# operation.json): rewritten only when it changed; null outside a git checkout
+BUILD_INFO := dist/build-info.json
+$(BUILD_INFO): FORCE
+	@mkdir -p dist
+	$(Q)c=$$(git rev-parse HEAD 2>/dev/null || true); [ -n "$$c" ] && c="\"$$c\"" || c=null; j="{\"commit\": $$c}"; \
+	if [ "$$(cat $@ 2>/dev/null)" != "$$j" ]; then echo "$$j" > $@; fi
+
+.PHONY: FORCE
+FORCE:
+
+build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(FDKEEP) $(TSC_STAMP) $(BUILD_INFO)
 
 build: $(ADDON) $(PROBE) $(FLOOR) $(NOTIFY_FLOOR) $(LAUNCHER) $(TSC_STAMP) \
 	$(ADV_FLOOD_BIN) $(ADV_BOMB_BIN) $(ADV_RACE_BIN) $(ADV_BINS)
@@ -227,8 +238,9 @@ clean:
 
 # the crash trials at soak length (test/resolver/killtrials.test.ts);
 # make test runs them at their defaults: 100 supervise and 20 run trials
+# on a terminal the trials draw a status line on it (src/progress.ts)
 soak: build
-	$(Q)GENSEE_REQUIRE_KERNEL=1 GENSEE_KILL_TRIALS=200 GENSEE_RUN_KILL_TRIALS=100 $(TAP) $(TAP_ARGS) dist/test/resolver/killtrials.test.js
+	$(Q)GENSEE_PROGRESS_TTY=$$([ -t 2 ] && echo /dev/tty) GENSEE_REQUIRE_KERNEL=1 GENSEE_KILL_TRIALS=$${GENSEE_KILL_TRIALS:-200} GENSEE_RUN_KILL_TRIALS=$${GENSEE_RUN_KILL_TRIALS:-100} $(TAP) $(TAP_ARGS) dist/test/resolver/killtrials.test.js
 
 # the supervisor socket fuzz at length (test/resolver/fuzz.test.ts); make
 # test runs it at its default of 100000 frames

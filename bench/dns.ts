@@ -18,6 +18,7 @@
 // must get past the hook to be refused, which the bench checks.
 //
 // Standalone: node dist/bench/dns.js (GENSEE_BENCH_QUICK=1 for a short run).
+import { Progress } from '../src/progress';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
@@ -132,8 +133,14 @@ function quick(): boolean {
 }
 
 if (require.main === module) {
-  benchDns({ n: quick() ? 200 : 1000, warm: quick() ? 50 : 200, rounds: quick() ? 2 : 6 }).catch((e) => {
-    process.stderr.write(`bench: ${(e as Error).stack ?? e}\n`);
-    process.exitCode = 1;
-  });
+  const p = new Progress('bench', null);
+  p.next('dns');
+  benchDns({ n: quick() ? 200 : 1000, warm: quick() ? 50 : 200, rounds: quick() ? 2 : 6 }).then(
+    () => p.done('dns'),
+    (e) => {
+      p.done('dns failed');
+      process.stderr.write(`bench: ${(e as Error).stack ?? e}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

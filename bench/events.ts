@@ -22,6 +22,7 @@
 // only counted. The written/suppressed counts are printed.
 //
 // Standalone: node dist/bench/events.js (GENSEE_BENCH_QUICK=1 for a short run).
+import { Progress } from '../src/progress';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
@@ -273,8 +274,14 @@ function quick(): boolean {
 }
 
 if (require.main === module) {
-  benchEvents({ clients: 8, n: quick() ? 1500 : 5000, rounds: quick() ? 3 : 9, warm: quick() ? 1000 : 5000 }).catch((e) => {
-    process.stderr.write(`bench: ${(e as Error).stack ?? e}\n`);
-    process.exitCode = 1;
-  });
+  const p = new Progress('bench', null);
+  p.next('events');
+  benchEvents({ clients: 8, n: quick() ? 1500 : 5000, rounds: quick() ? 3 : 9, warm: quick() ? 1000 : 5000 }).then(
+    () => p.done('events'),
+    (e) => {
+      p.done('events failed');
+      process.stderr.write(`bench: ${(e as Error).stack ?? e}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

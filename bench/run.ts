@@ -5,6 +5,7 @@ import { benchResolver } from './resolver';
 import { benchPause } from './pause';
 import { benchCounters } from './counters';
 import { benchDeadlines } from './deadlines';
+import { Progress } from '../src/progress';
 
 const sections: Record<string, () => Promise<void>> = {
   dataplane: () => benchDataplane({ n: quick() ? 2000 : 10000, rounds: quick() ? 3 : 7 }),
@@ -24,10 +25,14 @@ export function addSection(name: string, fn: () => Promise<void>): void {
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
-  for (const [name, fn] of Object.entries(sections)) {
-    if (only.length && !only.includes(name)) continue;
+  const todo = Object.entries(sections).filter(([name]) => !only.length || only.includes(name));
+  // a section runs for minutes: on a terminal, a status line says which and for how long
+  const p = new Progress('bench', todo.length);
+  for (const [name, fn] of todo) {
+    p.next(name);
     await fn();
   }
+  p.done(`${todo.length} section${todo.length === 1 ? '' : 's'}`);
 }
 
 main().catch((e) => {

@@ -51,6 +51,10 @@ export const EXIT_STATUS = {
   E_TOO_LARGE: 2,
   E_NOT_FILE: 2,
   E_BAD_MODE: 2,
+  /** `gensee rm`/`prune` of an operation that has not ended (served, failing closed, hooks attached, processes in its cgroup) */
+  E_OP_LIVE: 2,
+  /** an operation of another owner, and the caller is not root */
+  E_NOT_OWNER: 2,
   E_NO_CGROUP2: 1,
   E_NO_BPFFS: 1,
   E_NOT_ROOT: 1,

@@ -206,10 +206,11 @@ export const COMMANDS: CommandHelp[] = [
   },
   {
     name: 'ls',
-    summary: 'every operation: condition, resolver, hooks, workload identity',
-    synopsis: '[--json]',
-    options: [json],
-    examples: ['gensee ls', 'gensee ls --json'],
+    summary: 'your operations: condition, resolver, hooks, workload identity',
+    synopsis: '[--all] [--json]',
+    about: "Lists the caller's own operations (owner uid). A state directory the caller may not read is said in a note, not an error.",
+    options: [{ name: 'all', default: 'only your own (owner uid = yours)', help: "every owner's operations that you can read" }, json],
+    examples: ['gensee ls', 'sudo gensee ls --all --json'],
     exit: OK_USAGE,
   },
   {
@@ -219,6 +220,44 @@ export const COMMANDS: CommandHelp[] = [
     options: [op, json],
     examples: ['sudo gensee stop --op demo'],
     exit: [...OK_USAGE, { code: '3', meaning: 'stopped and removed, but the stop could not be recorded (disk); run stop again' }],
+  },
+  {
+    name: 'rm',
+    summary: "free an ended operation's id: keep, archive or delete its evidence",
+    synopsis: '--op ID [--archive DIR | --delete-evidence] [--dry-run] [--json]',
+    about:
+      'Removes a closed or stopped operation from the state directory so its id can be used again. A live operation (served, failing closed, hooks attached, processes in its cgroup) is refused: gensee stop ends it. ' +
+      "Only its owner or root removes it. The evidence moves to STATE/archived-operations/ID@CREATED/ with removed.json beside it, unless --archive or --delete-evidence says otherwise. Every removal and refusal is a line in STATE/housekeeping.jsonl.",
+    options: [op, ...[
+      { name: 'archive', arg: 'DIR', default: 'STATE/archived-operations/', help: 'move the evidence to DIR/ID@CREATED/ (DIR is created 0700; no symlinks on its path)' },
+      { name: 'delete-evidence', default: 'off: the evidence is kept', help: 'delete the evidence instead of keeping it' },
+      { name: 'dry-run', default: 'off', help: 'check and say what would be removed; change nothing' },
+      json,
+    ]],
+    examples: ['sudo gensee rm --op demo', 'sudo gensee rm --op demo --archive /srv/evidence', 'sudo gensee rm --op demo --delete-evidence'],
+    exit: [
+      { code: '0', meaning: 'removed (or, with --dry-run, would be)' },
+      { code: '1', meaning: 'a runtime failure (the disk); the message says which' },
+      { code: '2', meaning: 'refused, nothing changed: bad usage, an unknown id, a live operation (E_OP_LIVE), another owner\'s (E_NOT_OWNER)' },
+    ],
+  },
+  {
+    name: 'prune',
+    summary: 'remove every operation that ended longer ago than a duration',
+    synopsis: '--older-than DURATION [--archive DIR | --delete-evidence] [--dry-run] [--json]',
+    about: "As gensee rm, for every closed or stopped operation that ended (its stop, else its last update) more than DURATION ago. Root prunes every owner's; anyone else only their own. Active operations are never touched; an ended one still holding kernel state is skipped with the reason.",
+    options: [{ name: 'older-than', arg: 'DURATION', required: true, help: 'e.g. 7d, 12h (250ms, 30s, 5m, 1h, 1d; a bare number is seconds)' }, ...[
+      { name: 'archive', arg: 'DIR', default: 'STATE/archived-operations/', help: 'move the evidence to DIR/ID@CREATED/ (DIR is created 0700; no symlinks on its path)' },
+      { name: 'delete-evidence', default: 'off: the evidence is kept', help: 'delete the evidence instead of keeping it' },
+      { name: 'dry-run', default: 'off', help: 'check and say what would be removed; change nothing' },
+      json,
+    ]],
+    examples: ['sudo gensee prune --older-than 7d --dry-run', 'sudo gensee prune --older-than 30d --archive /srv/evidence'],
+    exit: [
+      { code: '0', meaning: 'done (what was skipped is listed)' },
+      { code: '1', meaning: 'a removal failed (the disk, a damaged record); each is listed' },
+      { code: '2', meaning: 'bad usage: nothing changed' },
+    ],
   },
   {
     name: 'verify',

@@ -2,7 +2,9 @@
 // (an active one whose resolver is gone shows as resolver_gone, with the
 // command that ends it), its hooks, its workload identity and its last
 // event (the last line of events.jsonl: kind and time), and the watchdog's
-// attention in force.
+// attention in force. The caller's own operations (owner_uid) by default;
+// --all for every owner's. A state directory the caller may not read (a
+// non-root user and root's /var/lib/gensee) is said, not an error.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, out, table } from './args';
@@ -15,11 +17,13 @@ import type { OpenAttention } from '../events/log';
 import { LastEvent, lastEvent } from './events';
 import { fdHolderState, type FdHolderState } from '../oci/fdkeep';
 
-export const usage = 'usage: gensee ls [--json]';
+export const usage = 'usage: gensee ls [--all] [--json]';
 
 
 interface Row {
   id: string;
+  /** the record's owner (null: the record could not be read) */
+  owner_uid: number | null;
   /** the record could not be read: its error code and message, and nothing else is known */
   error: { code: string; message: string } | null;
   condition: Condition | null;
@@ -64,11 +68,12 @@ async function row(stateDir: string, id: string): Promise<Row> {
     rec = await openOperation(stateDir, id);
   } catch (e) {
     const code = e instanceof GenseeError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'E_STATE');
-    return { id, error: { code, message: (e as Error).message }, condition: null, mode: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id), attention: await openAttentionOf(stateDir, id), fd_holder: null };
+    return { id, owner_uid: null, error: { code, message: (e as Error).message }, condition: null, mode: null, state: null, resolver: null, resolver_alive: false, hooks_attached: attached(id), workload: null, cgroup: null, updated_at: null, stopped: null, hint: null, last_event: lastEventOf(stateDir, id), attention: await openAttentionOf(stateDir, id), fd_holder: null };
   }
   const condition: Condition = failedState(stateDir, rec) ? 'failed' : operationCondition(rec);
   return {
     id,
+    owner_uid: rec.owner_uid,
     error: null,
     condition,
     mode: rec.mode,
@@ -88,25 +93,36 @@ async function row(stateDir: string, id: string): Promise<Row> {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { json: { type: 'boolean' } }, false);
+  const { values } = parse(argv, { all: { type: 'boolean' }, json: { type: 'boolean' } }, false);
   const stateDir = resolveStateDir(values['state-dir']);
+  const all = values.flags.has('all');
+  const me = process.geteuid ? process.geteuid() : 0;
   const dir = path.join(stateDir, OPERATIONS_DIR);
   let names: string[] = [];
+  /** the operations directory could not be read by this uid (EACCES): nothing of anyone's is visible */
+  let unreadable: string | null = null;
   try {
     assertNoSymlinks(dir);
     names = fs.readdirSync(dir);
   } catch (e) {
-    // no operation was ever created here
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    // ENOENT: no operation was ever created here
+    if (code === 'EACCES' || code === 'EPERM') unreadable = `${dir} is not readable by uid ${me} (${code}): operations there are root's or another user's; yours are under the --state-dir you gave them`;
+    else if (code !== 'ENOENT') throw e;
   }
-  const rows: Row[] = [];
-  for (const name of names.filter(isValidOpId).sort()) rows.push(await row(stateDir, name));
+  const every: Row[] = [];
+  for (const name of names.filter(isValidOpId).sort()) every.push(await row(stateDir, name));
+  // own: the owner is the caller; a record nobody could read is root's to see
+  const own = (r: Row) => (r.owner_uid === null ? me === 0 && r.error?.code !== 'EACCES' : r.owner_uid === me);
+  const rows = all ? every : every.filter(own);
+  const others = every.length - rows.length;
   if (values.flags.has('json')) {
-    out(JSON.stringify({ state_dir: stateDir, operations: rows }));
+    out(JSON.stringify({ state_dir: stateDir, uid: me, all, other_owners: others, unreadable, operations: rows }));
     return 0;
   }
+  if (unreadable) out(`note: ${unreadable}`);
   if (rows.length === 0) {
-    out(`no operations in ${stateDir}`);
+    out(`no operations${all ? '' : ` of uid ${me}`} in ${stateDir}${others ? ` (${others} of other owners: gensee ls --all)` : ''}`);
     return 0;
   }
   const hooks = (h: boolean | null) => (h === null ? '?' : h ? 'attached' : '-');
@@ -131,6 +147,7 @@ export async function run(argv: string[]): Promise<number> {
           ],
     ),
   ]));
+  if (others) out(`${others} more operation${others === 1 ? '' : 's'} of other owners: gensee ls --all`);
   for (const r of rows) if (r.hint) out(`${r.id}: ${r.condition}; to end it: ${r.hint}`);
   for (const r of rows) if (r.fd_holder === 'lost') out(`${r.id}: its fd holder is gone: a restart of its listener leaves the container failing closed (ENOSYS)`);
   for (const r of rows) if (r.attention.length) out(`${r.id}: attention in force (${att(r.attention)}); a person clears it: gensee attention clear --op ${r.id}`);

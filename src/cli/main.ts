@@ -1,9 +1,7 @@
 // gensee CLI entry: one module per command; errors become one clear line
 // and an exit code (2 = bad usage or input, nothing changed).
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as v8 from 'node:v8';
-import { PACKAGE_ROOT } from '../addon';
+import { buildIdentity, describeBuild } from '../version';
 import { bashCompletion, colourOn, commandNames, helpFor, mainHelp, suggest } from './help';
 import { GenseeError, isErrno } from '../errors';
 type Command = (argv: string[]) => number | Promise<number>;
@@ -20,6 +18,8 @@ const commands: Record<string, () => Promise<Command>> = {
   status: async () => (await import('./status')).run,
   ls: async () => (await import('./ls')).run,
   stop: async () => (await import('./stop')).run,
+  rm: async () => (await import('./rm')).run,
+  prune: async () => (await import('./prune')).run,
   verify: async () => (await import('./verify')).run,
   'oci-listener': async () => (await import('./oci')).run,
   upgrade: async () => (await import('./upgrade')).run,
@@ -45,12 +45,7 @@ function wantsHelp(argv: string[]): boolean {
 
 /** the version in package.json */
 export function version(): string {
-  try {
-    const v = (JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown }).version;
-    return typeof v === 'string' ? v : 'unknown';
-  } catch {
-    return 'unknown';
-  }
+  return buildIdentity().version;
 }
 
 function completion(argv: string[]): number {
@@ -131,7 +126,8 @@ export async function main(argv: string[]): Promise<void> {
   quietWhenStdoutCloses(helpOnly ? 'help' : name);
   const colour = colourOn(process.stdout);
   if (name === '--version' || name === '-V' || name === 'version') {
-    print(rest.includes('--json') ? JSON.stringify({ name: 'gensee', version: version(), node: process.version }) : `gensee ${version()}`);
+    const b = buildIdentity();
+    print(rest.includes('--json') ? JSON.stringify({ name: 'gensee', version: b.version, commit: b.commit, node: process.version }) : `gensee ${describeBuild(b)}`);
     process.exitCode = 0;
     return;
   }

@@ -1,6 +1,7 @@
 // gensee status --op ID [--json]: the operation, its condition (is anyone
 // serving it?), its generation, live leases (from the kernel map when the
 // hooks are pinned), totals, and the watchdog's attention in force.
+import { buildIdentity, describeBuild } from '../version';
 import { parse, requireOp, out, table } from './args';
 import { resolveStateDir, openOperation, OperationRecord } from '../state/operation';
 import { readNetwork } from '../state/network';
@@ -122,6 +123,7 @@ export async function run(argv: string[]): Promise<number> {
   if (holder === 'lost') out('fd holder LOST: a restart of its OCI listener leaves the container failing closed (ENOSYS); the running listener still serves it');
   else if (holder === 'kept') out('fd holder: kept (a restart of its OCI listener keeps the container\'s calls waiting, then serves them)');
   if (failed) out(`FAILED since ${failed.since}: ${failed.log}: ${failed.error}; failing closed (hooks attached, every request denied), the resolver retries the disk and resumes by itself`);
+  out(`gensee ${rec.gensee ? describeBuild(rec.gensee) : 'version not recorded (an operation created before gensee recorded it)'}${rec.gensee && rec.gensee.version !== buildIdentity().version ? `; this is gensee ${buildIdentity().version}` : ''}`);
   if (rec.workload) out(`workload: ${rec.workload.identity}, host uid ${rec.workload.uid} gid ${rec.workload.gid}`);
   if (rec.resources) out(`limits (${rec.resources.layout} layout): ${describeLimits(rec.resources)}`);
   if (rec.stopped) out(`stopped at ${rec.stopped.at} by ${rec.stopped.by} (found ${rec.stopped.found})`);

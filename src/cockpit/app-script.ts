@@ -183,7 +183,22 @@ export const APP_JS = String.raw`'use strict';
     }
     $('op').textContent = who.op;
     $('mode').textContent = who.mode;
-    $('verify').textContent = 'live: ' + who.verify;
+    const showVerify = (v) => { $('verify').textContent = 'live: ' + v.verify + (v.checked_at ? ' · checked ' + v.checked_at.slice(11, 19) : ''); };
+    showVerify(who);
+    // verify follows the evidence: asked again when the stream brought lines, at most every 2 s
+    let dirty = false, asking = false;
+    setInterval(async () => {
+      if (!dirty || asking) return;
+      dirty = false; asking = true;
+      try {
+        const r = await fetch('/cockpit/verify', { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' });
+        if (r.ok) showVerify(await r.json());
+      } catch (e) {
+        dirty = true;
+      } finally {
+        asking = false;
+      }
+    }, 2000);
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/?since=faults:0&since=counters:0&since=events:0';
     const ws = new WebSocket(url, ['gensee.v1', 'bearer.' + token]);
     ws.onopen = () => status('live', 'ok');
@@ -192,6 +207,7 @@ export const APP_JS = String.raw`'use strict';
       let l;
       try { l = JSON.parse(m.data); } catch { return; }
       state.last = l.at || state.last;
+      dirty = true;
       if (l.log === 'faults') onFaults(l);
       else if (l.log === 'counters') onCounters(l);
       else if (l.log === 'events') onEvents(l);

@@ -6,11 +6,18 @@
 //   GET /cockpit          the page (static: it holds no operation data)
 //   GET /cockpit/app.js   its script (src/cockpit/app-script.ts)
 //   GET /cockpit/whoami   behind the token: the operation, its mode, verify
-// Everything the page shows comes through /cockpit/whoami and the stream,
+//   GET /cockpit/verify   behind the token: verify again; the page asks
+//                         whenever the stream brought new lines (at most
+//                         every 2 s), so the status follows the evidence
+// Everything the page shows comes through /cockpit/whoami, /cockpit/verify
+// and the stream,
 // both behind the operation token; a wrong token is refused (401) and
 // recorded by the stream like any other refused peer.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type * as http from 'node:http';
 import { verifyOperation } from '../evidence/verify';
+import { openOperation, opDir } from '../state/operation';
 import { APP_JS } from './app-script';
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -76,8 +83,67 @@ function send(res: http.ServerResponse, status: number, type: string, body: stri
   res.end(body);
 }
 
-/** the cockpit's routes; /cockpit/whoami without the token is left to the stream (401, recorded) */
+export interface VerifyStatus {
+  /** "ok (faults.jsonl 12, ... lines)", "N problems: gensee verify --op OP", or "not checked: WHY" */
+  verify: string;
+  ok: boolean;
+  /** when this verify ran (ISO) */
+  checked_at: string;
+}
+
+/**
+ * verify, run again only when a log changed (size, mtime or inode of any
+ * file in the operation directory) since the last run; callers at the same
+ * time share one run.
+ */
+export function liveVerifier(stateDir: string, op: string): () => Promise<VerifyStatus> {
+  let last: { key: string; status: VerifyStatus } | null = null;
+  let running: Promise<VerifyStatus> | null = null;
+  const stamp = (): string => {
+    try {
+      const dir = opDir(stateDir, op);
+      return fs
+        .readdirSync(dir)
+        .filter((n) => n.endsWith('.jsonl'))
+        .sort()
+        .map((n) => {
+          const st = fs.lstatSync(path.join(dir, n));
+          return `${n}:${st.ino}:${st.size}:${st.mtimeMs}`;
+        })
+        .join('|');
+    } catch (e) {
+      return `unreadable:${(e as Error).message}`;
+    }
+  };
+  const run = async (key: string): Promise<VerifyStatus> => {
+    const checked_at = new Date().toISOString();
+    let status: VerifyStatus;
+    try {
+      const v = await verifyOperation(stateDir, op);
+      const problems = v.logs.reduce((n, l) => n + l.problems.length, 0);
+      status = {
+        ok: v.ok,
+        verify: v.ok ? `ok (${v.logs.map((l) => `${l.file} ${l.lines}`).join(', ')} lines)` : `${problems} problem${problems === 1 ? '' : 's'}: gensee verify --op ${op}`,
+        checked_at,
+      };
+    } catch (e) {
+      status = { ok: false, verify: `not checked: ${(e as Error).message}`, checked_at };
+    }
+    last = { key, status };
+    return status;
+  };
+  return () => {
+    if (running) return running;
+    const key = stamp();
+    if (last && last.key === key) return Promise.resolve(last.status);
+    running = run(key).finally(() => (running = null));
+    return running;
+  };
+}
+
+/** the cockpit's routes; /cockpit/whoami and /cockpit/verify without the token are left to the stream (401, recorded) */
 export function cockpitRoute(o: { stateDir: string; op: string }): (req: http.IncomingMessage, res: http.ServerResponse, authorized: boolean) => boolean {
+  const verify = liveVerifier(o.stateDir, o.op);
   return (req, res, authorized) => {
     const p = pathOf(req);
     if (req.method !== 'GET') return false;
@@ -90,13 +156,17 @@ export function cockpitRoute(o: { stateDir: string; op: string }): (req: http.In
       return true;
     }
     if (p === '/cockpit/whoami' && authorized) {
-      verifyOperation(o.stateDir, o.op).then(
-        (v) => {
-          const problems = v.logs.reduce((n, l) => n + l.problems.length, 0);
-          const verify = v.ok ? `ok (${v.logs.map((l) => `${l.file} ${l.lines}`).join(', ')} lines)` : `${problems} problem${problems === 1 ? '' : 's'}: gensee verify --op ${o.op}`;
-          send(res, 200, 'application/json', JSON.stringify({ op: o.op, mode: 'enforce', verify }));
-        },
-        (e: Error) => send(res, 200, 'application/json', JSON.stringify({ op: o.op, mode: 'enforce', verify: `not checked: ${e.message}` })),
+      // the mode is the operation's own (audit or enforce), read from its record
+      Promise.all([openOperation(o.stateDir, o.op).then((r) => r.mode, () => 'unknown'), verify()]).then(
+        ([mode, v]) => send(res, 200, 'application/json', JSON.stringify({ op: o.op, mode, verify: v.verify, checked_at: v.checked_at })),
+        (e: Error) => send(res, 500, 'text/plain', `gensee: cockpit: ${e.message}\n`),
+      );
+      return true;
+    }
+    if (p === '/cockpit/verify' && authorized) {
+      verify().then(
+        (v) => send(res, 200, 'application/json', JSON.stringify(v)),
+        (e: Error) => send(res, 500, 'text/plain', `gensee: cockpit: ${e.message}\n`),
       );
       return true;
     }

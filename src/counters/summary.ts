@@ -60,6 +60,151 @@ export function parseSince(s: string, now = Date.now()): Date {
   return new Date(t);
 }
 
+/**
+ * The summary as a fold over counters.jsonl's lines, one add() per line
+ * (without its newline): summarize() streams a file through one; the
+ * /metrics scrape keeps one and feeds it only the lines added since its last
+ * scrape (src/metrics/evidence.ts). result() may be called at any point.
+ */
+export class CounterSummarizer {
+  private readonly since: number | null;
+  private readonly s: CounterSummary;
+  private readonly dests = new Map<string, DestinationSummary>();
+  private readonly gens = new Map<number, GenerationSummary>();
+  private lastSample: string | null = null;
+
+  constructor(opts: { since?: Date | null } = {}) {
+    this.since = opts.since ? opts.since.getTime() : null;
+    this.s = {
+      lines: 0,
+      counted: 0,
+      since: opts.since ? opts.since.toISOString() : null,
+      first_at: null,
+      last_at: null,
+      samples: 0,
+      allow: 0,
+      deny: {},
+      lost_events: 0,
+      counter_full: 0,
+      resets: 0,
+      nft: { allow: 0, deny: 0 },
+      leases: { expired: 0, exhausted: 0, revoked: 0, replaced: 0, retagged: 0 },
+      destinations: [],
+      generations: [],
+    };
+  }
+
+  private gen(g: number): GenerationSummary {
+    let x = this.gens.get(g);
+    if (!x) this.gens.set(g, (x = { generation: g, reason: null, created_at: null, revoked_at: null, allow: 0, final_allow: null }));
+    return x;
+  }
+
+  private destOf(l: Line): DestinationSummary {
+    const k = `${String(l.family)}/${String(l.protocol)}/${String(l.address)}/${num(l.port)}`;
+    let d = this.dests.get(k);
+    if (!d) {
+      d = { family: String(l.family), protocol: String(l.protocol), address: String(l.address), port: num(l.port), allow: 0, deny: {}, nft_allow: 0 };
+      this.dests.set(k, d);
+    }
+    return d;
+  }
+
+  add(text: string): void {
+    if (!text) return;
+    const s = this.s;
+    const since = this.since;
+    s.lines++;
+    let l: Line;
+    try {
+      l = JSON.parse(text) as Line;
+    } catch {
+      return; // verify reports damaged lines; a summary skips them
+    }
+    const at = typeof l.at === 'string' ? l.at : null;
+    // generation identities are needed whatever the window
+    if (l.kind === 'generation' && typeof l.generation === 'number') {
+      const g = this.gen(l.generation);
+      g.reason = typeof l.reason === 'string' ? l.reason : null;
+      g.created_at = at;
+    }
+    if (l.kind === 'generation_revoked' && typeof l.generation === 'number') {
+      const g = this.gen(l.generation);
+      g.revoked_at = at;
+      g.final_allow = num(l.final_allow);
+    }
+    if (since !== null && (at === null || Date.parse(at) < since)) return;
+    s.counted++;
+    if (at) {
+      s.first_at ??= at;
+      s.last_at = at;
+    }
+    const delta = num(l.delta);
+    const counts = (l.kind === 'allow' || l.kind === 'deny' || l.kind === 'lost_events') && delta > 0;
+    if (counts && at !== this.lastSample) {
+      s.samples++;
+      this.lastSample = at;
+    }
+    switch (l.kind) {
+      case 'allow':
+        if (l.source === 'nft') {
+          s.nft.allow += delta;
+          this.destOf(l).nft_allow += delta;
+        } else {
+          s.allow += delta;
+          this.destOf(l).allow += delta;
+          if (typeof l.generation === 'number') this.gen(l.generation).allow += delta;
+        }
+        break;
+      case 'deny': {
+        const r = String(l.reason);
+        s.deny[r] = (s.deny[r] ?? 0) + delta;
+        if (l.source === 'nft') s.nft.deny += delta;
+        else {
+          const d = this.destOf(l);
+          d.deny[r] = (d.deny[r] ?? 0) + delta;
+        }
+        break;
+      }
+      case 'lost_events':
+        s.lost_events += delta;
+        break;
+      case 'counter_full':
+        s.counter_full += delta;
+        break;
+      case 'reset':
+        s.resets++;
+        break;
+      case 'lease_expired':
+        if (l.why === 'exhausted') s.leases.exhausted++;
+        else s.leases.expired++;
+        break;
+      case 'lease_revoked':
+        s.leases.revoked++;
+        break;
+      case 'lease_replaced':
+        s.leases.replaced++;
+        break;
+      case 'lease_retagged':
+        s.leases.retagged++;
+        break;
+      default:
+    }
+  }
+
+  /** the summary so far (a copy: later add()s do not change it) */
+  result(): CounterSummary {
+    const since = this.since;
+    const total = (d: DestinationSummary) => d.allow + Object.values(d.deny).reduce((a, b) => a + b, 0);
+    const s = structuredClone(this.s);
+    s.destinations = structuredClone([...this.dests.values()]).sort((a, b) => total(b) - total(a) || a.address.localeCompare(b.address) || a.port - b.port);
+    s.generations = structuredClone([...this.gens.values()])
+      .filter((g) => g.allow > 0 || g.final_allow !== null || since === null || (g.created_at !== null && Date.parse(g.created_at) >= since))
+      .sort((a, b) => a.generation - b.generation);
+    return s;
+  }
+}
+
 export async function summarize(file: string, opts: { since?: Date | null } = {}): Promise<CounterSummary | null> {
   assertNoSymlinks(file);
   let fh: fs.promises.FileHandle;
@@ -70,127 +215,12 @@ export async function summarize(file: string, opts: { since?: Date | null } = {}
     if (isErrno(e) && e.code === 'ELOOP') throw new GenseeError('E_SYMLINK', `refusing symlink at ${file}`);
     throw e;
   }
-  const since = opts.since ? opts.since.getTime() : null;
-  const s: CounterSummary = {
-    lines: 0,
-    counted: 0,
-    since: opts.since ? opts.since.toISOString() : null,
-    first_at: null,
-    last_at: null,
-    samples: 0,
-    allow: 0,
-    deny: {},
-    lost_events: 0,
-    counter_full: 0,
-    resets: 0,
-    nft: { allow: 0, deny: 0 },
-    leases: { expired: 0, exhausted: 0, revoked: 0, replaced: 0, retagged: 0 },
-    destinations: [],
-    generations: [],
-  };
-  const dests = new Map<string, DestinationSummary>();
-  const gens = new Map<number, GenerationSummary>();
-  const gen = (g: number): GenerationSummary => {
-    let x = gens.get(g);
-    if (!x) gens.set(g, (x = { generation: g, reason: null, created_at: null, revoked_at: null, allow: 0, final_allow: null }));
-    return x;
-  };
-  const destOf = (l: Line): DestinationSummary => {
-    const k = `${String(l.family)}/${String(l.protocol)}/${String(l.address)}/${num(l.port)}`;
-    let d = dests.get(k);
-    if (!d) {
-      d = { family: String(l.family), protocol: String(l.protocol), address: String(l.address), port: num(l.port), allow: 0, deny: {}, nft_allow: 0 };
-      dests.set(k, d);
-    }
-    return d;
-  };
-  let lastSample: string | null = null;
+  const sum = new CounterSummarizer(opts);
   try {
     const rl = readline.createInterface({ input: fh.createReadStream({ encoding: 'utf8' }), crlfDelay: Infinity });
-    for await (const text of rl) {
-      if (!text) continue;
-      s.lines++;
-      let l: Line;
-      try {
-        l = JSON.parse(text) as Line;
-      } catch {
-        continue; // verify reports damaged lines; a summary skips them
-      }
-      const at = typeof l.at === 'string' ? l.at : null;
-      // generation identities are needed whatever the window
-      if (l.kind === 'generation' && typeof l.generation === 'number') {
-        const g = gen(l.generation);
-        g.reason = typeof l.reason === 'string' ? l.reason : null;
-        g.created_at = at;
-      }
-      if (l.kind === 'generation_revoked' && typeof l.generation === 'number') {
-        const g = gen(l.generation);
-        g.revoked_at = at;
-        g.final_allow = num(l.final_allow);
-      }
-      if (since !== null && (at === null || Date.parse(at) < since)) continue;
-      s.counted++;
-      if (at) {
-        s.first_at ??= at;
-        s.last_at = at;
-      }
-      const delta = num(l.delta);
-      const counts = (l.kind === 'allow' || l.kind === 'deny' || l.kind === 'lost_events') && delta > 0;
-      if (counts && at !== lastSample) {
-        s.samples++;
-        lastSample = at;
-      }
-      switch (l.kind) {
-        case 'allow':
-          if (l.source === 'nft') {
-            s.nft.allow += delta;
-            destOf(l).nft_allow += delta;
-          } else {
-            s.allow += delta;
-            destOf(l).allow += delta;
-            if (typeof l.generation === 'number') gen(l.generation).allow += delta;
-          }
-          break;
-        case 'deny': {
-          const r = String(l.reason);
-          s.deny[r] = (s.deny[r] ?? 0) + delta;
-          if (l.source === 'nft') s.nft.deny += delta;
-          else {
-            const d = destOf(l);
-            d.deny[r] = (d.deny[r] ?? 0) + delta;
-          }
-          break;
-        }
-        case 'lost_events':
-          s.lost_events += delta;
-          break;
-        case 'counter_full':
-          s.counter_full += delta;
-          break;
-        case 'reset':
-          s.resets++;
-          break;
-        case 'lease_expired':
-          if (l.why === 'exhausted') s.leases.exhausted++;
-          else s.leases.expired++;
-          break;
-        case 'lease_revoked':
-          s.leases.revoked++;
-          break;
-        case 'lease_replaced':
-          s.leases.replaced++;
-          break;
-        case 'lease_retagged':
-          s.leases.retagged++;
-          break;
-        default:
-      }
-    }
+    for await (const text of rl) sum.add(text);
   } finally {
     await fh.close();
   }
-  const total = (d: DestinationSummary) => d.allow + Object.values(d.deny).reduce((a, b) => a + b, 0);
-  s.destinations = [...dests.values()].sort((a, b) => total(b) - total(a) || a.address.localeCompare(b.address) || a.port - b.port);
-  s.generations = [...gens.values()].filter((g) => g.allow > 0 || g.final_allow !== null || since === null || (g.created_at !== null && Date.parse(g.created_at) >= since)).sort((a, b) => a.generation - b.generation);
-  return s;
+  return sum.result();
 }

@@ -329,19 +329,25 @@ export async function readOpenAttention(file: string): Promise<OpenAttention[]> 
   await readLines(
     file,
     (line, complete) => {
-      if (!complete || line.indexOf('"type":"attention') < 0) return;
-      try {
-        const v = JSON.parse(line.toString('utf8')) as OpenAttention & { type: string };
-        if (v.type === 'attention') {
-          const { seq, at, signature, detail, evidence, refs, agent_events } = v;
-          open.push({ seq, at, signature, detail, evidence, ...(refs ? { refs } : {}), ...(agent_events ? { agent_events } : {}) });
-          if (open.length > 4096) open.shift();
-        } else if (v.type === 'attention_cleared') open = [];
-      } catch {
-        /* a damaged line: verify reports it */
-      }
+      if (complete) open = foldAttention(open, line);
     },
     { chunk: 1 << 16, missingOk: true },
   );
+  return open;
+}
+
+/** readOpenAttention's rule for one complete events.jsonl line: the attention in force after it (open is changed in place, or replaced) */
+export function foldAttention(open: OpenAttention[], line: Buffer): OpenAttention[] {
+  if (line.indexOf('"type":"attention') < 0) return open;
+  try {
+    const v = JSON.parse(line.toString('utf8')) as OpenAttention & { type: string };
+    if (v.type === 'attention') {
+      const { seq, at, signature, detail, evidence, refs, agent_events } = v;
+      open.push({ seq, at, signature, detail, evidence, ...(refs ? { refs } : {}), ...(agent_events ? { agent_events } : {}) });
+      if (open.length > 4096) open.shift();
+    } else if (v.type === 'attention_cleared') return [];
+  } catch {
+    /* a damaged line: verify reports it */
+  }
   return open;
 }

@@ -7,18 +7,23 @@ import type * as net from 'node:net';
 import { bootNs } from '../dataplane';
 import { GenseeError, isErrno } from '../errors';
 import { checkListen, type StreamListen } from '../events/stream';
-import { readEvidence } from './evidence';
+import { EvidenceTail } from './evidence';
 import { EvidenceMetrics } from './registry';
 
 export type Scrape = () => Promise<{ contentType: string; body: string }>;
 
-/** one operation's scrape; concurrent scrapes run one after another (the registry is set, then rendered) */
+/**
+ * one operation's scrape; concurrent scrapes run one after another (the
+ * registry is set, then rendered). Each reads only what the logs gained
+ * since the last (EvidenceTail).
+ */
 export function evidenceScraper(stateDir: string, op: string, dir: string): Scrape {
   const m = new EvidenceMetrics();
+  const tail = new EvidenceTail(stateDir, op, dir);
   let chain: Promise<unknown> = Promise.resolve();
   return () => {
     const next = chain.then(async () => {
-      m.set(await readEvidence(stateDir, op, dir, bootNs()));
+      m.set(await tail.read(bootNs()));
       return { contentType: m.contentType, body: await m.text() };
     });
     chain = next.catch(() => undefined);

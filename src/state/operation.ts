@@ -18,6 +18,7 @@ import {
   writeFileAtomic,
 } from './fsutil';
 import { CounterTotals, arr, bad, isObject, isoTime, obj, oneOf, parseTotals, readRecordJson, recordText, str, uint, zeroTotals } from './record';
+import { buildIdentity, type BuildIdentity } from '../version';
 import { CGROUP_LAYOUTS, LIMIT_CONTROLLERS, LIMIT_SOURCES, type LimitRecord, type ResourcesRecord } from '../resources';
 
 export type { CounterTotals } from './record';
@@ -100,6 +101,8 @@ export interface OperationRecord {
   totals: CounterTotals;
   /** enforce, or audit (`gensee run --audit`: what the policy would deny gets a short lease, recorded audit_allowed); absent in records written before it existed: read as enforce */
   mode: OperationMode;
+  /** the gensee that created the operation (or last reopened it): version and build commit; absent in records written before it existed: read as null */
+  gensee: BuildIdentity | null;
 }
 
 export type OperationMode = 'enforce' | 'audit';
@@ -206,6 +209,14 @@ function stopRecord(v: unknown, where: string): StopRecord | null {
   return { at: isoTime(o.at, `${where}.at`), by: oneOf(o.by, `${where}.by`, STOP_BY), found: oneOf(o.found, `${where}.found`, STOP_FOUND) };
 }
 
+function buildRecord(v: unknown, where: string): BuildIdentity | null {
+  if (v === undefined || v === null) return null;
+  const o = obj(v, where, ['version', 'commit']);
+  const commit = nullable(o.commit, (x) => str(x, `${where}.commit`, 64));
+  if (commit !== null && !/^[0-9a-f]{7,64}$/.test(commit)) throw bad(`${where}.commit`, `not a git commit: ${JSON.stringify(commit)}`);
+  return { version: str(o.version, `${where}.version`, 64), commit };
+}
+
 function peerList(v: unknown, where: string): string[] {
   return arr(v, where).map((p, i) => {
     if (typeof p !== 'string' || net.isIP(p) === 0) throw bad(`${where}[${i}]`, `not an IP address: ${JSON.stringify(p)}`);
@@ -216,7 +227,7 @@ function peerList(v: unknown, where: string): string[] {
 /** Validate a parsed operation.json and return it with keys in record order. */
 export function parseOperationRecord(v: unknown, where = OPERATION_FILE): OperationRecord {
   // workload, resources and stopped came later: a record without them is read as null
-  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'resources', 'stopped', 'mode']);
+  const o = obj(v, where, ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'state', 'created_at', 'updated_at', 'peers', 'totals'], ['workload', 'resources', 'stopped', 'mode', 'gensee']);
   if (o.schema !== 1) throw bad(`${where}.schema`, `unsupported schema ${JSON.stringify(o.schema)}`);
   if (!isValidOpId(o.id)) throw bad(`${where}.id`, `bad operation id ${JSON.stringify(o.id)}`);
   const state = oneOf(o.state, `${where}.state`, OPERATION_STATES);
@@ -241,6 +252,7 @@ export function parseOperationRecord(v: unknown, where = OPERATION_FILE): Operat
     peers: peerList(o.peers, `${where}.peers`),
     totals: parseTotals(o.totals, `${where}.totals`),
     mode: o.mode === undefined || o.mode === null ? 'enforce' : oneOf(o.mode, `${where}.mode`, ['enforce', 'audit'] as const),
+    gensee: buildRecord(o.gensee, `${where}.gensee`),
   };
 }
 
@@ -326,6 +338,7 @@ export async function createOperation(stateDir: string, init: OperationInit, opt
         peers: init.peers ?? [],
         totals: zeroTotals(),
         mode: init.mode ?? 'enforce',
+        gensee: buildIdentity(),
       },
       'operation',
     );

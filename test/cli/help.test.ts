@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { gensee } from '../helpers/gensee';
 import { GENSEE_BIN, requireKernel, uniqueName } from '../helpers/kernel';
 import { PACKAGE_ROOT } from '../../src/addon';
+import { buildIdentity, describeBuild } from '../../src/version';
 import { COMMANDS, COMMON_OPTIONS, topLevel } from '../../src/cli/help-table';
 import { colourOn, closest, helpFor } from '../../src/cli/help';
 import * as args from '../../src/cli/args';
@@ -40,6 +41,8 @@ const PROBES: Record<string, () => unknown> = {
   status: () => status.run(['--zz-probe']),
   ls: () => ls.run(['--zz-probe']),
   stop: () => stop.run(['--zz-probe']),
+  rm: async () => (await import('../../src/cli/rm')).run(['--zz-probe']),
+  prune: async () => (await import('../../src/cli/prune')).run(['--zz-probe']),
   verify: () => verify.run(['--zz-probe']),
   counters: () => counters.run(['--zz-probe']),
   events: () => events.run(['--zz-probe']),
@@ -135,10 +138,11 @@ t.test('--version', async (t) => {
   for (const flag of ['--version', '-V', 'version']) {
     const r = await gensee([flag]);
     t.equal(r.code, 0, `${flag}: exit 0`);
-    t.equal(r.stdout, `gensee ${VERSION}\n`, `${flag}: the version in package.json`);
+    t.equal(r.stdout, `gensee ${describeBuild(buildIdentity())}\n`, `${flag}: the version in package.json (and the build's commit)`);
+    t.match(r.stdout, new RegExp(`^gensee ${VERSION.replace(/\./g, '\\.')}( \\(commit [0-9a-f]{12}\\))?\n$`), `${flag}: version first`);
   }
   const j = await gensee(['--version', '--json']);
-  t.same(JSON.parse(j.stdout), { name: 'gensee', version: VERSION, node: process.version }, '--version --json');
+  t.same(JSON.parse(j.stdout), { name: 'gensee', version: VERSION, commit: buildIdentity().commit, node: process.version }, '--version --json');
 });
 
 t.test('errors suggest the right spelling and name what is accepted', async (t) => {

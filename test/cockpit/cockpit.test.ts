@@ -104,7 +104,9 @@ t.test('the cockpit shows a real fault, lease and deny live; a wrong token is re
   await until((id) => document.getElementById(id)?.textContent === 'live', 'status', startupDeadline());
   t.equal(await page.textContent('#op'), op, 'the page names the operation');
   t.equal(await page.textContent('#mode'), 'enforce', 'and its mode');
-  t.match(await page.textContent('#verify'), /^live: ok/, 'and verify');
+  const verifiedFirst = String(await page.textContent('#verify'));
+  t.match(verifiedFirst, /^live: ok \(faults\.jsonl \d+, .*lines\) · checked \d\d:\d\d:\d\d$/, `and verify, with when it ran: ${verifiedFirst}`);
+  const faultLinesIn = (text: string) => Number(/faults\.jsonl (\d+)/.exec(text)?.[1]);
   // the control connect happened before the page loaded: replayed from the log
   await until(rowWith, [`127.0.0.1:${controlPort}`], SHOWS_WITHIN_MS);
   t.pass('the fault before the page opened is replayed');
@@ -144,6 +146,19 @@ t.test('the cockpit shows a real fault, lease and deny live; a wrong token is re
   const allowedShown = Number(await page.textContent('#c-allowed'));
   const fromFile = lines(path.join(dir, 'counters.jsonl')).reduce((n, l) => n + (l.kind === 'allow' && l.source !== 'nft' ? Number(l.delta) : 0), 0);
   t.equal(allowedShown, fromFile, `the allowed counter is counters.jsonl's (${fromFile})`);
+
+  // verify follows the evidence: run again after the new lines, not once at load
+  const grown = lines(path.join(dir, 'faults.jsonl')).length;
+  await until(
+    ([was, want]) => {
+      const m = /^live: ok \(faults\.jsonl (\d+)/.exec(document.getElementById('verify')?.textContent ?? '');
+      return m !== null && Number(m[1]) > (was as number) && Number(m[1]) >= (want as number);
+    },
+    [faultLinesIn(verifiedFirst), grown] as const,
+    SHOWS_WITHIN_MS + 4000,
+  );
+  const verifiedNow = String(await page.textContent('#verify'));
+  t.ok(faultLinesIn(verifiedNow) >= grown && faultLinesIn(verifiedNow) > faultLinesIn(verifiedFirst), `verify ran again as the evidence grew: ${verifiedFirst} → ${verifiedNow}`);
 
   const shot = process.env.GENSEE_COCKPIT_SCREENSHOT ?? path.join(st, 'cockpit.png');
   await page.screenshot({ path: shot, fullPage: true });

@@ -33,6 +33,7 @@ import { readStartTimeTicks } from '../../src/resolver/subject';
 import { encodeFault } from '../../src/protocol/codec';
 import { submitFault } from '../../src/resolver/client';
 import type { Fault, Resolution } from '../../src/protocol/types';
+import { progressOnTerminal } from '../../src/progress';
 
 const SUP_TRIALS = Number(process.env.GENSEE_KILL_TRIALS ?? 100);
 const RUN_TRIALS = Number(process.env.GENSEE_RUN_KILL_TRIALS ?? 20);
@@ -347,7 +348,9 @@ t.test(`kill -9 of gensee supervise under load: ${SUP_TRIALS} trials`, async (t)
     }
   };
 
-  await pool(SUP_JOBS, Array.from({ length: SUP_TRIALS }, (_, i) => i + 1), trial);
+  const prog = progressOnTerminal('soak: kill -9 of supervise', SUP_TRIALS);
+  await pool(SUP_JOBS, Array.from({ length: SUP_TRIALS }, (_, i) => i + 1), (i) => (prog?.next(`trial ${i}`), trial(i)));
+  prog?.done(`${SUP_TRIALS} trials`);
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
   if (SUP_TRIALS > 0) t.ok(totals.allowedConns > 0, `the allowed listener counted ${totals.allowedConns} connections over the trials (the counting works)`);
   t.equal(totals.deniedConns + totals.deniedBytes, 0, 'the denied listeners counted nothing over all trials');
@@ -417,7 +420,9 @@ t.test(`kill -9 of gensee run under load: ${RUN_TRIALS} trials`, async (t) => {
     }
   };
 
-  await pool(RUN_JOBS, Array.from({ length: RUN_TRIALS }, (_, i) => i + 1), trial);
+  const prog = progressOnTerminal('soak: kill -9 of run', RUN_TRIALS);
+  await pool(RUN_JOBS, Array.from({ length: RUN_TRIALS }, (_, i) => i + 1), (i) => (prog?.next(`trial ${i}`), trial(i)));
+  prog?.done(`${RUN_TRIALS} trials`);
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
   if (RUN_TRIALS > 0) t.ok(totals.runAllowedConns > 0, `the allowed listener counted ${totals.runAllowedConns} connections over the run trials (the counting works)`);
   t.comment(`gensee run kill trials: ${RUN_TRIALS} in ${secs} s (${RUN_JOBS} at a time); abandoned faults closed ${totals.runAbandoned}`);

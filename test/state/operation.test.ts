@@ -1,6 +1,8 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { buildIdentity } from '../../src/version';
+import { PACKAGE_ROOT } from '../../src/addon';
 import {
   OperationInit,
   assertOpId,
@@ -71,8 +73,10 @@ t.test('createOperation: modes, record, key', async (t) => {
   t.equal(fs.readFileSync(path.join(dir, 'key')).length, 32);
 
   const onDisk = JSON.parse(fs.readFileSync(path.join(dir, 'operation.json'), 'utf8'));
-  t.same(Object.keys(onDisk), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals', 'mode']);
+  t.same(Object.keys(onDisk), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals', 'mode', 'gensee']);
   t.same(onDisk, rec);
+  t.same(onDisk.gensee, buildIdentity(), 'the gensee that created it: version and build commit');
+  t.equal(onDisk.gensee.version, (JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version, 'the version in package.json');
   t.match(onDisk, {
     schema: 1,
     id: 'demo',
@@ -313,12 +317,20 @@ t.test('records written before workload and stopped existed still parse', async 
   delete old.workload;
   delete old.stopped;
   delete old.mode;
+  delete old.gensee;
   fs.writeFileSync(file, JSON.stringify(old));
   fs.chmodSync(file, 0o600);
-  t.same(await openOperation(state, 'demo'), rec, 'missing fields read as null (mode: enforce)');
+  t.same(await openOperation(state, 'demo'), { ...rec, gensee: null }, 'missing fields read as null (mode: enforce, gensee: not recorded)');
   const upd = await updateOperation(state, 'demo', { resolver: null });
-  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals', 'mode'], 'rewritten in the new form');
+  t.same(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))), ['schema', 'id', 'owner_uid', 'cgroup', 'policy_hash', 'resolver', 'workload', 'resources', 'state', 'stopped', 'created_at', 'updated_at', 'peers', 'totals', 'mode', 'gensee'], 'rewritten in the new form');
   t.equal(upd.workload, null);
+
+  // a version field that is not one is refused, not guessed at
+  for (const bad of [{ version: 1, commit: null }, { version: '0.1.0', commit: '../x' }, { version: '0.1.0' }, { version: '0.1.0', commit: null, extra: 1 }]) {
+    fs.writeFileSync(file, JSON.stringify({ ...old, gensee: bad }));
+    fs.chmodSync(file, 0o600);
+    await t.rejects(openOperation(state, 'demo'), { code: 'E_STATE', message: /gensee/ }, `gensee ${JSON.stringify(bad)} refused`);
+  }
 
   // a damaged pairing on disk is refused, not repaired
   fs.writeFileSync(file, JSON.stringify({ ...old, state: 'stopped' }));
