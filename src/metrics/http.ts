@@ -8,16 +8,19 @@ import { bootNs } from '../dataplane';
 import { GenseeError, isErrno } from '../errors';
 import { checkListen, type StreamListen } from '../events/stream';
 import { readEvidence } from './evidence';
-import { EvidenceMetrics } from './registry';
+import type { EvidenceMetrics } from './registry';
 
 export type Scrape = () => Promise<{ contentType: string; body: string }>;
 
 /** one operation's scrape; concurrent scrapes run one after another (the registry is set, then rendered) */
 export function evidenceScraper(stateDir: string, op: string, dir: string): Scrape {
-  const m = new EvidenceMetrics();
+  // prom-client is loaded at the first scrape: an operation nobody scrapes
+  // does not pay for it at start
+  let m: EvidenceMetrics | null = null;
   let chain: Promise<unknown> = Promise.resolve();
   return () => {
     const next = chain.then(async () => {
+      m ??= new (await import('./registry')).EvidenceMetrics();
       m.set(await readEvidence(stateDir, op, dir, bootNs()));
       return { contentType: m.contentType, body: await m.text() };
     });
