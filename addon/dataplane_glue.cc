@@ -142,6 +142,7 @@ class DataPlane : public Nan::ObjectWrap {
                          {"countersDelete", CountersDelete},
                          {"startEvents", StartEvents},
                          {"stopEvents", StopEvents},
+                         {"drainEvents", DrainEvents},
                          {"close", Close}});
   }
 
@@ -374,6 +375,15 @@ class DataPlane : public Nan::ObjectWrap {
     if (!ref) uv_unref(reinterpret_cast<uv_handle_t *>(self->poll_));
     self->on_events_.Reset(info[0].As<v8::Function>());
     self->Ref();  // alive while polling
+  }
+
+  // drainEvents(): what the ring holds now, delivered to the startEvents
+  // callback before this returns (an ended workload's last events, without
+  // waiting for the poll to come round)
+  static NAN_METHOD(DrainEvents) {
+    DataPlane *self = Self(info);
+    if (!self || !self->events_ || !self->poll_) return;
+    OnReadable(self->poll_, 0, 0);
   }
 
   static NAN_METHOD(StopEvents) {

@@ -44,6 +44,8 @@ export interface NativeDataPlane {
   /** cb(err, buf) with buf = N packed gs_fault_event records; ref keeps the loop alive */
   startEvents(cb: (err: NodeJS.ErrnoException | null, buf?: Buffer) => void, ref?: boolean): void;
   stopEvents(): void;
+  /** what the ring holds now, handed to startEvents' callback before it returns */
+  drainEvents(): void;
   close(): void;
 }
 

@@ -280,6 +280,15 @@ export class DataPlane {
     this.native.stopEvents();
   }
 
+  /**
+   * Hand what the ring holds now to the onEvents callback, before this
+   * returns. Once every process of the cgroup has exited, no hook can add
+   * to it: this is all of its events.
+   */
+  drainEvents(): void {
+    this.native.drainEvents();
+  }
+
   close(): void {
     this.native.close();
   }

@@ -528,6 +528,17 @@ export class Supervisor {
   }
 
   /**
+   * The workload has ended (its cgroup killed and seen empty, so no hook
+   * can add an event): every hook event it caused is handed to the reject
+   * loop now, not when the ring's poll comes round, and its resolution
+   * line is written when this resolves.
+   */
+  async drainHookEvents(): Promise<void> {
+    this.dp.drainEvents();
+    await this.loop.idle();
+  }
+
+  /**
    * Stop serving. Hooks stay pinned and failing closed unless detachOnExit:
    * then the whole cgroup is killed and seen empty first, while it is still
    * bounded and served, and the hooks come off last. If it does not empty,

@@ -280,8 +280,8 @@ export async function run(argv: string[]): Promise<number> {
     refusals.stop();
     const ns = notifier.stats();
     notifier.close();
-    // let the reject loop drain the last hook events
-    await new Promise((r) => setTimeout(r, 50));
+    // the last hook events, all in the ring by now: resolved before the summary counts them
+    await sup.drainHookEvents();
     mark('run: drained');
 
     const st = sup.resolver.stats;
