@@ -241,7 +241,6 @@ export async function run(argv: string[]): Promise<number> {
       noUnix: !loadAddon().unixHooks(),
     });
     if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as');
-    await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });
     const notifier = launched.notifier!;
     // the filter's own refusals (other socket families, io_uring, listen): recorded like the hooks'
     const refusals = startRefusalRecorder(notifier, sup.resolver, sup.events, (e) => process.stderr.write(`gensee: ${e.message}\n`));
@@ -253,6 +252,7 @@ export async function run(argv: string[]): Promise<number> {
       resolver: sup.record.resolver,
       deadlineMs: policy.policy.fault_deadline_ms,
       onAnswer: (call, o) => {
+        if (outcomes.length === 0) mark('run: first paused call answered');
         outcomes.push(o);
         if (o.how !== 'answered') {
           tally.refuse(`pause/${o.how}`, `errno ${o.verdict}`, o.detail ?? call.faultId);
@@ -262,6 +262,10 @@ export async function run(argv: string[]): Promise<number> {
     });
     launched.setFaultHandler(adapter.handle);
     mark('run: launched');
+    // CMD runs from the hand-over on: its first paused call is served
+    // (above) before the record's durable write, not after it
+    await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });
+    mark('run: workload recorded');
     const forward = (sig: NodeJS.Signals) => launched.child.kill(sig);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
