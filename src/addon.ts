@@ -253,6 +253,13 @@ export interface Addon {
     cgroupPath: string,
     opts?: { emitEvents?: boolean; countAllows?: boolean; opLevel?: number; guardDir?: string; guardCgroup?: string },
   ): void;
+  /** attach on a libuv worker thread; cb(err) on the event loop's */
+  attachAsync(
+    pinDir: string,
+    cgroupPath: string,
+    opts: { emitEvents?: boolean; countAllows?: boolean; opLevel?: number; guardDir?: string; guardCgroup?: string },
+    cb: (err: NodeJS.ErrnoException | null) => void,
+  ): void;
   detach(pinDir: string): void;
   linksPresent(pinDir: string): boolean;
   /** pin names of the links an attached operation holds under its pin dir (addon/dataplane.c) */

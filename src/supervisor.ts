@@ -4,7 +4,7 @@
 import { mark } from './startup-trace';
 import * as path from 'node:path';
 import { resolveCgroupPath, killCgroupAndWait } from './cgroup';
-import { attachHooks, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
+import { attachHooksAsync, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
 import { pinDirFor } from './bpffs';
 import * as fs from 'node:fs';
 import { GenseeError } from './errors';
@@ -210,8 +210,18 @@ export class Supervisor {
     try {
       // hooks first: if they cannot be attached nothing else is created;
       // hooks this call attached come off again, pre-existing pins stay (failing closed)
-      if (!pinned) await stack.open('hooks', () => attachHooks(o.op, cgroup, { guardParent: o.guardParent }), () => detachHooks(o.op));
-      mark('sup: hooks attached');
+      if (!pinned) {
+        // the load and the verifier on a worker thread; this one warms the
+        // resolver meanwhile (issue 15: before any fault, off the workload's calls)
+        const attaching = attachHooksAsync(o.op, cgroup, { guardParent: o.guardParent });
+        try {
+          warmResolver();
+        } finally {
+          await stack.open('hooks', () => attaching, () => detachHooks(o.op));
+        }
+      }
+      warmResolver(); // with hooks pinned already: here, still before any fault
+      mark('sup: hooks attached, resolver warmed');
       const record = await createOperation(
         o.stateDir,
         { id: o.op, owner_uid: ownerUid, cgroup, policy_hash: o.policy.hash, resolver: me, peers: o.peers ?? existing?.peers ?? [], mode: o.audit ? 'audit' : 'enforce' },
@@ -318,8 +328,7 @@ export class Supervisor {
       reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason), countAudit: (t, reason) => recorder.countRefusal(t, reason, 'audit_allowed') });
       // the resolver's installs are reported to the envelope's ledger (src/envelope/installs.ts)
       network.reportTo(envelope.installs);
-      warmResolver(); // before any fault: the first faults' V8 warm-up off the workload's calls (issue 15)
-      mark('sup: resolver warmed');
+      mark('sup: resolver ready');
       const server = await stack.open(
         'supervisor.sock',
         async () => {

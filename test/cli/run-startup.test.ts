@@ -8,7 +8,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { ChainedLog } from '../../src/evidence/chain';
-import { requireKernel, uniqueName, GENSEE_BIN, PROBE, timeScaled } from '../helpers/kernel';
+import { attachHooksAsync, detachHooks, hooksAttached } from '../../src/dataplane';
+import { pinDirFor } from '../../src/bpffs';
+import { requireKernel, uniqueName, testCgroup, GENSEE_BIN, PROBE, timeScaled } from '../helpers/kernel';
 import { shortStateDir, faultLines, jsonlLines } from '../helpers/supervisor';
 
 /** resolves true if p settles within ms, false otherwise */
@@ -97,4 +99,25 @@ t.test('an ended workload\'s last hook refusals are resolved and counted when ge
   t.equal(hookFaults.length, n, 'each is a recorded fault');
   const resolved = new Set(lines.filter((l) => l.kind === 'resolution').map((l) => l.fault_id as string));
   t.same(hookFaults.filter((id) => !resolved.has(id)), [], 'and each has its resolution line');
+});
+
+t.test('attachHooksAsync: attaches on a worker thread, refuses as attachHooks does', async (t) => {
+  if (!requireKernel(t)) return;
+  const cg = testCgroup(t, 'gs-aasync');
+  const op = uniqueName('gs-aasync');
+  t.teardown(() => void detachHooks(op));
+  // the event loop keeps turning while the attach runs
+  let turns = 0;
+  const ticker = setInterval(() => turns++, 1);
+  const pin = await attachHooksAsync(op, cg);
+  clearInterval(ticker);
+  t.equal(pin, pinDirFor(op), 'pinned under the operation\'s pin dir');
+  t.ok(hooksAttached(op), 'every link is pinned');
+  // a synchronous attach would give 0: no timer runs while the thread is held (the load alone takes tens of ms)
+  t.ok(turns > 0, `the event loop turned during the attach (${turns} times)`);
+  await t.rejects(attachHooksAsync(op, cg), { code: 'E_OP_EXISTS' }, 'a second attach of the same operation is refused');
+  t.ok(hooksAttached(op), 'and the first stays attached');
+  const gone = uniqueName('gs-aasync-none');
+  await t.rejects(attachHooksAsync(gone, path.join(path.dirname(cg), gone)), { code: 'ENOENT', syscall: 'open' }, 'a missing cgroup: ENOENT from open');
+  t.notOk(fs.existsSync(pinDirFor(gone)), 'and nothing is pinned for it');
 });
