@@ -4,6 +4,7 @@
 // topup.c, peercred.c).
 #include <nan.h>
 #include <string>
+#include <utility>
 #include <vector>
 #include <cstring>
 #include <cerrno>
@@ -40,30 +41,74 @@ bool BufferArg(const Nan::FunctionCallbackInfo<v8::Value> &info, int i, const ch
 
 // ---- module functions -------------------------------------------------
 
-NAN_METHOD(Attach) {
-  std::string pin, cg;
-  if (!StringArg(info, 0, "pinDir", &pin) || !StringArg(info, 1, "cgroupPath", &cg)) return;
+// attach's arguments, copied out of V8 so that the attach itself may run on
+// a libuv worker thread (attachAsync)
+struct AttachArgs {
+  std::string pin, cg, guard_dir, guard_cg;
   gs_attach_opts opts = {1, 1, 0, nullptr, nullptr};
-  std::string guard_dir, guard_cg;
+};
+
+bool ReadAttachArgs(const Nan::FunctionCallbackInfo<v8::Value> &info, AttachArgs *a) {
+  if (!StringArg(info, 0, "pinDir", &a->pin) || !StringArg(info, 1, "cgroupPath", &a->cg)) return false;
   if (info.Length() > 2 && info[2]->IsObject()) {
     v8::Local<v8::Object> o = info[2].As<v8::Object>();
     v8::Local<v8::Value> v;
     if (Nan::Get(o, Nan::New("emitEvents").ToLocalChecked()).ToLocal(&v) && v->IsBoolean())
-      opts.emit_events = Nan::To<bool>(v).FromJust();
+      a->opts.emit_events = Nan::To<bool>(v).FromJust();
     if (Nan::Get(o, Nan::New("countAllows").ToLocalChecked()).ToLocal(&v) && v->IsBoolean())
-      opts.count_allows = Nan::To<bool>(v).FromJust();
+      a->opts.count_allows = Nan::To<bool>(v).FromJust();
     if (Nan::Get(o, Nan::New("opLevel").ToLocalChecked()).ToLocal(&v) && v->IsUint32())
-      opts.op_level = Nan::To<uint32_t>(v).FromJust();
+      a->opts.op_level = Nan::To<uint32_t>(v).FromJust();
     if (Nan::Get(o, Nan::New("guardDir").ToLocalChecked()).ToLocal(&v) && v->IsString())
-      guard_dir = *Nan::Utf8String(v);
+      a->guard_dir = *Nan::Utf8String(v);
     if (Nan::Get(o, Nan::New("guardCgroup").ToLocalChecked()).ToLocal(&v) && v->IsString())
-      guard_cg = *Nan::Utf8String(v);
+      a->guard_cg = *Nan::Utf8String(v);
   }
-  if (!guard_dir.empty() && guard_cg.empty()) return Nan::ThrowTypeError("guardDir needs guardCgroup");
-  opts.guard_dir = guard_dir.empty() ? nullptr : guard_dir.c_str();
-  opts.guard_cgroup = guard_cg.empty() ? nullptr : guard_cg.c_str();
+  if (!a->guard_dir.empty() && a->guard_cg.empty()) {
+    Nan::ThrowTypeError("guardDir needs guardCgroup");
+    return false;
+  }
+  return true;
+}
+
+int RunAttach(AttachArgs *a, gs_err *err) {
+  a->opts.guard_dir = a->guard_dir.empty() ? nullptr : a->guard_dir.c_str();
+  a->opts.guard_cgroup = a->guard_cg.empty() ? nullptr : a->guard_cg.c_str();
+  return gs_dp_attach(a->pin.c_str(), a->cg.c_str(), &a->opts, err);
+}
+
+NAN_METHOD(Attach) {
+  AttachArgs a;
+  if (!ReadAttachArgs(info, &a)) return;
   gs_err err = {};
-  if (gs_dp_attach(pin.c_str(), cg.c_str(), &opts, &err)) return ThrowErr(err);
+  if (RunAttach(&a, &err)) return ThrowErr(err);
+}
+
+// The same attach on a libuv worker thread: the load, the verifier and the
+// pins take ~100 ms of one core, which the event loop's thread spends on
+// other start-up work meanwhile. gs_dp_attach keeps no state outside its
+// arguments. cb(err) on the loop's thread.
+class AttachWorker : public Nan::AsyncWorker {
+ public:
+  AttachWorker(Nan::Callback *cb, AttachArgs a) : Nan::AsyncWorker(cb, "gensee:attach"), a_(std::move(a)) {}
+  void Execute() override { rc_ = RunAttach(&a_, &err_); }
+  void HandleOKCallback() override {
+    Nan::HandleScope scope;
+    v8::Local<v8::Value> argv[] = {rc_ ? gs_nan::ErrValue(err_) : Nan::Null().As<v8::Value>()};
+    callback->Call(1, argv, async_resource);
+  }
+
+ private:
+  AttachArgs a_;
+  gs_err err_ = {};
+  int rc_ = 0;
+};
+
+NAN_METHOD(AttachAsync) {
+  AttachArgs a;
+  if (!ReadAttachArgs(info, &a)) return;
+  if (info.Length() < 4 || !info[3]->IsFunction()) return Nan::ThrowTypeError("callback must be a function");
+  Nan::AsyncQueueWorker(new AttachWorker(new Nan::Callback(info[3].As<v8::Function>()), std::move(a)));
 }
 
 NAN_METHOD(Detach) {
@@ -142,6 +187,7 @@ class DataPlane : public Nan::ObjectWrap {
                          {"countersDelete", CountersDelete},
                          {"startEvents", StartEvents},
                          {"stopEvents", StopEvents},
+                         {"drainEvents", DrainEvents},
                          {"close", Close}});
   }
 
@@ -376,6 +422,15 @@ class DataPlane : public Nan::ObjectWrap {
     self->Ref();  // alive while polling
   }
 
+  // drainEvents(): what the ring holds now, delivered to the startEvents
+  // callback before this returns (an ended workload's last events, without
+  // waiting for the poll to come round)
+  static NAN_METHOD(DrainEvents) {
+    DataPlane *self = Self(info);
+    if (!self || !self->events_ || !self->poll_) return;
+    OnReadable(self->poll_, 0, 0);
+  }
+
   static NAN_METHOD(StopEvents) {
     DataPlane *self = Self(info);
     if (!self) return;
@@ -391,7 +446,8 @@ class DataPlane : public Nan::ObjectWrap {
 };
 
 NAN_MODULE_INIT(InitAll) {
-  gs_nan::SetMethods(target, {{"attach", Attach}, {"detach", Detach}, {"linksPresent", LinksPresent}});
+  gs_nan::SetMethods(
+      target, {{"attach", Attach}, {"attachAsync", AttachAsync}, {"detach", Detach}, {"linksPresent", LinksPresent}});
   v8::Local<v8::Array> links = Nan::New<v8::Array>(GS_LINKS);
   for (int i = 0; i < GS_LINKS; i++) Nan::Set(links, i, Nan::New(gs_dp_link_name(i)).ToLocalChecked());
   Nan::Set(target, Nan::New("linkNames").ToLocalChecked(), links);

@@ -6,12 +6,14 @@ import { benchPause } from './pause';
 import { benchCounters } from './counters';
 import { benchDeadlines } from './deadlines';
 import { Progress } from '../src/progress';
+import { benchStartup } from './startup';
 
 const sections: Record<string, () => Promise<void>> = {
   dataplane: () => benchDataplane({ n: quick() ? 2000 : 10000, rounds: quick() ? 3 : 7 }),
   resolver: () => benchResolver({ n1: quick() ? 500 : 2000, n8: quick() ? 1000 : 6000, steadyWarm: quick() ? 1000 : 4000, rounds: quick() ? 2 : 5 }),
   counters: () => benchCounters({ leases: quick() ? 2000 : 10000, seconds: quick() ? 3 : 5 }),
   pause: () => benchPause({ n: quick() ? 2000 : 10000, rounds: quick() ? 2 : 5, newDest: quick() ? 300 : 2000, slowWarm: quick() ? 1000 : 10000 }),
+  startup: () => benchStartup({ rounds: quick() ? 3 : 7, newDest: quick() ? 100 : 300 }),
   deadlines: () => benchDeadlines({ trials: quick() ? 3 : 8, faults: quick() ? 200 : 1000, leases: quick() ? 4 : 10, quietMs: quick() ? 3500 : 6500, rounds: quick() ? 3 : 7 }),
 };
 

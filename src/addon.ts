@@ -44,6 +44,8 @@ export interface NativeDataPlane {
   /** cb(err, buf) with buf = N packed gs_fault_event records; ref keeps the loop alive */
   startEvents(cb: (err: NodeJS.ErrnoException | null, buf?: Buffer) => void, ref?: boolean): void;
   stopEvents(): void;
+  /** what the ring holds now, handed to startEvents' callback before it returns */
+  drainEvents(): void;
   close(): void;
 }
 
@@ -250,6 +252,13 @@ export interface Addon {
     pinDir: string,
     cgroupPath: string,
     opts?: { emitEvents?: boolean; countAllows?: boolean; opLevel?: number; guardDir?: string; guardCgroup?: string },
+  ): void;
+  /** attach on a libuv worker thread; cb(err) on the event loop's */
+  attachAsync(
+    pinDir: string,
+    cgroupPath: string,
+    opts: { emitEvents?: boolean; countAllows?: boolean; opLevel?: number; guardDir?: string; guardCgroup?: string },
+    cb: (err: NodeJS.ErrnoException | null) => void,
   ): void;
   detach(pinDir: string): void;
   linksPresent(pinDir: string): boolean;

@@ -92,12 +92,12 @@ export function guardDirFor(parentCgroup: string): string {
   return path.join(pinRoot(), `_guard-${fs.statSync(parentCgroup).ino}`);
 }
 
-/** Load the programs and attach them to cgroupPath, pinned under the op's pin dir. */
-export function attachHooks(op: string, cgroupPath: string, opts: AttachOptions = {}): string {
+/** what the addon's attach is given for op on cgroupPath (the guard checked) */
+function attachArgs(op: string, cgroupPath: string, opts: AttachOptions): { pin: string; native: Parameters<ReturnType<typeof loadAddon>['attach']>[2] & object } {
   ensureBpffs();
   const pin = pinDirFor(op);
   const { guardParent, ...flags } = opts;
-  const native: Parameters<ReturnType<typeof loadAddon>['attach']>[2] = { ...flags, opLevel: cgroupLevel(cgroupPath) };
+  const native: Parameters<ReturnType<typeof loadAddon>['attach']>[2] & object = { ...flags, opLevel: cgroupLevel(cgroupPath) };
   if (guardParent) {
     if (path.resolve(path.dirname(cgroupPath)) !== path.resolve(guardParent)) {
       throw new GenseeError('E_USAGE', `cgroup ${cgroupPath} is not directly below the guarded parent ${guardParent}`);
@@ -105,15 +105,33 @@ export function attachHooks(op: string, cgroupPath: string, opts: AttachOptions 
     native.guardDir = guardDirFor(guardParent);
     native.guardCgroup = guardParent;
   }
+  return { pin, native };
+}
+
+function attachError(op: string, pin: string, e: unknown): unknown {
+  if (isErrno(e) && e.code === 'EEXIST') return new GenseeError('E_OP_EXISTS', `hooks for operation "${op}" are already attached (${pin}); detach first`);
+  return e;
+}
+
+/** Load the programs and attach them to cgroupPath, pinned under the op's pin dir. */
+export function attachHooks(op: string, cgroupPath: string, opts: AttachOptions = {}): string {
+  const { pin, native } = attachArgs(op, cgroupPath, opts);
   try {
     loadAddon().attach(pin, cgroupPath, native);
   } catch (e) {
-    if (isErrno(e) && e.code === 'EEXIST') {
-      throw new GenseeError('E_OP_EXISTS', `hooks for operation "${op}" are already attached (${pin}); detach first`);
-    }
-    throw e;
+    throw attachError(op, pin, e);
   }
   return pin;
+}
+
+/**
+ * attachHooks with the load, the verifier and the pins on a libuv worker
+ * thread: the event loop's thread does other start-up work meanwhile (the
+ * resolver's warm-up). The same checks first, the same errors after.
+ */
+export function attachHooksAsync(op: string, cgroupPath: string, opts: AttachOptions = {}): Promise<string> {
+  const { pin, native } = attachArgs(op, cgroupPath, opts);
+  return new Promise((resolve, reject) => loadAddon().attachAsync(pin, cgroupPath, native, (err) => (err ? reject(attachError(op, pin, err)) : resolve(pin))));
 }
 
 /** Detach and unpin everything of an operation. Returns false if nothing was there. */
@@ -278,6 +296,15 @@ export class DataPlane {
 
   stopEvents(): void {
     this.native.stopEvents();
+  }
+
+  /**
+   * Hand what the ring holds now to the onEvents callback, before this
+   * returns. Once every process of the cgroup has exited, no hook can add
+   * to it: this is all of its events.
+   */
+  drainEvents(): void {
+    this.native.drainEvents();
   }
 
   close(): void {

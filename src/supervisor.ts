@@ -1,9 +1,10 @@
 // A running supervisor for one operation: records, pinned hooks, network
 // backend, resolver, authenticated socket and reject-mode loop. Used by
 // `gensee supervise` and `gensee run`.
+import { mark } from './startup-trace';
 import * as path from 'node:path';
 import { resolveCgroupPath, killCgroupAndWait } from './cgroup';
-import { attachHooks, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
+import { attachHooksAsync, detachHooks, hooksAttached, DataPlane, describeDestination } from './dataplane';
 import { pinDirFor } from './bpffs';
 import * as fs from 'node:fs';
 import { GenseeError } from './errors';
@@ -218,17 +219,30 @@ export class Supervisor {
     try {
       // hooks first: if they cannot be attached nothing else is created;
       // hooks this call attached come off again, pre-existing pins stay (failing closed)
-      if (!pinned) await stack.open('hooks', () => attachHooks(o.op, cgroup, { guardParent: o.guardParent }), () => detachHooks(o.op));
+      if (!pinned) {
+        // the load and the verifier on a worker thread; this one warms the
+        // resolver meanwhile (issue 15: before any fault, off the workload's calls)
+        const attaching = attachHooksAsync(o.op, cgroup, { guardParent: o.guardParent });
+        try {
+          warmResolver();
+        } finally {
+          await stack.open('hooks', () => attaching, () => detachHooks(o.op));
+        }
+      }
+      warmResolver(); // with hooks pinned already: here, still before any fault
+      mark('sup: hooks attached, resolver warmed');
       const record = await createOperation(
         o.stateDir,
         { id: o.op, owner_uid: ownerUid, cgroup, policy_hash: o.policy.hash, resolver: me, peers: o.peers ?? existing?.peers ?? [], mode: o.audit ? 'audit' : 'enforce' },
         { reopen: true },
       );
       const key = await readKey(o.stateDir, o.op);
+      mark('sup: key read');
       const dp = await stack.open('data plane', () => DataPlane.open(o.op), (x) => x.close());
       // bind/listen and AF_UNIX rules: the kernel holds exactly the policy's
       dp.setRules(o.policy.policy.listen, o.policy.policy.unix);
       // leases recorded in another boot expire on a clock that has started again: left out
+      mark('sup: data plane open');
       const otherBoot: LeaseRecord[] = [];
       let net = await readNetwork(o.stateDir, o.op, { dropped: otherBoot });
       net = beginGeneration(net, existing ? (existing.policy_hash === o.policy.hash ? 'restart' : 'policy_change') : 'start');
@@ -236,6 +250,7 @@ export class Supervisor {
       const network = new NetworkBackend({ stateDir: o.stateDir, op: o.op, dp, policy: o.policy.policy, record: net });
       const reconciled = await reconcileLeases(network, dp);
       reconciled.dropped.push(...otherBoot.map(leaseKey));
+      mark('sup: leases reconciled');
       const dir = opDir(o.stateDir, o.op);
       // group commit without a window: a batch forms while the previous fdatasync runs
       const hub = new LogHub();
@@ -252,6 +267,7 @@ export class Supervisor {
       );
       hub.setDrain('faults', () => faults.drain());
       // a resolver that died left its open faults unanswered: say so, first
+      mark('sup: faults.jsonl open');
       const onError = quiet(o.onError ?? ((e: Error) => process.stderr.write(`gensee: ${e.message}\n`)));
       // the filesystem every operation of this state dir shares: below its
       // reserve what the workload causes is counted, not written; below half
@@ -275,6 +291,7 @@ export class Supervisor {
         }
       });
       const events = await stack.open('events.jsonl', () => EventLog.open(dir, { hub, onError, low: () => space.low }), (x) => x.close());
+      mark('sup: events.jsonl open');
       let carry: CarriedFault[] | null = null;
       if (existing) {
         // carried faults are decided afresh: a lease their old resolver may
@@ -323,11 +340,12 @@ export class Supervisor {
         servedPolicy: (p) => withServedGrants(p, servedGrants),
         routes: operationCommands({ events: ev, tools, resolver, op: o.op, faults }),
       }), (x) => x.stop({ removeNft: !pinned }));
+      mark('sup: envelope open');
       const recorder = envelope.recorder;
       reportResolver(resolver, { events: ev, countRefusal: (t, reason) => recorder.countRefusal(t, reason), countAudit: (t, reason) => recorder.countRefusal(t, reason, 'audit_allowed') });
       // the resolver's installs are reported to the envelope's ledger (src/envelope/installs.ts)
       network.reportTo(envelope.installs);
-      warmResolver(); // before any fault: the first faults' V8 warm-up off the workload's calls (issue 15)
+      mark('sup: resolver ready');
       const server = await stack.open(
         'supervisor.sock',
         async () => {
@@ -337,6 +355,7 @@ export class Supervisor {
         },
         (x) => x.close(),
       );
+      mark('sup: supervisor.sock listening');
       const token = await ensureToken(dir);
       let dropSeq = 0;
       const surface = operatorSurface({ stateDir: o.stateDir, op: o.op, dir });
@@ -357,6 +376,7 @@ export class Supervisor {
           }
         },
       }), (x) => x.close());
+      mark('sup: events.sock listening');
       let dns: DnsService | null = null;
       if (o.dns) {
         const d = o.dns;
@@ -373,6 +393,7 @@ export class Supervisor {
         const family = dns.host.includes(':') ? ('ipv6' as const) : ('ipv4' as const);
         for (const g of served) await network.ensureGrant({ family, ...g });
       }
+      mark('sup: dns');
       const m = o.metrics;
       const metrics = m ? await stack.open('metrics', () => surface.listenMetrics(m), (x) => x.close()) : null;
       const loop = startRejectLoop(dp, resolver, onError, ev, tools);
@@ -390,6 +411,7 @@ export class Supervisor {
         else if (sup.envelope?.recorder.log.failure) sup.enterFailed('counters.jsonl', sup.envelope.recorder.log.failure);
       }, 500);
       sup.health.unref();
+      mark('sup: ready');
       stack.release(); // the supervisor owns them now: stop() closes them
       return sup;
     } catch (e) {
@@ -553,6 +575,17 @@ export class Supervisor {
   }
 
   /**
+   * The workload has ended (its cgroup killed and seen empty, so no hook
+   * can add an event): every hook event it caused is handed to the reject
+   * loop now, not when the ring's poll comes round, and its resolution
+   * line is written when this resolves.
+   */
+  async drainHookEvents(): Promise<void> {
+    this.dp.drainEvents();
+    await this.loop.idle();
+  }
+
+  /**
    * Stop serving. Hooks stay pinned and failing closed unless detachOnExit:
    * then the whole cgroup is killed and seen empty first, while it is still
    * bounded and served, and the hooks come off last. If it does not empty,
@@ -587,6 +620,7 @@ export class Supervisor {
         notEmptied = e as Error;
       }
     }
+    mark('stop: begin');
     this.loop.stop();
     await this.server.close();
     await this.loop.idle();
@@ -595,9 +629,11 @@ export class Supervisor {
     await this.stream.close();
     // a full or read-only disk must not keep the hooks and the cgroup: the
     // records are written if they can be, and their failure reported after the rest
+    mark('stop: servers closed');
     let unrecorded: Error | null = null;
     // final harvest; the nft table goes with the hooks (close or detach)
     await this.envelope?.stop({ removeNft: !!opts.close || (detach && !notEmptied) }).catch((e: Error) => (unrecorded ??= e));
+    mark('stop: envelope stopped');
     await this.resolver.network.flush().catch((e: Error) => (unrecorded ??= e));
     // the suppressed count still held: a closing line, in the reserve
     this.resolver.closeBudget();
@@ -605,11 +641,13 @@ export class Supervisor {
       const s = this.faults.syncStats;
       process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us, ${s.slowSyncs} over 1 ms\n`);
     }
+    mark('stop: network flushed');
     await this.faults.close();
     // only the operation ending for good (close: `gensee run` ending with its
     // workload, an OCI container gone) clears attention in force; a restart
     // or a supervise leaving its workload running does not
     await this.events.close({ stopping: !!opts.close });
+    mark('stop: logs closed');
     this.dp.close();
     try {
       if (opts.close) {

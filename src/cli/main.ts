@@ -4,6 +4,7 @@ import * as v8 from 'node:v8';
 import { buildIdentity, describeBuild } from '../version';
 import { bashCompletion, colourOn, commandNames, helpFor, mainHelp, suggest } from './help';
 import { GenseeError, isErrno } from '../errors';
+import { mark } from '../startup-trace';
 type Command = (argv: string[]) => number | Promise<number>;
 
 // Each command's module is loaded only when that command runs: `--help`,
@@ -30,10 +31,8 @@ const commands: Record<string, () => Promise<Command>> = {
   attention: async () => (await import('./attention')).run,
   doctor: async () => (await import('./doctor')).run,
   report: async () => (await import('./report')).run,
-  run: async () => {
-    const [runfault, runcmd] = await Promise.all([import('./runfault'), import('./run')]);
-    return (argv) => (argv[0] === 'fault' ? runfault.run(argv.slice(1)) : runcmd.run(argv));
-  },
+  // `run fault` is another module: `gensee run -- CMD` does not load it
+  run: async () => async (argv) => (argv[0] === 'fault' ? (await import('./runfault')).run(argv.slice(1)) : (await import('./run')).run(argv)),
   completion: async () => completion,
 };
 
@@ -120,6 +119,7 @@ function print(text: string): void {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  mark('main: entered');
   const [name, ...rest] = argv;
   if (SERVING.has(name)) tuneHeap();
   const helpOnly = !name || name === '--help' || name === '-h' || name === 'help' || name === '--version' || name === '-V' || name === 'version' || wantsHelp(rest);

@@ -48,6 +48,7 @@ import { buildReport, parseReportTarget, renderReport } from '../report/report';
 import type { DnsAnsweredEvent, DnsRefusedEvent, ResolvedEvent } from '../resolver/resolver';
 import type { FaultContext } from '../resolver/resolver';
 import { formatTuple } from '../addr';
+import { mark } from '../startup-trace';
 import { applyOperationLimits, limitCgroupsOf, missingPolicyLimits, removeLimitCgroups, unappliedLimits, type AppliedLimits } from '../resources';
 
 /** `gensee run --fail-on-deny`: CMD exited 0, but something was refused (EX_NOPERM) */
@@ -108,7 +109,9 @@ export async function run(argv: string[]): Promise<number> {
   const reportTo = values.report !== undefined ? parseReportTarget(values.report) : null;
   if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)');
   // before anything is made: a kernel that lacks what the boundary needs is named, not met halfway
+  mark('run: modules loaded');
   requireKernelFeatures();
+  mark('run: kernel features checked');
   const op = values.op !== undefined ? requireOp(values.op) : `run-${process.pid}-${randomBytes(3).toString('hex')}`;
   const hostRoot = values.flags.has('host-root');
   if (hostRoot && values.user !== undefined) throw new GenseeError('E_USAGE', `--user and --host-root exclude each other: ${usage}`);
@@ -148,6 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     { id: op, owner_uid: 0, cgroup, policy_hash: policy.hash, resolver: { pid: process.pid, start_time_ticks: readStartTimeTicks(process.pid) ?? 0 }, peers: prior?.peers ?? [], mode: audit ? 'audit' : 'enforce' },
     { reopen: true },
   );
+  mark('run: operation record created');
   // the parent right before the cgroup: a run ending elsewhere may remove an empty parent meanwhile
   fs.mkdirSync(parent, { recursive: true });
   try {
@@ -183,7 +187,9 @@ export async function run(argv: string[]): Promise<number> {
     const missing = missingPolicyLimits(limits.record);
     if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`);
     for (const w of unappliedLimits(limits.record)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
+    mark('run: limits applied');
     sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, startIntent: prior === null, nft: values.flags.has('nft'), listen, metrics, dns: dns ?? undefined, audit, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    mark('run: supervisor started');
     const stub = sup.dns ? { address: sup.dns.host, port: sup.dns.port } : null;
     sup.resolver.on('resolved', (e: ResolvedEvent) => {
       // the workload's own DNS stub: counted for the summary, not a line per packet
@@ -216,6 +222,7 @@ export async function run(argv: string[]): Promise<number> {
       else say(JSON.stringify({ event: 'dns', listen: `${sup.dns.host}:${sup.dns.port}`, upstream: `${dns!.upstream.host}:${dns!.upstream.port}` }));
     }
     if (hostRoot) process.stderr.write(`gensee: warning: --host-root: ${op}'s workload runs as host uid 0; it cannot gain capabilities, but every root-owned file it can reach is its own (recorded in operation.json)\n`);
+    mark('run: launching');
     const launched = await launchUnderBoundary({
       cgroupPath: cgroup,
       joinCgroups: limits.join,
@@ -234,7 +241,6 @@ export async function run(argv: string[]): Promise<number> {
       noUnix: !loadAddon().unixHooks(),
     });
     if (!launched.hostIds) throw new GenseeError('E_KERNEL', 'gensee-exec did not report the host uid/gid the workload runs as');
-    await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });
     const notifier = launched.notifier!;
     // the filter's own refusals (other socket families, io_uring, listen): recorded like the hooks'
     const refusals = startRefusalRecorder(notifier, sup.resolver, sup.events, (e) => process.stderr.write(`gensee: ${e.message}\n`));
@@ -246,6 +252,7 @@ export async function run(argv: string[]): Promise<number> {
       resolver: sup.record.resolver,
       deadlineMs: policy.policy.fault_deadline_ms,
       onAnswer: (call, o) => {
+        if (outcomes.length === 0) mark('run: first paused call answered');
         outcomes.push(o);
         if (o.how !== 'answered') {
           tally.refuse(`pause/${o.how}`, `errno ${o.verdict}`, o.detail ?? call.faultId);
@@ -254,24 +261,32 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
     launched.setFaultHandler(adapter.handle);
+    mark('run: launched');
+    // CMD runs from the hand-over on: its first paused call is served
+    // (above) before the record's durable write, not after it
+    await updateOperation(stateDir, op, { workload: { identity: identity.kind, ...launched.hostIds } });
+    mark('run: workload recorded');
     const forward = (sig: NodeJS.Signals) => launched.child.kill(sig);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
     const ex = await launched.exited;
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
+    mark('run: workload exited');
     code = ex.code ?? 128 + (ex.signal ? osConstants.signals[ex.signal] : 0);
     exited = true;
     // kill, then detach: whatever CMD left behind dies while the listener
     // and the hooks are still there (gensee-exec's pid namespace already
     // took it down with CMD; this holds even if it did not)
     cgroupKilled = await killAll();
+    mark('run: cgroup killed');
     await adapter.idle();
     refusals.stop();
     const ns = notifier.stats();
     notifier.close();
-    // let the reject loop drain the last hook events
-    await new Promise((r) => setTimeout(r, 50));
+    // the last hook events, all in the ring by now: resolved before the summary counts them
+    await sup.drainHookEvents();
+    mark('run: drained');
 
     const st = sup.resolver.stats;
     const refusedList = tally.refusedList();
@@ -289,6 +304,7 @@ export async function run(argv: string[]): Promise<number> {
     };
     if (values.flags.has('fail-on-deny') && code === 0 && refusedTotal > 0) code = EXIT_DENIED;
     summary.exit = code;
+    mark('run: summary built');
     if (json) say(JSON.stringify({ event: 'summary', ...summary }));
     else {
       say(`gensee: ${op} exited ${code}${audit ? ' (AUDIT)' : ''}: ${st.faults} faults, ${st.retry} leases installed, ${st.continue} already authorized, ${st.delegate} delegated, ${st.deny} denied, ${st.audit} audit-allowed, ${refusedTotal} refused in all; fast path ${ns.fastPath}, paused ${ns.slowPath}`);
@@ -312,7 +328,9 @@ export async function run(argv: string[]): Promise<number> {
     if (!cgroupKilled) cgroupKilled = await killAll();
     // the v1 limit cgroups empty with the cgroup2 one: every process in them is in it too
     if (cgroupKilled && limits) await removeLimitCgroups(limitCgroupsOf(limits.record)).catch((e: Error) => process.stderr.write(`gensee: cleanup: ${e.message}\n`));
+    mark('run: limit cgroups removed');
     if (sup) await sup.stop({ close: true }).catch((e: Error) => process.stderr.write(`gensee: stop: ${e.message}\n`));
+    mark('run: supervisor stopped');
     if (!values.flags.has('keep-hooks') && cgroupKilled) {
       try {
         detachHooks(op);
@@ -327,6 +345,7 @@ export async function run(argv: string[]): Promise<number> {
         process.stderr.write(`gensee: cleanup of ${cgroup}: ${(e as Error).message}\n`);
       }
     }
+    mark('run: hooks detached, cgroup removed');
     if (reportTo) {
       // written whatever happened to the workload: from the evidence on disk
       try {
@@ -347,6 +366,7 @@ export async function run(argv: string[]): Promise<number> {
       }
     }
   }
+  mark('run: done');
   return code;
 }
 

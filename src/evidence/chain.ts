@@ -581,6 +581,24 @@ export class ChainedLog {
     await this.whenDurable(this.tickets);
   }
 
+  /**
+   * Everything appended so far written and fdatasync'ed now, on this thread,
+   * without waiting out the group window (groupWindowMs): for a start or an
+   * end that must be on disk before going on, where no other line would
+   * share the window's fdatasync anyway.
+   */
+  flushSync(): void {
+    this.usable();
+    try {
+      this.flush(false);
+      this.native!.syncNow();
+    } catch (e) {
+      this.fail(e);
+      throw e;
+    }
+    this.onDurable();
+  }
+
   private shut(): void {
     this.native?.close();
     this.native = null;

@@ -8,7 +8,7 @@ import { bootNs } from '../dataplane';
 import { GenseeError, isErrno } from '../errors';
 import { checkListen, type StreamListen } from '../events/stream';
 import { EvidenceTail } from './evidence';
-import { EvidenceMetrics } from './registry';
+import type { EvidenceMetrics } from './registry';
 
 export type Scrape = () => Promise<{ contentType: string; body: string }>;
 
@@ -18,11 +18,14 @@ export type Scrape = () => Promise<{ contentType: string; body: string }>;
  * since the last (EvidenceTail).
  */
 export function evidenceScraper(stateDir: string, op: string, dir: string): Scrape {
-  const m = new EvidenceMetrics();
+  // prom-client is loaded at the first scrape: an operation nobody scrapes
+  // does not pay for it at start
+  let m: EvidenceMetrics | null = null;
   const tail = new EvidenceTail(stateDir, op, dir);
   let chain: Promise<unknown> = Promise.resolve();
   return () => {
     const next = chain.then(async () => {
+      m ??= new (await import('./registry')).EvidenceMetrics();
       m.set(await tail.read(bootNs()));
       return { contentType: m.contentType, body: await m.text() };
     });
