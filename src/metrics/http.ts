@@ -9,17 +9,19 @@ import { GenseeError, isErrno } from '../errors';
 import { checkListen, type StreamListen } from '../events/stream';
 import { readEvidence } from './evidence';
 import { EvidenceMetrics } from './registry';
+import { fdatasyncText, type FdatasyncSource } from './fdatasync';
 
 export type Scrape = () => Promise<{ contentType: string; body: string }>;
 
 /** one operation's scrape; concurrent scrapes run one after another (the registry is set, then rendered) */
-export function evidenceScraper(stateDir: string, op: string, dir: string): Scrape {
+export function evidenceScraper(stateDir: string, op: string, dir: string, fdatasync?: FdatasyncSource): Scrape {
   const m = new EvidenceMetrics();
   let chain: Promise<unknown> = Promise.resolve();
   return () => {
     const next = chain.then(async () => {
       m.set(await readEvidence(stateDir, op, dir, bootNs()));
-      return { contentType: m.contentType, body: await m.text() };
+      // the live fdatasync histogram (src/metrics/fdatasync.ts) after the evidence's figures
+      return { contentType: m.contentType, body: (await m.text()) + fdatasyncText(op, fdatasync?.() ?? null) };
     });
     chain = next.catch(() => undefined);
     return next;
