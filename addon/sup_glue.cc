@@ -63,6 +63,7 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
                                       {"expect", Expect},
                                       {"siblings", Siblings},
                                       {"state", State},
+                                      {"progress", Progress},
                                       {"syncNow", SyncNow},
                                       {"drain", Drain},
                                       {"close", Close},
@@ -176,6 +177,15 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
     for (uint32_t i = 0; i < GS_SYNC_HIST; i++) Nan::Set(hist, i, Num(static_cast<double>(st.hist[i])));
     Set(o, "hist", hist);
     info.GetReturnValue().Set(o);
+  }
+
+  // progress() -> the durable ticket, or -errno once the log failed (one lock; the waiters' wake-up)
+  static NAN_METHOD(Progress) {
+    SyncLog *self = Open(info);
+    if (!self) return;
+    int failed = 0;
+    uint64_t d = gs_synclog_progress(self->c_, &failed);
+    info.GetReturnValue().Set(Num(failed ? -static_cast<double>(failed) : static_cast<double>(d)));
   }
 
   // drain(): write what is queued now, no fdatasync

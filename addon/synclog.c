@@ -411,6 +411,17 @@ int gs_synclog_failed(struct gs_synclog *l)
 	return v;
 }
 
+uint64_t gs_synclog_progress(struct gs_synclog *l, int *failed)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&l->mu);
+	v = l->durable;
+	*failed = l->failed;
+	pthread_mutex_unlock(&l->mu);
+	return v;
+}
+
 void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out)
 {
 	pthread_mutex_lock(&l->mu);

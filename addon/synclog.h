@@ -79,6 +79,9 @@ uint64_t gs_synclog_written(struct gs_synclog *l);
 uint64_t gs_synclog_durable(struct gs_synclog *l);
 /* errno of the write or fdatasync that failed the log, 0 while healthy */
 int gs_synclog_failed(struct gs_synclog *l);
+/* the durable ticket and the failure (errno, 0 while healthy) under one
+ * lock: what a waiter needs after each wake-up */
+uint64_t gs_synclog_progress(struct gs_synclog *l, int *failed);
 void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out);
 
 /* Run fn(arg, 0) once `ticket` is durable (at once if it is). With

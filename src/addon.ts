@@ -237,6 +237,8 @@ export interface NativeSyncLog {
   /** write what is queued now, without an fdatasync */
   drain(): void;
   request(): void;
+  /** the durable ticket, or -errno once the log failed: state()'s two figures a waiter needs, under one lock */
+  progress(): number;
   /** somebody in JS waits for this ticket: counted as waiting (siblings) until a sync covers it; a no-op on a failed or closing log */
   expect(ticket: number): void;
   /** hold a requested sync up to delayUs while socket requests are being decided and not waiting (0: off) */

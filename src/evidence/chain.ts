@@ -233,6 +233,7 @@ export class ChainedLog {
 
   /** the highest durable ticket, as far as waiters may be told (the test hook holds some back) */
   private durableTicket(st: { durable: number }): number {
+    // (st: the durable ticket as the syncer reports it; see progress())
     const j = this.inject;
     if (!j || j.ticket === 0 || st.durable < j.ticket) return st.durable;
     if (!j.fired) {
@@ -511,7 +512,9 @@ export class ChainedLog {
         return Promise.reject(e);
       }
     }
-    if (ticket <= this.durableTicket(n.state())) return Promise.resolve();
+    // progress(): one lock; a failed log (negative) is asked again in full
+    const p = n.progress();
+    if (ticket <= this.durableTicket(p >= 0 ? { durable: p } : n.state())) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const w = { ticket, resolve, reject };
       const last = this.waiters[this.waiters.length - 1];
@@ -569,12 +572,13 @@ export class ChainedLog {
   private onDurable(): void {
     const n = this.native;
     if (!n) return;
-    const st = n.state();
-    if (st.failed && !this.failed) {
-      this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno ${st.failed}`), { errno: st.failed }));
+    // one lock: the durable ticket, or -errno once the syncer failed
+    const p = n.progress();
+    if (p < 0) {
+      if (!this.failed) this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno ${-p}`), { errno: -p }));
       return;
     }
-    const durable = this.durableTicket(st);
+    const durable = this.durableTicket({ durable: p });
     let i = 0;
     while (i < this.waiters.length && this.waiters[i].ticket <= durable) i++;
     if (i > 0) for (const w of this.waiters.splice(0, i)) w.resolve();
