@@ -60,7 +60,10 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
     ctor().Reset(gs_nan::DefineClass(target, "SyncLog", New,
                                      {{"write", Write},
                                       {"request", Request},
+                                      {"expect", Expect},
+                                      {"siblings", Siblings},
                                       {"state", State},
+                                      {"progress", Progress},
                                       {"syncNow", SyncNow},
                                       {"drain", Drain},
                                       {"close", Close},
@@ -131,6 +134,28 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
     if (self) gs_synclog_request(self->c_);
   }
 
+  // expect(ticket): somebody in JS waits for it (counted for siblings until a sync covers it)
+  static NAN_METHOD(Expect) {
+    SyncLog *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 1 || !info[0]->IsNumber()) return Nan::ThrowTypeError("expect(ticket: number)");
+    double t = Nan::To<double>(info[0]).FromJust();
+    if (!(t >= 1) || t > 9007199254740991.0) return Nan::ThrowRangeError("expect: ticket must be a positive integer");
+    // a failed or closing log: nothing to count; the caller learns of the
+    // failure where it always did (its write, or the wake-up after it)
+    (void)gs_synclog_expect(self->c_, static_cast<uint64_t>(t));
+  }
+
+  // siblings(delayUs): hold a sync up to delayUs while socket requests are being decided (0: off)
+  static NAN_METHOD(Siblings) {
+    SyncLog *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 1 || !info[0]->IsUint32() || Nan::To<uint32_t>(info[0]).FromJust() > 100000)
+      return Nan::ThrowRangeError("siblings(delayUs: 0..100000)");
+    uint32_t us = Nan::To<uint32_t>(info[0]).FromJust();
+    gs_synclog_siblings(self->c_, us ? gs_sup_server_busy : nullptr, us);
+  }
+
   // state() -> {written, durable, failed (errno, 0 = healthy), syncs, lines, syncUs, maxSyncUs}
   static NAN_METHOD(State) {
     SyncLog *self = Open(info);
@@ -146,7 +171,21 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
     Set(o, "syncUs", Num(static_cast<double>(st.sync_ns) / 1000.0));
     Set(o, "maxSyncUs", Num(static_cast<double>(st.max_sync_ns) / 1000.0));
     Set(o, "slowSyncs", Num(static_cast<double>(st.slow_syncs)));
+    Set(o, "siblingWaits", Num(static_cast<double>(st.sibling_waits)));
+    Set(o, "siblingWaitUs", Num(static_cast<double>(st.sibling_wait_ns) / 1000.0));
+    v8::Local<v8::Array> hist = Nan::New<v8::Array>(GS_SYNC_HIST);
+    for (uint32_t i = 0; i < GS_SYNC_HIST; i++) Nan::Set(hist, i, Num(static_cast<double>(st.hist[i])));
+    Set(o, "hist", hist);
     info.GetReturnValue().Set(o);
+  }
+
+  // progress() -> the durable ticket, or -errno once the log failed (one lock; the waiters' wake-up)
+  static NAN_METHOD(Progress) {
+    SyncLog *self = Open(info);
+    if (!self) return;
+    int failed = 0;
+    uint64_t d = gs_synclog_progress(self->c_, &failed);
+    info.GetReturnValue().Set(Num(failed ? -static_cast<double>(failed) : static_cast<double>(d)));
   }
 
   // drain(): write what is queued now, no fdatasync

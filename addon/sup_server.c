@@ -74,6 +74,15 @@ struct gs_sup_server {
 	uint64_t lat[GS_LAT_BUCKETS];
 };
 
+/* requests handed to JavaScript and not yet answered or dropped, in every
+ * server of the process (gs_sup_server_busy: the fault log's siblings) */
+static uint64_t busy_total;
+
+uint64_t gs_sup_server_busy(void)
+{
+	return __atomic_load_n(&busy_total, __ATOMIC_RELAXED);
+}
+
 /* the epoll tag of the listening socket (the rest are connections) */
 static char TAG_LISTEN;
 
@@ -195,6 +204,7 @@ static void hand(struct gs_sup_server *s, struct conn *c, int status, const char
 	pthread_mutex_lock(&s->mu);
 	c->hnext = s->handed[c->id % HASH_BUCKETS];
 	s->handed[c->id % HASH_BUCKETS] = c;
+	__atomic_fetch_add(&busy_total, 1, __ATOMIC_RELAXED);
 	wake = s->rq_head == NULL;
 	if (s->rq_tail)
 		s->rq_tail->next = r;
@@ -547,6 +557,7 @@ static struct conn *unhand(struct gs_sup_server *s, uint64_t id)
 			struct conn *c = *pp;
 			*pp = c->hnext;
 			c->hnext = NULL;
+			__atomic_fetch_sub(&busy_total, 1, __ATOMIC_RELAXED);
 			return c;
 		}
 	}
@@ -696,6 +707,7 @@ void gs_sup_server_stop(struct gs_sup_server *s)
 		while (s->handed[i]) {
 			struct conn *c = s->handed[i];
 			s->handed[i] = c->hnext;
+			__atomic_fetch_sub(&busy_total, 1, __ATOMIC_RELAXED);
 			conn_free(c);
 		}
 	}

@@ -103,6 +103,11 @@ uint64_t gs_sup_server_accepted(struct gs_sup_server *s);
  * them frees what is left. */
 void gs_sup_server_stop(struct gs_sup_server *s);
 
+/* requests handed to JavaScript and not yet answered or dropped, over every
+ * server of the process: the siblings the fault log's group commit waits
+ * for (gs_synclog_siblings) */
+uint64_t gs_sup_server_busy(void);
+
 #ifdef __cplusplus
 }
 #endif

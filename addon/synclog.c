@@ -13,11 +13,16 @@
 
 /* a write-ahead line nobody asked to sync is synced after this long */
 #define LAZY_SYNC_NS (5ULL * 1000 * 1000)
+/* a sync held for its siblings looks again this often (an answer that
+ * leaves the count of requests being decided does not signal the log) */
+#define SIBLING_POLL_NS (50ULL * 1000)
+
+static const uint64_t hist_bounds_us[GS_SYNC_HIST - 1] = { GS_SYNC_HIST_BOUNDS };
 
 struct waiter {
 	struct waiter *next;
 	uint64_t ticket;
-	gs_durable_fn fn;
+	gs_durable_fn fn; /* NULL: a waiter in JavaScript (gs_synclog_expect) */
 	void *arg;
 };
 
@@ -42,6 +47,12 @@ struct gs_synclog {
 	/* JavaScript waits for durability: wake it after each sync (else only on failure) */
 	int want_wake;
 	struct waiter *head, *tail;
+	/* gs_synclog_siblings: requests being decided, the hold, and the
+	 * expect() waiters not yet covered by a sync */
+	uint64_t (*busy)(void);
+	uint64_t sib_delay_ns;
+	uint64_t tokens;
+	int sib_holding; /* the syncer holds a sync for siblings: signal it */
 	struct gs_synclog_stats st;
 	/* GS_SYNCLOG_SYNCER_WRITES: lines queued here, written by whoever
 	 * holds io (the syncer before each fdatasync, or sync_now) in order */
@@ -85,6 +96,8 @@ static struct waiter *take_ready(struct gs_synclog *l, int all)
 	struct waiter *first = l->head, *last = NULL, *w = l->head;
 
 	while (w && (all || w->ticket <= l->durable)) {
+		if (!w->fn)
+			l->tokens--;
 		last = w;
 		w = w->next;
 	}
@@ -102,7 +115,8 @@ static void run_waiters(struct waiter *w, int err)
 	while (w) {
 		struct waiter *next = w->next;
 
-		w->fn(w->arg, err);
+		if (w->fn)
+			w->fn(w->arg, err);
 		free(w);
 		w = next;
 	}
@@ -153,6 +167,26 @@ static void *syncer(void *arg)
 			while (!l->stopping && !l->failed && gs_mono_ns() < due)
 				cond_wait_until(l, due);
 		}
+		if (want && l->busy && l->sib_delay_ns && !l->stopping) {
+			/* siblings: requests being decided that neither wait for a
+			 * ticket nor are answered will each ask for a sync of their
+			 * own in a moment; hold this one (bounded) to cover them */
+			uint64_t t0 = gs_mono_ns(), due = t0 + l->sib_delay_ns;
+			int held = 0;
+			while (!l->stopping && !l->failed && l->busy() > l->tokens) {
+				uint64_t now = gs_mono_ns();
+				if (now >= due)
+					break;
+				held = 1;
+				l->sib_holding = 1;
+				cond_wait_until(l, now + SIBLING_POLL_NS < due ? now + SIBLING_POLL_NS : due);
+				l->sib_holding = 0;
+			}
+			if (held) {
+				l->st.sibling_waits++;
+				l->st.sibling_wait_ns += gs_mono_ns() - t0;
+			}
+		}
 		char *q = NULL;
 		size_t qlen = 0;
 		uint64_t qlines = 0;
@@ -197,8 +231,10 @@ static void *syncer(void *arg)
 				l->st.slow_syncs++;
 			if (dt > l->st.max_sync_ns)
 				l->st.max_sync_ns = dt;
-			if (dt > l->st.max_sync_ns)
-				l->st.max_sync_ns = dt;
+			int b = 0;
+			while (b < GS_SYNC_HIST - 1 && dt > hist_bounds_us[b] * 1000ULL)
+				b++;
+			l->st.hist[b]++;
 			l->durable = target;
 			if (l->appended == l->durable)
 				l->lazy_since = 0;
@@ -311,7 +347,7 @@ uint64_t gs_synclog_write(struct gs_synclog *l, const void *buf, size_t len, uin
 	ticket = l->appended;
 	if (want_sync) {
 		l->requested = ticket;
-		if (l->waiting)
+		if (l->waiting || l->sib_holding)
 			pthread_cond_signal(&l->cv);
 	} else if (!l->lazy_since) {
 		l->lazy_since = gs_mono_ns();
@@ -334,9 +370,17 @@ void gs_synclog_request(struct gs_synclog *l)
 	pthread_mutex_lock(&l->mu);
 	if (l->appended > l->requested) {
 		l->requested = l->appended;
-		if (l->waiting)
+		if (l->waiting || l->sib_holding)
 			pthread_cond_signal(&l->cv);
 	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+void gs_synclog_siblings(struct gs_synclog *l, uint64_t (*busy)(void), uint32_t delay_us)
+{
+	pthread_mutex_lock(&l->mu);
+	l->busy = busy;
+	l->sib_delay_ns = (uint64_t)delay_us * 1000ULL;
 	pthread_mutex_unlock(&l->mu);
 }
 
@@ -367,6 +411,17 @@ int gs_synclog_failed(struct gs_synclog *l)
 	return v;
 }
 
+uint64_t gs_synclog_progress(struct gs_synclog *l, int *failed)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&l->mu);
+	v = l->durable;
+	*failed = l->failed;
+	pthread_mutex_unlock(&l->mu);
+	return v;
+}
+
 void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out)
 {
 	pthread_mutex_lock(&l->mu);
@@ -374,7 +429,7 @@ void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out)
 	pthread_mutex_unlock(&l->mu);
 }
 
-int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request)
+static int add_waiter(struct gs_synclog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request)
 {
 	struct waiter *w;
 
@@ -387,7 +442,8 @@ int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn
 	}
 	if (ticket <= l->durable) {
 		pthread_mutex_unlock(&l->mu);
-		fn(arg, 0);
+		if (fn)
+			fn(arg, 0);
 		return 0;
 	}
 	w = malloc(sizeof(*w));
@@ -413,13 +469,27 @@ int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn
 		w->next = *pp;
 		*pp = w;
 	}
+	if (!fn)
+		l->tokens++;
 	if (request && ticket > l->requested) {
 		l->requested = ticket > l->appended ? l->appended : ticket;
-		if (l->waiting)
+		if (l->waiting || l->sib_holding)
 			pthread_cond_signal(&l->cv);
+	} else if (l->sib_holding) {
+		pthread_cond_signal(&l->cv);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return 0;
+}
+
+int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request)
+{
+	return add_waiter(l, ticket, fn, arg, request);
+}
+
+int gs_synclog_expect(struct gs_synclog *l, uint64_t ticket)
+{
+	return add_waiter(l, ticket, NULL, NULL, 0);
 }
 
 int gs_synclog_sync_now(struct gs_synclog *l, struct gs_err *err)

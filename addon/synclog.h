@@ -38,12 +38,20 @@ struct gs_synclog;
  * caller's, when the ticket is durable already). */
 typedef void (*gs_durable_fn)(void *arg, int err);
 
+/* upper bounds (us) of the fdatasync latency histogram's buckets; one more
+ * bucket counts the rest */
+#define GS_SYNC_HIST_BOUNDS 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000
+#define GS_SYNC_HIST 13
+
 struct gs_synclog_stats {
 	uint64_t syncs;   /* fdatasync calls */
 	uint64_t lines;   /* lines made durable by them */
 	uint64_t sync_ns; /* time spent in fdatasync */
 	uint64_t max_sync_ns;
-	uint64_t slow_syncs; /* fdatasync calls that took over 1 ms */
+	uint64_t slow_syncs;         /* fdatasync calls that took over 1 ms */
+	uint64_t hist[GS_SYNC_HIST]; /* fdatasync calls by latency (GS_SYNC_HIST_BOUNDS) */
+	uint64_t sibling_waits;      /* syncs held for siblings (gs_synclog_siblings) */
+	uint64_t sibling_wait_ns;    /* time they were held */
 };
 
 /* Start the syncer for fd (open O_APPEND; not owned: the caller closes it
@@ -71,6 +79,9 @@ uint64_t gs_synclog_written(struct gs_synclog *l);
 uint64_t gs_synclog_durable(struct gs_synclog *l);
 /* errno of the write or fdatasync that failed the log, 0 while healthy */
 int gs_synclog_failed(struct gs_synclog *l);
+/* the durable ticket and the failure (errno, 0 while healthy) under one
+ * lock: what a waiter needs after each wake-up */
+uint64_t gs_synclog_progress(struct gs_synclog *l, int *failed);
 void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out);
 
 /* Run fn(arg, 0) once `ticket` is durable (at once if it is). With
@@ -79,6 +90,22 @@ void gs_synclog_stats(struct gs_synclog *l, struct gs_synclog_stats *out);
  * Returns 0, or -1 with errno if the log failed or is closing (fn is not
  * called). */
 int gs_synclog_when_durable(struct gs_synclog *l, uint64_t ticket, gs_durable_fn fn, void *arg, int request);
+
+/* Group commit that waits for its siblings (PostgreSQL's commit_delay
+ * with commit_siblings): busy() counts the requests being decided (handed
+ * to the resolver, not yet answered); each one that waits for a ticket of
+ * this log registers with gs_synclog_expect(). When a sync is asked for
+ * while some of them are neither answered nor waiting (so each will ask
+ * for a sync of its own very soon), the syncer holds the sync until they
+ * all wait or delay_us has passed, so that one fdatasync covers them. A
+ * lone request (busy() <= waiting) never waits. delay_us 0: off. */
+void gs_synclog_siblings(struct gs_synclog *l, uint64_t (*busy)(void), uint32_t delay_us);
+
+/* One waiter for `ticket` that runs nothing: somebody (in JavaScript)
+ * waits for it, and learns of it by gs_synclog_durable(). Counted for
+ * gs_synclog_siblings until a sync covers it. No sync is asked for. 0, or
+ * -1 with errno (failed or closing). */
+int gs_synclog_expect(struct gs_synclog *l, uint64_t ticket);
 
 /* Write what is queued and fdatasync, on the caller's thread now (shutdown
  * paths, and whoever must see every line in the file). */

@@ -32,7 +32,9 @@ async function main(): Promise<void> {
   // intents waiting to be durable, in ticket order
   let waiting: { ticket: number; id: number }[] = [];
   const onDurable = () => {
-    const durable = log.state().durable;
+    // as the fault log reads it after each wake-up (src/evidence/chain.ts onDurable); a failure ends the floor below
+    const durable = log.progress();
+    if (durable < 0) throw new Error(`floor log failed: errno ${-durable}`);
     let k = 0;
     while (k < waiting.length && waiting[k].ticket <= durable) {
       // the intent is durable: the two lines, and the answer once they are

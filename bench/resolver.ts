@@ -52,6 +52,8 @@ interface PhaseResult {
   cliCpu: number;
   /** accept → answer sent, as the resolver measured it (its `stopped` line) */
   server: { p50: number; p99: number; count: number } | null;
+  /** faults.jsonl fdatasyncs per fault over the supervisor's life (its GENSEE_DEBUG line), and the syncs held for siblings */
+  syncs: { perFault: number; held: number } | null;
 }
 
 export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: number; rounds: number }): Promise<void> {
@@ -61,12 +63,12 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
   /** One fresh operation and supervisor per phase: `fresh` is its first n
    * faults (V8 not yet warm, as for the first faults of every `gensee run`),
    * `steady` the n after opts.steadyWarm more. */
-  const phase = async (clients: number, n: number, label: string): Promise<{ fresh: PhaseResult; steady: PhaseResult }> => {
+  const phase = async (clients: number, n: number, label: string, siblingUs?: number): Promise<{ fresh: PhaseResult; steady: PhaseResult }> => {
     const { name: op, cg, st, policy, wl } = benchOperation('gs-bench-rs', '/tmp/gs-bench-', 'policy.json', leaseAll);
     let sup: BenchSupervisor | null = null;
     try {
       await workloadJoined(cg);
-      sup = await startBenchSupervisor({ name: op, cg, st, policy });
+      sup = await startBenchSupervisor({ name: op, cg, st, policy }, { env: { GENSEE_DEBUG: '1', ...(siblingUs !== undefined ? { GENSEE_SYNC_SIBLING_US: String(siblingUs) } : {}) } });
       const s = sup.proc;
       if (benchNodeArgs().length) process.stdout.write(`  resolver bench: supervisor pid ${s.pid} serves ${label}\n`);
       const rec = await openOperation(st, op);
@@ -103,6 +105,7 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
           supCpu: supUs / lat.length,
           cliCpu: (cli.user + cli.system) / lat.length,
           server: null,
+          syncs: null,
           threads,
         };
       };
@@ -113,6 +116,9 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
       // "gensee: stopped; N answered on the socket (accept → answer sent: p50 X us, p99 Y us, max Z us); …"
       const sm = /stopped; (\d+) answered on the socket \(accept → answer sent: p50 (\d+) us, p99 (\d+) us/.exec(sup.tail());
       steady.server = sm ? { count: Number(sm[1]), p50: Number(sm[2]), p99: Number(sm[3]) } : null;
+      // "gensee: faults.jsonl group commit: N fdatasync for M lines, …; H held for siblings"
+      const gm = /faults\.jsonl group commit: (\d+) fdatasync for \d+ lines.*?; (\d+) held for siblings/.exec(sup.errTail());
+      steady.syncs = gm ? { perFault: Number(gm[1]) / (2 * n + opts.steadyWarm), held: Number(gm[2]) } : null;
       return { fresh, steady };
     } finally {
       await sup?.stop();
@@ -144,9 +150,12 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     }
     return best!;
   };
-  const res: Record<1 | 8, { floor: Floor[]; intent: Floor[]; node: (Floor & { design: string })[]; plumbing: Floor[]; fresh: PhaseResult[]; steady: PhaseResult[] }> = {
-    1: { floor: [], intent: [], node: [], plumbing: [], fresh: [], steady: [] },
-    8: { floor: [], intent: [], node: [], plumbing: [], fresh: [], steady: [] },
+  // GENSEE_BENCH_SIBLINGS_AB=1: each round also runs gensee with the
+  // sibling hold off (GENSEE_SYNC_SIBLING_US=0), interleaved, for the A/B
+  const ab = process.env.GENSEE_BENCH_SIBLINGS_AB === '1';
+  const res: Record<1 | 8, { floor: Floor[]; intent: Floor[]; node: (Floor & { design: string })[]; plumbing: Floor[]; fresh: PhaseResult[]; steady: PhaseResult[]; off: PhaseResult[] }> = {
+    1: { floor: [], intent: [], node: [], plumbing: [], fresh: [], steady: [], off: [] },
+    8: { floor: [], intent: [], node: [], plumbing: [], fresh: [], steady: [], off: [] },
   };
   try {
     for (let r = 0; r < opts.rounds; r++) {
@@ -163,6 +172,7 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
           res[c].fresh.push(p.fresh);
           res[c].steady.push(p.steady);
         });
+        if (ab) steps.push(async () => void res[c].off.push((await phase(c, n, `${c} client(s), round ${r + 1}, sibling hold off`, 0)).steady));
       }
       for (let k = 0; k < steps.length; k++) await steps[(r + k) % steps.length]();
     }
@@ -229,6 +239,26 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     const nr = res[c].steady.map((x, i) => x.fps / res[c].node[i].fps);
     const designs = res[c].node.map((x) => x.design).join('/');
     process.stdout.write(`  gensee (steady) over the Node floor, ${c} client(s): ${median(nr).toFixed(2)}x (${spread(nr)}); the Node floor's faster design per round: ${designs}\n`);
+    process.stdout.write(`    per round: ${nr.map((x) => x.toFixed(2)).join(' ')}\n`);
+  }
+  for (const c of [1, 8] as const) {
+    // faults.jsonl fdatasyncs per fault (each fault: fault, lease_intent and resolution lines), every round
+    const row = (g: PhaseResult[]) => g.map((x) => (x.syncs ? `${x.syncs.perFault.toFixed(2)} (${x.syncs.held} held)` : '-')).join(', ');
+    const med = (g: PhaseResult[]) => {
+      const v = g.filter((x) => x.syncs).map((x) => x.syncs!.perFault);
+      return v.length ? median(v).toFixed(2) : '-';
+    };
+    process.stdout.write(`  fdatasync per fault, ${c} client(s): median ${med(res[c].steady)}; per round ${row(res[c].steady)}\n`);
+    if (ab) {
+      const on = res[c].steady;
+      const off = res[c].off;
+      const fr = on.map((x, i) => x.fps / off[i].fps);
+      const pr = on.map((x, i) => x.p50 / off[i].p50);
+      process.stdout.write(
+        `  sibling hold off, ${c} client(s): fdatasync per fault median ${med(off)}; per round ${row(off)}; ` +
+          `faults/s on/off ${median(fr).toFixed(2)}x (${fr.map((x) => x.toFixed(2)).join(' ')}), p50 on/off ${median(pr).toFixed(2)}x (${pr.map((x) => x.toFixed(2)).join(' ')})\n`,
+      );
+    }
   }
   process.stdout.write(
     '  of floor: faults/s over the --intent floor\'s in the same round, median of rounds; spread: min-max of those\n' +

@@ -1,5 +1,6 @@
 // make bench: every benchmark prints numbers and ratios against a baseline
-// measured in the same run. GENSEE_BENCH_QUICK=1 for a short smoke run.
+// measured in the same run. GENSEE_BENCH_QUICK=1 for a short smoke run;
+// GENSEE_BENCH_ROUNDS=N sets the resolver section's rounds.
 import { benchDataplane } from './dataplane';
 import { benchResolver } from './resolver';
 import { benchPause } from './pause';
@@ -10,7 +11,7 @@ import { benchStartup } from './startup';
 
 const sections: Record<string, () => Promise<void>> = {
   dataplane: () => benchDataplane({ n: quick() ? 2000 : 10000, rounds: quick() ? 3 : 7 }),
-  resolver: () => benchResolver({ n1: quick() ? 500 : 2000, n8: quick() ? 1000 : 6000, steadyWarm: quick() ? 1000 : 4000, rounds: quick() ? 2 : 5 }),
+  resolver: () => benchResolver({ n1: quick() ? 500 : 2000, n8: quick() ? 1000 : 6000, steadyWarm: quick() ? 1000 : 4000, rounds: Number(process.env.GENSEE_BENCH_ROUNDS) || (quick() ? 2 : 5) }),
   counters: () => benchCounters({ leases: quick() ? 2000 : 10000, seconds: quick() ? 3 : 5 }),
   pause: () => benchPause({ n: quick() ? 2000 : 10000, rounds: quick() ? 2 : 5, newDest: quick() ? 300 : 2000, slowWarm: quick() ? 1000 : 10000 }),
   startup: () => benchStartup({ rounds: quick() ? 3 : 7, newDest: quick() ? 100 : 300 }),

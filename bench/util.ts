@@ -43,14 +43,20 @@ export async function startNodeFloor(sock: string, log: string, design: 'pool' |
  * node ARGS (env added to ours), once its stdout has said `ready`; its
  * stdout's tail stays readable. Rejects with that tail if it exits first.
  */
-function spawnReady(args: string[], env: NodeJS.ProcessEnv, ready: string, what: string): Promise<{ proc: ChildProcess; tail: () => string; exited: Promise<void> }> {
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+function spawnReady(args: string[], env: NodeJS.ProcessEnv, ready: string, what: string): Promise<{ proc: ChildProcess; tail: () => string; errTail: () => string; exited: Promise<void> }> {
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   let tail = '';
+  // stderr still reaches ours; its end is kept too (GENSEE_DEBUG's figures)
+  let errTail = '';
+  proc.stderr!.on('data', (d: Buffer) => {
+    process.stderr.write(d);
+    errTail = (errTail + d.toString()).slice(-16384);
+  });
   return new Promise((resolve, reject) => {
     proc.stdout!.on('data', (d: Buffer) => {
       tail = (tail + d.toString()).slice(-16384);
-      if (tail.includes(ready)) resolve({ proc, tail: () => tail, exited });
+      if (tail.includes(ready)) resolve({ proc, tail: () => tail, errTail: () => errTail, exited });
     });
     proc.once('exit', (code) => reject(new Error(`${what} exited (${code}) before it was ready: ${tail}`)));
   });
@@ -127,6 +133,8 @@ export interface BenchSupervisor {
   proc: ChildProcess;
   /** the end of its stdout so far (per-fault lines are not kept) */
   tail(): string;
+  /** the end of its stderr so far */
+  errTail(): string;
   /** SIGTERM if it still runs; resolves once it has exited */
   stop(): Promise<void>;
 }
@@ -143,12 +151,12 @@ export async function startBenchSupervisor(
 ): Promise<BenchSupervisor> {
   const gensee = path.join(PACKAGE_ROOT, 'bin', 'gensee');
   const args = [...(opts.node ?? benchNodeArgs()), gensee, 'supervise', '--op', o.name, '--cgroup', o.cg, '--policy', o.policy, '--state-dir', o.st, '--detach-on-exit'];
-  const { proc, tail, exited } = await spawnReady(args, opts.env ?? {}, 'gensee: supervising', 'supervise');
+  const { proc, tail, errTail, exited } = await spawnReady(args, opts.env ?? {}, 'gensee: supervising', 'supervise');
   const stop = async (): Promise<void> => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
     await exited;
   };
-  return { proc, tail, stop };
+  return { proc, tail, errTail, stop };
 }
 
 /** A manual fault of process pid (started at start ticks) to address:port over TCP/IPv4 */

@@ -239,7 +239,26 @@ export interface NativeSyncLog {
   /** write what is queued now, without an fdatasync */
   drain(): void;
   request(): void;
-  state(): { written: number; durable: number; failed: number; syncs: number; lines: number; syncUs: number; maxSyncUs: number; slowSyncs: number };
+  /** the durable ticket, or -errno once the log failed: state()'s two figures a waiter needs, under one lock */
+  progress(): number;
+  /** somebody in JS waits for this ticket: counted as waiting (siblings) until a sync covers it; a no-op on a failed or closing log */
+  expect(ticket: number): void;
+  /** hold a requested sync up to delayUs while socket requests are being decided and not waiting (0: off) */
+  siblings(delayUs: number): void;
+  /** hist: fdatasync calls by latency, buckets of SYNC_HIST_BOUNDS_US (src/evidence/chain.ts) and one for the rest */
+  state(): {
+    written: number;
+    durable: number;
+    failed: number;
+    syncs: number;
+    lines: number;
+    syncUs: number;
+    maxSyncUs: number;
+    slowSyncs: number;
+    siblingWaits: number;
+    siblingWaitUs: number;
+    hist: number[];
+  };
   syncNow(): void;
   close(): void;
   ref(): void;

@@ -50,6 +50,22 @@ export const POLICY_MAX_BYTES = 64 * 1024;
  */
 export const EVIDENCE_FAILURE_ENV = 'GENSEE_ON_EVIDENCE_FAILURE';
 export const EXIT_EVIDENCE_FAILED = 75;
+/**
+ * faults.jsonl's group commit holds a requested fdatasync at most this long
+ * (µs) while other socket requests are being decided and not yet waiting,
+ * so that one fdatasync covers them (addon/synclog.c gs_synclog_siblings);
+ * a lone request is never held.
+ */
+export const FAULT_SYNC_SIBLING_DELAY_US = 1000;
+
+/** FAULT_SYNC_SIBLING_DELAY_US, or GENSEE_SYNC_SIBLING_US (0..100000; 0 turns the hold off: the bench's A/B) */
+function siblingDelayUs(): number {
+  const v = process.env.GENSEE_SYNC_SIBLING_US;
+  if (v === undefined || v === '') return FAULT_SYNC_SIBLING_DELAY_US;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 100000) throw new GenseeError('E_USAGE', `GENSEE_SYNC_SIBLING_US must be an integer 0..100000 (µs), not ${JSON.stringify(v)}`);
+  return n;
+}
 
 export interface LoadedPolicy {
   policy: Policy;
@@ -261,6 +277,8 @@ export class Supervisor {
           ChainedLog.open(path.join(dir, 'faults.jsonl'), {
             onLine: (seq, text) => hub.publish('faults', seq, text),
             syncerWrites: true,
+            // one fdatasync for the faults being decided together (gensee_fdatasync_seconds)
+            siblingDelayUs: siblingDelayUs(),
             onFail: (e) => failHook.fn(e),
           }),
         (x) => x.close(),
@@ -358,7 +376,8 @@ export class Supervisor {
       mark('sup: supervisor.sock listening');
       const token = await ensureToken(dir);
       let dropSeq = 0;
-      const surface = operatorSurface({ stateDir: o.stateDir, op: o.op, dir });
+      // gensee_fdatasync_seconds: the fault log's syncer, live (a failed or closed log: none)
+      const surface = operatorSurface({ stateDir: o.stateDir, op: o.op, dir, fdatasync: () => (faults.failure ? null : faults.syncStats) });
       const stream = await stack.open('events.sock', () => startEventStream({
         dir,
         hub,
@@ -639,7 +658,10 @@ export class Supervisor {
     this.resolver.closeBudget();
     if (process.env.GENSEE_DEBUG) {
       const s = this.faults.syncStats;
-      process.stderr.write(`gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us, ${s.slowSyncs} over 1 ms\n`);
+      process.stderr.write(
+        `gensee: faults.jsonl group commit: ${s.syncs} fdatasync for ${s.lines} lines, mean ${s.syncs ? (s.syncUs / s.syncs).toFixed(0) : 0} us, max ${s.maxSyncUs.toFixed(0)} us, ${s.slowSyncs} over 1 ms; ` +
+          `${s.siblingWaits} held for siblings, mean ${s.siblingWaits ? (s.siblingWaitUs / s.siblingWaits).toFixed(0) : 0} us\n`,
+      );
     }
     mark('stop: network flushed');
     await this.faults.close();

@@ -74,6 +74,14 @@ export interface ChainedLogOptions {
    */
   syncerWrites?: boolean;
   /**
+   * Group commit that waits for its siblings (faults.jsonl): while requests
+   * on the supervisor socket are being decided and are neither answered nor
+   * waiting for durability, a requested fdatasync is held up to this long
+   * (µs) so that it covers their lines too; a lone request never waits
+   * (addon/synclog.c gs_synclog_siblings). 0 or absent: off.
+   */
+  siblingDelayUs?: number;
+  /**
    * Told once when the log fails (a write or fdatasync error poisons it):
    * the supervisor's failed state (src/supervisor.ts). Must not throw.
    */
@@ -81,6 +89,22 @@ export interface ChainedLogOptions {
 }
 
 export type { NativeSyncLog } from '../addon';
+
+/** upper bounds (µs) of the fdatasync latency histogram's buckets (addon/synclog.h GS_SYNC_HIST_BOUNDS); one more bucket holds the rest */
+export const SYNC_HIST_BOUNDS_US = [100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000] as const;
+
+export interface SyncStats {
+  syncs: number;
+  lines: number;
+  syncUs: number;
+  maxSyncUs: number;
+  slowSyncs: number;
+  /** syncs held for siblings, and the time they were held (µs) */
+  siblingWaits: number;
+  siblingWaitUs: number;
+  /** fdatasync calls by latency: SYNC_HIST_BOUNDS_US, then the rest */
+  hist: number[];
+}
 
 /** how appendTicket hands a line on */
 export interface AppendOptions {
@@ -209,6 +233,7 @@ export class ChainedLog {
 
   /** the highest durable ticket, as far as waiters may be told (the test hook holds some back) */
   private durableTicket(st: { durable: number }): number {
+    // (st: the durable ticket as the syncer reports it; see progress())
     const j = this.inject;
     if (!j || j.ticket === 0 || st.durable < j.ticket) return st.durable;
     if (!j.fired) {
@@ -220,7 +245,9 @@ export class ChainedLog {
 
   private syncer(fd: number): NativeSyncLog {
     const o = this.opts;
-    return new (loadAddon().SyncLog)(fd, Math.max(0, Math.round((o.groupWindowMs ?? 0) * 1000)), () => this.onDurable(), o.syncerWrites === true);
+    const n = new (loadAddon().SyncLog)(fd, Math.max(0, Math.round((o.groupWindowMs ?? 0) * 1000)), () => this.onDurable(), o.syncerWrites === true);
+    if (o.siblingDelayUs) n.siblings(Math.round(o.siblingDelayUs));
+    return n;
   }
 
   /** the error that poisoned the log, or null */
@@ -265,9 +292,11 @@ export class ChainedLog {
   }
 
   /** fdatasync calls and lines made durable by them (group-commit efficiency) */
-  get syncStats(): { syncs: number; lines: number; syncUs: number; maxSyncUs: number; slowSyncs: number } {
+  get syncStats(): SyncStats {
     const s = this.native?.state();
-    return s ? { syncs: s.syncs, lines: s.lines, syncUs: s.syncUs, maxSyncUs: s.maxSyncUs, slowSyncs: s.slowSyncs } : { syncs: 0, lines: 0, syncUs: 0, maxSyncUs: 0, slowSyncs: 0 };
+    return s
+      ? { syncs: s.syncs, lines: s.lines, syncUs: s.syncUs, maxSyncUs: s.maxSyncUs, slowSyncs: s.slowSyncs, siblingWaits: s.siblingWaits, siblingWaitUs: s.siblingWaitUs, hist: s.hist }
+      : { syncs: 0, lines: 0, syncUs: 0, maxSyncUs: 0, slowSyncs: 0, siblingWaits: 0, siblingWaitUs: 0, hist: new Array<number>(SYNC_HIST_BOUNDS_US.length + 1).fill(0) };
   }
 
   /** the addon's syncer, for answers that must wait for a ticket in C (src/resolver/server.ts) */
@@ -470,6 +499,9 @@ export class ChainedLog {
     if (this.failed) return Promise.reject(this.failed);
     const n = this.native;
     if (!n) return Promise.reject(new GenseeError('E_STATE', `log is closed: ${this.path}`));
+    // counted as waiting before its sync is asked for: a lone request is never
+    // held (a failed log counts nothing; the failure is met below, as ever)
+    if (this.opts.siblingDelayUs && ticket > 0) n.expect(ticket);
     let request = true;
     if (this.pending.length) {
       try {
@@ -480,7 +512,9 @@ export class ChainedLog {
         return Promise.reject(e);
       }
     }
-    if (ticket <= this.durableTicket(n.state())) return Promise.resolve();
+    // progress(): one lock; a failed log (negative) is asked again in full
+    const p = n.progress();
+    if (ticket <= this.durableTicket(p >= 0 ? { durable: p } : n.state())) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const w = { ticket, resolve, reject };
       const last = this.waiters[this.waiters.length - 1];
@@ -538,12 +572,13 @@ export class ChainedLog {
   private onDurable(): void {
     const n = this.native;
     if (!n) return;
-    const st = n.state();
-    if (st.failed && !this.failed) {
-      this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno ${st.failed}`), { errno: st.failed }));
+    // one lock: the durable ticket, or -errno once the syncer failed
+    const p = n.progress();
+    if (p < 0) {
+      if (!this.failed) this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno ${-p}`), { errno: -p }));
       return;
     }
-    const durable = this.durableTicket(st);
+    const durable = this.durableTicket({ durable: p });
     let i = 0;
     while (i < this.waiters.length && this.waiters[i].ticket <= durable) i++;
     if (i > 0) for (const w of this.waiters.splice(0, i)) w.resolve();

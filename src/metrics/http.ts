@@ -9,15 +9,17 @@ import { GenseeError, isErrno } from '../errors';
 import { checkListen, type StreamListen } from '../events/stream';
 import { EvidenceTail } from './evidence';
 import type { EvidenceMetrics } from './registry';
+import { fdatasyncText, type FdatasyncSource } from './fdatasync';
 
 export type Scrape = () => Promise<{ contentType: string; body: string }>;
 
 /**
  * one operation's scrape; concurrent scrapes run one after another (the
  * registry is set, then rendered). Each reads only what the logs gained
- * since the last (EvidenceTail).
+ * since the last (EvidenceTail); the live fdatasync histogram
+ * (src/metrics/fdatasync.ts) follows the evidence's figures.
  */
-export function evidenceScraper(stateDir: string, op: string, dir: string): Scrape {
+export function evidenceScraper(stateDir: string, op: string, dir: string, fdatasync?: FdatasyncSource): Scrape {
   // prom-client is loaded at the first scrape: an operation nobody scrapes
   // does not pay for it at start
   let m: EvidenceMetrics | null = null;
@@ -27,7 +29,7 @@ export function evidenceScraper(stateDir: string, op: string, dir: string): Scra
     const next = chain.then(async () => {
       m ??= new (await import('./registry')).EvidenceMetrics();
       m.set(await tail.read(bootNs()));
-      return { contentType: m.contentType, body: await m.text() };
+      return { contentType: m.contentType, body: (await m.text()) + fdatasyncText(op, fdatasync?.() ?? null) };
     });
     chain = next.catch(() => undefined);
     return next;

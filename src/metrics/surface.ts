@@ -6,6 +6,7 @@
 import type * as http from 'node:http';
 import type { StreamListen } from '../events/stream';
 import { cockpitRoute } from '../cockpit/page';
+import type { FdatasyncSource } from './fdatasync';
 import { evidenceScraper, metricsRoute, startMetricsServer, type MetricsServer } from './http';
 
 export interface OperatorSurface {
@@ -15,8 +16,8 @@ export interface OperatorSurface {
   listenMetrics(l: StreamListen): Promise<MetricsServer>;
 }
 
-export function operatorSurface(o: { stateDir: string; op: string; dir: string }): OperatorSurface {
-  const scrape = evidenceScraper(o.stateDir, o.op, o.dir);
+export function operatorSurface(o: { stateDir: string; op: string; dir: string; fdatasync?: FdatasyncSource }): OperatorSurface {
+  const scrape = evidenceScraper(o.stateDir, o.op, o.dir, o.fdatasync);
   const handlers = [metricsRoute(scrape), cockpitRoute(o)];
   return {
     routes: (req, res, authorized) => handlers.some((h) => h(req, res, authorized)),

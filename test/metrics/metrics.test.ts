@@ -172,6 +172,18 @@ t.test('/metrics equals the evidence, behind the token on --listen and without i
       t.equal(got.get(`gensee_leases_live{op=${op}}`), 2, `${name}: two live leases`);
       t.equal(got.get(`gensee_attention_open{op=${op}}`), 0, `${name}: no attention`);
       t.ok((got.get(`gensee_refusals_total{op=${op},reason=unauthenticated_peer,via=socket}`) ?? 0) >= 2, `${name}: the refused scrapes are counted`);
+      // gensee_fdatasync_seconds: live from the fault log's syncer (not in the files): at least one
+      // fdatasync per durable resolution line, buckets cumulative, +Inf = _count
+      const buckets = [...body.matchAll(/^gensee_fdatasync_seconds_bucket\{op="([^"]*)",le="([^"]+)"\} (\d+)$/gm)];
+      const count = /^gensee_fdatasync_seconds_count\{op="([^"]*)"\} (\d+)$/m.exec(body);
+      const sum = /^gensee_fdatasync_seconds_sum\{op="([^"]*)"\} (\S+)$/m.exec(body);
+      t.equal(buckets.length, 13, `${name}: gensee_fdatasync_seconds has its 13 buckets`);
+      t.ok(buckets.every((b) => b[1] === op) && count?.[1] === op, `${name}: labelled with the operation`);
+      t.ok(buckets.every((b, i) => i === 0 || Number(b[3]) >= Number(buckets[i - 1][3])), `${name}: buckets are cumulative`);
+      t.equal(buckets[buckets.length - 1]?.[2], '+Inf', `${name}: the last bucket is +Inf`);
+      t.equal(Number(buckets[buckets.length - 1]?.[3]), Number(count?.[2]), `${name}: +Inf bucket = _count`);
+      t.ok(Number(count?.[2]) >= 1, `${name}: the resolutions' fdatasyncs are counted (${count?.[2]})`);
+      t.ok(Number(sum?.[2]) > 0, `${name}: their time is summed (${sum?.[2]} s)`);
     }
   }
   t.ok(checked, 'a scrape between two equal readings of the evidence');
