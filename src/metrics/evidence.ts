@@ -26,6 +26,8 @@ export interface FaultFigures {
   refusals: Map<string, number>;
   /** faults with no resolution line yet */
   open: number;
+  /** resolver_takeover lines: a listener or supervise that took over from its predecessor */
+  takeovers: number;
 }
 
 export interface EvidenceFigures {
@@ -38,7 +40,11 @@ export interface EvidenceFigures {
   attention_open: number;
   /** leases in network.json whose expiry is after `nowBootNs` (or never) */
   leases_live: number;
-  /** counters.jsonl "sampler start" lines after the first: the resolver's restarts */
+  /**
+   * the resolver's restarts: counters.jsonl "sampler start" lines after the
+   * first, or faults.jsonl's resolver_takeover lines where there are more
+   * (an OCI listener's takeover restarts no sampler)
+   */
   restarts: number;
 }
 
@@ -57,7 +63,7 @@ function parseLine(buf: Buffer): Line | null {
 
 /** faults.jsonl's figures, one complete line at a time */
 class FaultFold {
-  readonly f: FaultFigures = { faults: new Map(), resolutions: new Map(), latencies: new Map(), refusals: new Map(), open: 0 };
+  readonly f: FaultFigures = { faults: new Map(), resolutions: new Map(), latencies: new Map(), refusals: new Map(), open: 0, takeovers: 0 };
   private readonly pending = new Map<string, { at: number; source: string }>();
 
   add(buf: Buffer): void {
@@ -69,6 +75,8 @@ class FaultFold {
       const source = typeof fault?.source === 'string' ? fault.source : 'unknown';
       bump(f.faults, source);
       this.pending.set(l.fault_id, { at: Date.parse(String(l.at)), source });
+    } else if (l.kind === 'resolver_takeover') {
+      f.takeovers++;
     } else if (l.kind === 'refusal') {
       bump(f.refusals, `${String(l.via ?? 'unknown')}\0${String(l.reason ?? '')}`);
     } else if (l.kind === 'resolution' && typeof l.fault_id === 'string') {
@@ -238,12 +246,12 @@ export class EvidenceTail {
     return {
       op: this.op,
       counters: this.tails.counters.present ? this.counters.sum.result() : null,
-      faults: { faults: new Map(f.faults), resolutions: new Map(f.resolutions), latencies: new Map([...f.latencies].map(([k, v]) => [k, [...v]])), refusals: new Map(f.refusals), open: f.open },
+      faults: { faults: new Map(f.faults), resolutions: new Map(f.resolutions), latencies: new Map([...f.latencies].map(([k, v]) => [k, [...v]])), refusals: new Map(f.refusals), open: f.open, takeovers: f.takeovers },
       events: new Map(this.events.events),
       suppressed: this.events.suppressed,
       attention_open: this.events.attention.length,
       leases_live: leases,
-      restarts: Math.max(0, this.counters.starts - 1),
+      restarts: Math.max(0, this.counters.starts - 1, f.takeovers),
     };
   }
 }

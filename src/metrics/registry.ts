@@ -49,7 +49,7 @@ export class EvidenceMetrics {
     this.events = new Counter({ name: 'gensee_boundary_events_total', help: 'boundary event lines in events.jsonl, by kind', labelNames: ['op', 'kind'], registers });
     this.suppressed = new Counter({ name: 'gensee_boundary_events_suppressed_total', help: 'boundary events not written one by one (a flood or a low disk), from the suppressed lines', labelNames: ['op'], registers });
     this.attention = new Gauge({ name: 'gensee_attention_open', help: "the watchdog's attention lines in force (1 or more: a person should look)", labelNames: ['op'], registers });
-    this.restarts = new Counter({ name: 'gensee_resolver_restarts_total', help: "times the operation's resolver started again after its first start (counters.jsonl sampler start lines)", labelNames: ['op'], registers });
+    this.restarts = new Counter({ name: 'gensee_resolver_restarts_total', help: "times the operation's resolver started again after its first start (counters.jsonl sampler start lines, or faults.jsonl resolver_takeover lines where more)", labelNames: ['op'], registers });
   }
 
   /** set every metric to the figures (replacing whatever the last scrape set) */

@@ -31,7 +31,9 @@ function expected(dir: string, op: string): Map<string, number> {
   const add = (k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
   const faultAt = new Map<string, { at: number; source: string }>();
   let open = 0;
+  let takeovers = 0;
   for (const l of lines(path.join(dir, 'faults.jsonl'))) {
+    if (l.kind === 'resolver_takeover') takeovers++;
     if (l.kind === 'fault') {
       const source = String((l.fault as Line).source);
       add(`gensee_faults_total{op=${op},source=${source}}`, 1);
@@ -61,7 +63,7 @@ function expected(dir: string, op: string): Map<string, number> {
     if (l.kind === 'lost_events') add(`gensee_ringbuf_lost_events_total{op=${op}}`, d);
     if (l.kind === 'sampler' && l.event === 'start') starts++;
   }
-  m.set(`gensee_resolver_restarts_total{op=${op}}`, Math.max(0, starts - 1));
+  m.set(`gensee_resolver_restarts_total{op=${op}}`, Math.max(0, starts - 1, takeovers));
   let suppressed = 0;
   for (const l of lines(path.join(dir, 'events.jsonl'))) {
     if (l.type === 'boundary') add(`gensee_boundary_events_total{kind=${String((l.event as Line).kind)},op=${op}}`, 1);
