@@ -42,6 +42,11 @@ case ${VMTEST_ACCEL:-auto} in
 auto | kvm | tcg) ;;
 *) die "VMTEST_ACCEL must be auto, kvm or tcg, not ${VMTEST_ACCEL}" ;;
 esac
+# the guest mounts its own tmpfs (or proc, sys, dev) over these: a tree
+# under them is not there for it
+case $ROOT/ in
+/tmp/* | /run/* | /dev/* | /proc/* | /sys/* | /var/run/*) die "$ROOT is under a directory the guest mounts its own tmpfs over (/tmp, /run): use a tree elsewhere" ;;
+esac
 for f in $FILES; do
   [ -f "$f" ] || die "no such test file: $f (run make build first; paths are dist/test/...js)"
 done
