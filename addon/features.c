@@ -80,7 +80,10 @@ static void probe_pidfd(struct gs_features *f)
 		f->pidfd_getfd = result(got >= 0);
 		if (got >= 0)
 			close(got);
-		f->pidfd_get_info = gs_pidfd_info(fd, NULL, &cg) == 0 ? 0 : EOPNOTSUPP;
+		/* the kernel's own answer: before 6.13 the ioctl is ENOTTY; a
+		 * success without the cgroup id in its mask is not enough */
+		errno = 0;
+		f->pidfd_get_info = gs_pidfd_info(fd, NULL, &cg) == 0 ? 0 : errno ? errno : EOPNOTSUPP;
 		close(fd);
 	} else {
 		f->pidfd_getfd = f->pidfd_get_info = f->pidfd_open;

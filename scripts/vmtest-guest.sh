@@ -42,5 +42,5 @@ mount -t devtmpfs -o nosuid,mode=755 devtmpfs /dev
   hostname vmtest
 } >/vmtest/setup.log 2>&1
 cut -d' ' -f1 /proc/uptime >/vmtest/boot_s
-cd "$VMTEST_ROOT"
+cd "$VMTEST_ROOT" || exit 1
 GENSEE_CGROUP_PARENT=gs-vmtest GENSEE_TIME_SCALE=$VMTEST_SCALE scripts/vmtest-run.sh /vmtest "$(uname -r)" "$VMTEST_SCALE" $VMTEST_FILES

@@ -20,7 +20,7 @@ import { PACKAGE_ROOT } from '../../src/addon';
 import { opDir } from '../../src/state/operation';
 import { findCgroup2Mount, killCgroupAndWait, removeEmptyCgroup } from '../../src/cgroup';
 import { detachHooks } from '../../src/dataplane';
-import { requireKernel, uniqueName, freePort, tcpServer, waitFor, GENSEE_BIN, PROBE } from '../helpers/kernel';
+import { requireKernel, uniqueName, freePort, tcpServer, waitFor, timeScaled, GENSEE_BIN, PROBE } from '../helpers/kernel';
 import { shortStateDir, jsonlLines, type LogLine } from '../helpers/supervisor';
 import { gensee, Proc } from '../helpers/gensee';
 import { startAuthority, type Authority, type Zone } from './authority';
@@ -82,7 +82,9 @@ interface Ran {
   out: Record<string, unknown>[];
 }
 
-const DEFAULT_POLICY = { schema: 1, grants: [], leases: [], delegate: [], fault_deadline_ms: 5000 };
+// the default 5 s fault deadline, stretched with the machine (make vmtest's emulated 6.1):
+// a paused call is answered by the resolver, never by its deadline
+const DEFAULT_POLICY = { schema: 1, grants: [], leases: [], delegate: [], fault_deadline_ms: Math.min(60_000, timeScaled(5000)) };
 
 /** `gensee run --json-out FILE --dns-upstream UP --policy POLICY -- CMD`, as its own process; the logs read back after it exits. */
 function startRun(t: T, prefix: string, policy: object, upstream: string, cmd: string[]): { proc: Proc; op: string; st: string; dir: string } {
@@ -135,8 +137,8 @@ async function runOp(t: T, prefix: string, policy: object, upstream: string, cmd
 
 /** sh -c SCRIPT inside the workload */
 const sh = (script: string): string[] => ['/bin/sh', '-c', script];
-/** a curl that prints "HTTP <code> rc=<exit>" and never waits long */
-const curl = (url: string, flags = ''): string => `curl ${flags} -sS -m 5 -o /dev/null -w 'HTTP %{http_code}' '${url}'; echo " rc=$?"`;
+/** a curl that prints "HTTP <code> rc=<exit>" and never waits long (5 s, scaled with the machine) */
+const curl = (url: string, flags = ''): string => `curl ${flags} -sS -m ${Math.ceil(timeScaled(5000) / 1000)} -o /dev/null -w 'HTTP %{http_code}' '${url}'; echo " rc=$?"`;
 const client = (...args: string[]): string => [NODE, CLIENT, ...args].map((a) => `'${a}'`).join(' ');
 
 /** seccomp faults (pause layer) for a destination */
@@ -338,7 +340,8 @@ t.test('7. a name no rule covers: REFUSED, never forwarded, a dns_denied event n
   t.equal(auth.count, 0, 'nothing was forwarded');
   const ev = dnsDenied(r);
   t.ok(ev.length >= 2, `dns_denied events (${ev.length})`);
-  t.ok(ev.every((e) => e.control === 'dns/no_rule' && e.target === 'exfil.test' && /under exfil\.test/.test(e.detail)), 'control dns/no_rule, the registered domain as target and in detail');
+  const odd = ev.filter((e) => !(e.control === 'dns/no_rule' && e.target === 'exfil.test' && /under exfil\.test/.test(e.detail)));
+  t.same(odd, [], 'control dns/no_rule, the registered domain as target and in detail');
   t.notOk(fs.readFileSync(path.join(r.dir, 'events.jsonl'), 'utf8').includes(secret), 'the unique label is nowhere in events.jsonl');
   t.ok(ofKind(r, 'dns_refused', name).length >= 2, 'faults.jsonl (the operator-only evidence) records the full name');
   t.same(ofKind(r, 'lease_intent'), [], 'nothing leased');

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as dgram from 'node:dgram';
 import { spawn } from 'node:child_process';
-import { requireKernel, testOp, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, sleep } from '../helpers/kernel';
+import { requireKernel, testOp, tcpServer, uniqueName, GENSEE_BIN, PROBE, waitFor, sleep, timeScaled } from '../helpers/kernel';
 import { shortStateDir, faultLines } from '../helpers/supervisor';
 import { launchOnOp } from '../helpers/launch';
 import { parseDestination } from '../../src/addr';
@@ -112,7 +112,10 @@ for (const mode of MODES) {
       const st = shortStateDir(t);
       const srv = await tcpServer(t);
       const op = uniqueName('gs-thr');
-      const r = await gensee(['--state-dir', st, '--op', op, '--', PROBE, '--threads', '20', '--repeat', '10', 'connect', 'tcp', '127.0.0.1', String(srv.port)], mode.env);
+      // the default 5 s deadline, stretched with the machine (make vmtest's emulated 6.1):
+      // each paused call must be answered by the resolver's deny, not by its deadline
+      const slow = policyFile(st, { fault_deadline_ms: Math.min(60_000, timeScaled(5000)) });
+      const r = await gensee(['--state-dir', st, '--op', op, '--policy', slow, '--', PROBE, '--threads', '20', '--repeat', '10', 'connect', 'tcp', '127.0.0.1', String(srv.port)], mode.env);
       t.equal(r.code, 0, `gensee run exits with the probe's code ${r.stderr}`);
       t.match(r.probe.find((l) => 'EACCES' in l), { ok: 0, EPERM: 0, EACCES: 200 }, 'all 200 refused by the resolver (EACCES): none went past the pause to the hook (EPERM)');
       const s = summaryOf(r);
