@@ -379,22 +379,7 @@ export class Resolver extends EventEmitter {
       this.countFailed();
       return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
     }
-    // a granted lease enters the kernel only once its resolution line is
-    // durable, and the answer goes only after that (ready); a line that
-    // never becomes durable grants nothing
-    let ready: Promise<void> | undefined;
-    if (commit) {
-      const install = commit;
-      ready = this.faults.whenDurable(ticket).then(
-        () => this.commitLease(r, install),
-        (e) => {
-          this.leaseUndurable(r, e);
-          throw e;
-        },
-      );
-      // a caller that drops the answer still must not leave this unhandled
-      ready.catch(() => undefined);
-    }
+    const ready = this.installWhenDurable(ticket, r, commit);
     // counted and announced as the line is written (a summary taken right
     // after the answer must include it; the live output needs no wake-up of
     // its own per fdatasync); the answer itself waits for durability
@@ -463,18 +448,7 @@ export class Resolver extends EventEmitter {
       this.countFailed();
       return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
     }
-    let ready: Promise<void> | undefined;
-    if (commit) {
-      const install = commit;
-      ready = this.faults.whenDurable(ticket).then(
-        () => this.commitLease(r, install),
-        (e) => {
-          this.leaseUndurable(r, e);
-          throw e;
-        },
-      );
-      ready.catch(() => undefined);
-    }
+    const ready = this.installWhenDurable(ticket, r, commit);
     this.stats[statKey(r)]++;
     if (r.action === 'deny') this.budget.note(Date.now());
     this.emit('resolved', { fault: logged, resolution: r, ctx, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
@@ -482,6 +456,26 @@ export class Resolver extends EventEmitter {
     const wire: Resolution = { ...r, fault_id: fault.fault_id };
     if (ready) return { resolution: wire, ticket, durable: ready, ready };
     return { resolution: wire, ticket, durable: opts.deferSync ? undefined : this.faults.whenDurable(ticket) };
+  }
+
+  /**
+   * A granted lease enters the kernel only once its resolution line
+   * (ticket) is durable, and the answer goes only after that (the promise
+   * returned); a line that never becomes durable grants nothing. undefined
+   * when there is nothing to install.
+   */
+  private installWhenDurable(ticket: number, r: Resolution, commit: (() => Promise<void>) | undefined): Promise<void> | undefined {
+    if (!commit) return undefined;
+    const ready = this.faults.whenDurable(ticket).then(
+      () => this.commitLease(r, commit),
+      (e) => {
+        this.leaseUndurable(r, e);
+        throw e;
+      },
+    );
+    // a caller that drops the answer still must not leave this unhandled
+    ready.catch(() => undefined);
+    return ready;
   }
 
   /** a refusal counted, not written: answered deny at once (a deny needs no durable line to be safe) */
