@@ -2,6 +2,7 @@
 // surface is typed here, in one place: every native function, class and
 // object the glue (addon/*.cc) exports, and nothing it does not.
 import * as path from 'node:path';
+import type { SyncStats } from './evidence/chain';
 import * as fs from 'node:fs';
 import { GenseeError } from './errors';
 import type { Family, Protocol } from './addr';
@@ -246,19 +247,7 @@ export interface NativeSyncLog {
   /** hold a requested sync up to delayUs while socket requests are being decided and not waiting (0: off) */
   siblings(delayUs: number): void;
   /** hist: fdatasync calls by latency, buckets of SYNC_HIST_BOUNDS_US (src/evidence/chain.ts) and one for the rest */
-  state(): {
-    written: number;
-    durable: number;
-    failed: number;
-    syncs: number;
-    lines: number;
-    syncUs: number;
-    maxSyncUs: number;
-    slowSyncs: number;
-    siblingWaits: number;
-    siblingWaitUs: number;
-    hist: number[];
-  };
+  state(): { written: number; durable: number; failed: number } & SyncStats;
   syncNow(): void;
   close(): void;
   ref(): void;

@@ -341,21 +341,7 @@ export class Resolver extends EventEmitter {
       await this.faults.flushNow();
       await new Promise((res) => setTimeout(res, this.testStallMs));
     }
-    let r: Resolution;
-    let delegateTool: string | undefined;
-    let commit: (() => Promise<void>) | undefined;
-    this.deciding++;
-    try {
-      const { delegate_tool, commit: c, ...d } = await this.decide(fault);
-      delegateTool = delegate_tool;
-      commit = c;
-      r = { fault_id: fault.fault_id, ...d };
-    } catch (e) {
-      r = { fault_id: fault.fault_id, action: 'deny', reason: 'backend_error' };
-      this.emit('backend_error', e);
-    } finally {
-      this.deciding--;
-    }
+    const { resolution: r, delegateTool, commit } = await this.decideOrDeny(fault);
     let ticket: number;
     try {
       ticket = this.faults.appendTicket(
@@ -418,17 +404,7 @@ export class Resolver extends EventEmitter {
     if (m.late) {
       r = { fault_id: logged.fault_id, action: 'deny', reason: 'resolver_restarted' };
     } else {
-      this.deciding++;
-      try {
-        const { delegate_tool: _d, commit: c, ...d } = await this.decide(logged);
-        commit = c;
-        r = { fault_id: logged.fault_id, ...d };
-      } catch (e) {
-        r = { fault_id: logged.fault_id, action: 'deny', reason: 'backend_error' };
-        this.emit('backend_error', e);
-      } finally {
-        this.deciding--;
-      }
+      ({ resolution: r, commit } = await this.decideOrDeny(logged));
     }
     let ticket: number;
     try {
@@ -456,6 +432,20 @@ export class Resolver extends EventEmitter {
     const wire: Resolution = { ...r, fault_id: fault.fault_id };
     if (ready) return { resolution: wire, ticket, durable: ready, ready };
     return { resolution: wire, ticket, durable: opts.deferSync ? undefined : this.faults.whenDurable(ticket) };
+  }
+
+  /** policy's decision on fault, counted in `deciding` while it runs; a backend that throws is a deny (backend_error) */
+  private async decideOrDeny(fault: Fault): Promise<{ resolution: Resolution; delegateTool?: string; commit?: () => Promise<void> }> {
+    this.deciding++;
+    try {
+      const { delegate_tool, commit, ...d } = await this.decide(fault);
+      return { resolution: { fault_id: fault.fault_id, ...d }, delegateTool: delegate_tool, commit };
+    } catch (e) {
+      this.emit('backend_error', e);
+      return { resolution: { fault_id: fault.fault_id, action: 'deny', reason: 'backend_error' } };
+    } finally {
+      this.deciding--;
+    }
   }
 
   /**
