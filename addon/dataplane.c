@@ -20,6 +20,8 @@
 #include <sys/file.h>
 #include <sys/utsname.h>
 #include <sys/stat.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "dataplane.h"
@@ -773,63 +775,166 @@ int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *er
 	return 0;
 }
 
-struct gs_events_ctx {
+/* The ring's consumer, without libbpf's ring_buffer: libbpf advances the
+ * consumer position past each record as soon as its callback returns, so a
+ * resolver killed between reading a record and writing its fault line lost
+ * it without a trace (issue 28). Here the position the kernel may reuse
+ * from (consumer_pos, in the map's first page, shared with every process
+ * that maps it) moves only on gs_events_ack(), once the record's line is
+ * durable; records read but not acked are read again by the next consumer
+ * (the successor of a killed resolver replays them).
+ *
+ * Wake-ups: the kernel wakes the map's waiters when a record is committed
+ * at the consumer position (adaptive notification), so while records are
+ * read but not acked, later ones come without a wake-up. Each ack is
+ * therefore followed by a read (gs_events_consume) that finds them. The map
+ * fd is polled edge-triggered through an epoll fd of our own: polled level-
+ * triggered it would be readable for as long as unacked records sit below
+ * the producer position. */
+struct gs_events {
+	int epfd;
+	size_t page;
+	uint64_t mask;
+	size_t data_sz;
+	void *cons_map; /* rw: consumer_pos at offset 0 */
+	void *prod_map; /* ro: producer_pos, then the data twice */
+	uint64_t *cons_pos;
+	uint64_t *prod_pos;
+	uint8_t *data;
+	uint64_t read_pos; /* next record to read (>= *cons_pos) */
+	uint32_t map_id;
 	gs_event_fn fn;
 	void *arg;
 };
 
-static int gs_events_trampoline(void *ctx, void *data, size_t size)
-{
-	struct gs_events_ctx *c = ctx;
-
-	if (size < sizeof(struct gs_fault_event))
-		return 0; /* not ours: ignore rather than stop the poll */
-	c->fn(c->arg, data);
-	return 0;
-}
-
-struct gs_events {
-	struct ring_buffer *rb;
-	struct gs_events_ctx ctx;
-};
-
 struct gs_events *gs_events_open(struct gs_dp *dp, gs_event_fn fn, void *arg, struct gs_err *err)
 {
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	struct epoll_event e = { .events = EPOLLIN | EPOLLET };
 	struct gs_events *ev = calloc(1, sizeof(*ev));
 
 	if (!ev) {
 		gs_errf(err, ENOMEM, "calloc", "ring buffer %s", GS_MAP_EVENTS);
 		return NULL;
 	}
-	ev->ctx.fn = fn;
-	ev->ctx.arg = arg;
-	ev->rb = ring_buffer__new(dp->events_fd, gs_events_trampoline, &ev->ctx, NULL);
-	if (!ev->rb) {
-		gs_errf(err, errno, "ring_buffer__new", "map %s", GS_MAP_EVENTS);
-		free(ev);
-		return NULL;
+	ev->epfd = -1;
+	ev->fn = fn;
+	ev->arg = arg;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(dp->events_fd, &info, &len)) {
+		gs_errf(err, errno, "bpf_obj_get_info_by_fd", "map %s", GS_MAP_EVENTS);
+		goto fail;
+	}
+	if (info.type != BPF_MAP_TYPE_RINGBUF || !info.max_entries || (info.max_entries & (info.max_entries - 1))) {
+		gs_errf(err, EINVAL, "bpf_obj_get_info_by_fd", "map %s is not a ring buffer (type %u, size %u)",
+			GS_MAP_EVENTS, info.type, info.max_entries);
+		goto fail;
+	}
+	ev->map_id = info.id;
+	ev->page = (size_t)sysconf(_SC_PAGESIZE);
+	ev->data_sz = info.max_entries;
+	ev->mask = info.max_entries - 1;
+	ev->cons_map = mmap(NULL, ev->page, PROT_READ | PROT_WRITE, MAP_SHARED, dp->events_fd, 0);
+	if (ev->cons_map == MAP_FAILED) {
+		ev->cons_map = NULL;
+		gs_errf(err, errno, "mmap", "consumer page of %s", GS_MAP_EVENTS);
+		goto fail;
+	}
+	/* the data is mapped twice in a row: a record that wraps reads as one */
+	ev->prod_map = mmap(NULL, ev->page + 2 * ev->data_sz, PROT_READ, MAP_SHARED, dp->events_fd, (off_t)ev->page);
+	if (ev->prod_map == MAP_FAILED) {
+		ev->prod_map = NULL;
+		gs_errf(err, errno, "mmap", "data of %s", GS_MAP_EVENTS);
+		goto fail;
+	}
+	ev->cons_pos = ev->cons_map;
+	ev->prod_pos = ev->prod_map;
+	ev->data = (uint8_t *)ev->prod_map + ev->page;
+	ev->read_pos = __atomic_load_n(ev->cons_pos, __ATOMIC_ACQUIRE);
+	ev->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (ev->epfd < 0) {
+		gs_errf(err, errno, "epoll_create1", "ring buffer %s", GS_MAP_EVENTS);
+		goto fail;
+	}
+	if (epoll_ctl(ev->epfd, EPOLL_CTL_ADD, dp->events_fd, &e)) {
+		gs_errf(err, errno, "epoll_ctl", "ring buffer %s", GS_MAP_EVENTS);
+		goto fail;
 	}
 	return ev;
+fail:
+	gs_events_close(ev);
+	return NULL;
 }
 
 int gs_events_fd(struct gs_events *ev)
 {
-	return ring_buffer__epoll_fd(ev->rb);
+	return ev->epfd;
 }
 
 int gs_events_consume(struct gs_events *ev, struct gs_err *err)
 {
-	int r = ring_buffer__consume(ev->rb);
+	struct epoll_event e;
+	uint64_t prod;
+	int n = 0;
 
-	if (r < 0)
-		return gs_errf(err, r, "ring_buffer__consume", "map %s", GS_MAP_EVENTS);
-	return r;
+	/* clear the edge: the next wake-up makes the fd readable again */
+	while (epoll_wait(ev->epfd, &e, 1, 0) > 0)
+		;
+	(void)err;
+	prod = __atomic_load_n(ev->prod_pos, __ATOMIC_ACQUIRE);
+	while (ev->read_pos < prod) {
+		const uint8_t *rec = ev->data + (ev->read_pos & ev->mask);
+		uint32_t hdr = __atomic_load_n((const uint32_t *)rec, __ATOMIC_ACQUIRE);
+		uint32_t sz;
+		uint64_t next;
+
+		if (hdr & BPF_RINGBUF_BUSY_BIT)
+			break; /* reserved, not yet committed: its commit wakes us or an ack finds it */
+		sz = hdr & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+		next = ev->read_pos + ((sz + BPF_RINGBUF_HDR_SZ + 7) & ~7u);
+		if (!(hdr & BPF_RINGBUF_DISCARD_BIT) && sz >= sizeof(struct gs_fault_event)) {
+			ev->fn(ev->arg, ev->read_pos, next, (const struct gs_fault_event *)(rec + BPF_RINGBUF_HDR_SZ));
+			n++;
+		}
+		/* a discarded or foreign record is passed over; it is acked with the next one */
+		ev->read_pos = next;
+		if (ev->read_pos >= prod)
+			prod = __atomic_load_n(ev->prod_pos, __ATOMIC_ACQUIRE);
+	}
+	return n;
+}
+
+int gs_events_ack(struct gs_events *ev, uint64_t pos, struct gs_err *err)
+{
+	uint64_t cons = __atomic_load_n(ev->cons_pos, __ATOMIC_ACQUIRE);
+
+	if (pos > ev->read_pos)
+		return gs_errf(err, EINVAL, "gs_events_ack", "position %llu is past what was read (%llu)",
+			       (unsigned long long)pos, (unsigned long long)ev->read_pos);
+	if (pos <= cons)
+		return 0; /* acked already (or by a predecessor) */
+	__atomic_store_n(ev->cons_pos, pos, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void gs_events_state(struct gs_events *ev, struct gs_events_pos *out)
+{
+	out->map_id = ev->map_id;
+	out->consumed = __atomic_load_n(ev->cons_pos, __ATOMIC_ACQUIRE);
+	out->produced = __atomic_load_n(ev->prod_pos, __ATOMIC_ACQUIRE);
+	out->read = ev->read_pos;
 }
 
 void gs_events_close(struct gs_events *ev)
 {
 	if (!ev)
 		return;
-	ring_buffer__free(ev->rb);
+	if (ev->epfd >= 0)
+		close(ev->epfd);
+	if (ev->prod_map)
+		munmap(ev->prod_map, ev->page + 2 * ev->data_sz);
+	if (ev->cons_map)
+		munmap(ev->cons_map, ev->page);
 	free(ev);
 }

@@ -83,12 +83,24 @@ int gs_counters_delete(struct gs_dp *dp, const struct gs_counter_key *keys, size
 int gs_stats_read(struct gs_dp *dp, uint64_t out[GS_STAT_MAX], struct gs_err *err);
 
 /* Ring-buffer fault events. fn is called once per gs_fault_event during
- * gs_events_consume(); poll gs_events_fd() for readiness. */
-typedef void (*gs_event_fn)(void *arg, const struct gs_fault_event *ev);
+ * gs_events_consume(), with the record's ring position and the position
+ * after it; poll gs_events_fd() for readiness. Nothing read is released to
+ * the kernel until gs_events_ack() names the position after it: a consumer
+ * that dies first leaves it to the next (see dataplane.c). */
+typedef void (*gs_event_fn)(void *arg, uint64_t pos, uint64_t end, const struct gs_fault_event *ev);
 struct gs_events;
+struct gs_events_pos {
+	uint32_t map_id;   /* the ring map's id: positions are the map's own */
+	uint64_t consumed; /* the kernel's consumer position (acked) */
+	uint64_t produced; /* the producer position */
+	uint64_t read;     /* read by this consumer */
+};
 struct gs_events *gs_events_open(struct gs_dp *dp, gs_event_fn fn, void *arg, struct gs_err *err);
 int gs_events_fd(struct gs_events *ev);
 int gs_events_consume(struct gs_events *ev, struct gs_err *err);
+/* Release everything before pos (the end of a record read) to the kernel. */
+int gs_events_ack(struct gs_events *ev, uint64_t pos, struct gs_err *err);
+void gs_events_state(struct gs_events *ev, struct gs_events_pos *out);
 void gs_events_close(struct gs_events *ev);
 
 #ifdef __cplusplus

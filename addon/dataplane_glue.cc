@@ -188,6 +188,8 @@ class DataPlane : public Nan::ObjectWrap {
                          {"startEvents", StartEvents},
                          {"stopEvents", StopEvents},
                          {"drainEvents", DrainEvents},
+                         {"ackEvents", AckEvents},
+                         {"eventsState", EventsState},
                          {"close", Close}});
   }
 
@@ -199,6 +201,7 @@ class DataPlane : public Nan::ObjectWrap {
   uv_poll_t *poll_ = nullptr;
   Nan::Callback on_events_;
   std::vector<gs_fault_event> pending_;
+  std::vector<uint64_t> pending_pos_;  // per event: its ring position, the position after it
 
   ~DataPlane() override { Shutdown(); }
 
@@ -373,7 +376,12 @@ class DataPlane : public Nan::ObjectWrap {
     info.GetReturnValue().Set(o);
   }
 
-  static void OnEvent(void *arg, const gs_fault_event *ev) { static_cast<DataPlane *>(arg)->pending_.push_back(*ev); }
+  static void OnEvent(void *arg, uint64_t pos, uint64_t end, const gs_fault_event *ev) {
+    DataPlane *self = static_cast<DataPlane *>(arg);
+    self->pending_.push_back(*ev);
+    self->pending_pos_.push_back(pos);
+    self->pending_pos_.push_back(end);
+  }
 
   static void OnReadable(uv_poll_t *h, int status, int) {
     DataPlane *self = static_cast<DataPlane *>(h->data);
@@ -394,14 +402,18 @@ class DataPlane : public Nan::ObjectWrap {
     }
     if (self->pending_.empty()) return;
     size_t n = self->pending_.size();
-    v8::Local<v8::Value> argv[] = {Nan::Null(), CopyBuffer(self->pending_.data(), n * sizeof(gs_fault_event))};
+    v8::Local<v8::Value> argv[] = {Nan::Null(), CopyBuffer(self->pending_.data(), n * sizeof(gs_fault_event)),
+                                   CopyBuffer(self->pending_pos_.data(), self->pending_pos_.size() * sizeof(uint64_t))};
     self->pending_.clear();
+    self->pending_pos_.clear();
     Nan::AsyncResource res("gensee:events");
-    self->on_events_.Call(2, argv, &res);
+    self->on_events_.Call(3, argv, &res);
   }
 
-  // startEvents(cb(err, Buffer of N*48 bytes)); the poll handle is unref'd
-  // so an idle event stream never keeps the process alive on its own.
+  // startEvents(cb(err, Buffer of N*48 bytes, Buffer of N*2 u64: each
+  // event's ring position and the position after it)); the poll handle is
+  // unref'd so an idle event stream never keeps the process alive on its
+  // own. Nothing is released to the kernel before ackEvents names it.
   static NAN_METHOD(StartEvents) {
     DataPlane *self = Self(info);
     if (!self) return;
@@ -429,6 +441,37 @@ class DataPlane : public Nan::ObjectWrap {
     DataPlane *self = Self(info);
     if (!self || !self->events_ || !self->poll_) return;
     OnReadable(self->poll_, 0, 0);
+  }
+
+  // ackEvents(end): the events read before ring position `end` are durable;
+  // the kernel may reuse their room. Events committed meanwhile (they come
+  // without a wake-up while older ones are unacked) are delivered before
+  // this returns.
+  static NAN_METHOD(AckEvents) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (!self->events_) return Nan::ThrowError("events not started");
+    if (info.Length() < 1 || !info[0]->IsNumber()) return Nan::ThrowTypeError("ackEvents(end): end must be a number");
+    double d = Nan::To<double>(info[0]).FromJust();
+    if (!(d >= 0) || d > 9007199254740991.0) return Nan::ThrowRangeError("ackEvents(end): end out of range");
+    gs_err err = {};
+    if (gs_events_ack(self->events_, static_cast<uint64_t>(d), &err)) return ThrowErr(err);
+    if (self->poll_) OnReadable(self->poll_, 0, 0);
+  }
+
+  // eventsState(): {mapId, consumed, produced, read} of the ring
+  static NAN_METHOD(EventsState) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (!self->events_) return Nan::ThrowError("events not started");
+    gs_events_pos p = {};
+    gs_events_state(self->events_, &p);
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Nan::Set(o, Nan::New("mapId").ToLocalChecked(), Nan::New<v8::Number>(p.map_id));
+    Nan::Set(o, Nan::New("consumed").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(p.consumed)));
+    Nan::Set(o, Nan::New("produced").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(p.produced)));
+    Nan::Set(o, Nan::New("read").ToLocalChecked(), Nan::New<v8::Number>(static_cast<double>(p.read)));
+    info.GetReturnValue().Set(o);
   }
 
   static NAN_METHOD(StopEvents) {

@@ -191,7 +191,10 @@ static __always_inline void gs_emit(const struct gs_lease_key *lk, __u8 reason, 
 	e->hook = hook;
 	e->_pad[0] = 0;
 	e->_pad[1] = 0;
-	bpf_ringbuf_submit(e, 0);
+	/* always wake the consumer: it keeps records it has read in the ring
+	 * until their lines are durable (addon/dataplane.c), and the kernel's
+	 * adaptive wake-up only fires for a record at the consumer position */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 /* The lease key of an IPv4 destination (address in network byte order). */

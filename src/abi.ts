@@ -134,6 +134,8 @@ export interface FaultEvent {
   socket?: SocketAttempt;
   /** family 1 events (hook unix): tuple is a placeholder */
   unix?: UnixAttempt;
+  /** where the record sat in the ring (src/dataplane.ts onEvents): its position and the one after it */
+  ring?: { pos: number; end: number };
 }
 
 /** A refused socket() or setsockopt() (fault event family 0): what was asked for. */

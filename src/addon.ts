@@ -27,6 +27,14 @@ export interface AddonAbi {
   frameTimeoutMs: number;
 }
 
+/** where a ring consumer stands (positions are bytes of the map's own, monotonic) */
+export interface RingState {
+  mapId: number;
+  consumed: number;
+  produced: number;
+  read: number;
+}
+
 export interface NativeDataPlane {
   leasePut(key: Buffer, value: Buffer): void;
   leaseGet(key: Buffer): Buffer | null;
@@ -42,11 +50,19 @@ export interface NativeDataPlane {
   ruleClear(kind: 0 | 1): void;
   /** delete counters (N packed gs_counter_key); returns how many existed */
   countersDelete(keys: Buffer): number;
-  /** cb(err, buf) with buf = N packed gs_fault_event records; ref keeps the loop alive */
-  startEvents(cb: (err: NodeJS.ErrnoException | null, buf?: Buffer) => void, ref?: boolean): void;
+  /**
+   * cb(err, buf, pos) with buf = N packed gs_fault_event records and pos =
+   * N pairs of u64 (the record's ring position, the position after it); ref
+   * keeps the loop alive. Nothing is released to the kernel before ackEvents.
+   */
+  startEvents(cb: (err: NodeJS.ErrnoException | null, buf?: Buffer, pos?: Buffer) => void, ref?: boolean): void;
   stopEvents(): void;
   /** what the ring holds now, handed to startEvents' callback before it returns */
   drainEvents(): void;
+  /** release the ring up to `end` (the end of a record read); delivers what came meanwhile before returning */
+  ackEvents(end: number): void;
+  /** the ring's map id and positions (consumed = acked, read by this consumer) */
+  eventsState(): RingState;
   close(): void;
 }
 

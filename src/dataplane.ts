@@ -2,7 +2,7 @@
 // operation, exact leases, counters and ring-buffer fault events.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadAddon, NativeDataPlane } from './addon';
+import { loadAddon, NativeDataPlane, RingState } from './addon';
 import { findCgroup2Mount } from './cgroup';
 import { Tuple, formatTuple } from './addr';
 import {
@@ -280,18 +280,41 @@ export class DataPlane {
     for (const k of uk) this.native.ruleSet(1, k, true);
   }
 
-  /** Deliver ring-buffer fault events as they arrive (uv_poll on the ring's epoll fd). */
-  onEvents(cb: (events: FaultEvent[]) => void, onError?: (e: Error) => void, opts: { ref?: boolean } = {}): void {
-    this.native.startEvents((err, buf) => {
+  /**
+   * Deliver ring-buffer fault events as they arrive (uv_poll on the ring's
+   * epoll fd), each with its ring position. With manualAck the kernel gets
+   * their room back only through ackEvents: a consumer that dies before
+   * acking leaves them to the next one (src/resolver/rejectloop.ts acks once
+   * each is durable); without, once cb returns.
+   */
+  onEvents(cb: (events: FaultEvent[]) => void, onError?: (e: Error) => void, opts: { ref?: boolean; manualAck?: boolean } = {}): void {
+    this.native.startEvents((err, buf, pos) => {
       if (err) {
         if (onError) onError(err);
         return;
       }
       if (!buf) return;
       const evs: FaultEvent[] = [];
-      for (let off = 0; off + FAULT_EVENT_SIZE <= buf.length; off += FAULT_EVENT_SIZE) evs.push(decodeFaultEvent(buf, off));
+      for (let off = 0, i = 0; off + FAULT_EVENT_SIZE <= buf.length; off += FAULT_EVENT_SIZE, i++) {
+        const ev = decodeFaultEvent(buf, off);
+        if (pos && pos.length >= (i + 1) * 16) ev.ring = { pos: Number(pos.readBigUInt64LE(i * 16)), end: Number(pos.readBigUInt64LE(i * 16 + 8)) };
+        evs.push(ev);
+      }
       cb(evs);
+      // without manualAck, released once the callback has them (as libbpf's consumer did)
+      const last = evs[evs.length - 1]?.ring;
+      if (!opts.manualAck && last) this.native.ackEvents(last.end);
     }, opts.ref ?? false);
+  }
+
+  /** the events read before ring position `end` are durable: release their room (delivers what came meanwhile) */
+  ackEvents(end: number): void {
+    this.native.ackEvents(end);
+  }
+
+  /** the ring's map id and positions */
+  eventsState(): RingState {
+    return this.native.eventsState();
   }
 
   stopEvents(): void {

@@ -8,6 +8,14 @@
 // the count, so the fault log itself says it is incomplete and by how much.
 // A loss leaves the ring full, so the drain that follows it sees it; stop()
 // looks once more for the last ones.
+//
+// Replay (issue 28): a record's room in the ring is given back to the
+// kernel (ackEvents) only once its line is durable, in ring order, so a
+// resolver killed between reading a record and writing its line leaves it
+// in the ring and the next one reads it again. Each line names its record
+// (ring_map, ring_pos): a successor skips the records a line already
+// covers (written, not yet acked when the predecessor died) and writes one
+// ring_replayed line saying how many it took over and how many it skipped.
 import type { DataPlane } from '../dataplane';
 import type { FaultEvent } from '../abi';
 import type { Fault } from '../protocol/types';
@@ -16,6 +24,7 @@ import { readStartTimeTicks } from './subject';
 import type { EventLog } from '../events/log';
 import { describeHookEvent, reportHookDenial, reportRecordsLost, ToolCgroups } from '../events/reporter';
 import { LEASE_HOOKS } from '../abi';
+import * as fs from 'node:fs';
 
 export interface RejectLoop {
   stop(): void;
@@ -24,10 +33,62 @@ export interface RejectLoop {
 }
 
 /** events: where each hook refusal becomes an egress_denied boundary event */
+/** records held unreleased past which the held suppressed count is written at once */
+const HELD_FLUSH = 4096;
+
 export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void, events?: EventLog, tools?: ToolCgroups): RejectLoop {
   let seq = 0;
+  let stopped = false;
   const inflight = new Set<Promise<unknown>>();
+  // records read, in ring order, waiting for their lines to be durable
+  const acks: { end: number; done: boolean }[] = [];
+  let ackHead = 0;
+  const ackFront = () => {
+    let end = -1;
+    while (ackHead < acks.length && acks[ackHead].done) end = acks[ackHead++].end;
+    if (ackHead > 1024 && ackHead * 2 > acks.length) {
+      acks.splice(0, ackHead);
+      ackHead = 0;
+    }
+    pollWhileHeld();
+    if (end < 0) return;
+    try {
+      dp.ackEvents(end);
+    } catch (e) {
+      // the consumer is closed (the operation stops): what was not acked is
+      // the next consumer's to read again, and skip by its ring_pos
+      if (!stopped) onError(e as Error);
+    }
+  };
+  // Hooks pinned by an older gensee wake the consumer only for a record at
+  // the released position: while records are held, look for new ones
+  // every 20 ms (this build's hooks wake it for every record)
+  let poll: NodeJS.Timeout | null = null;
+  const pollWhileHeld = () => {
+    const held = acks.length - ackHead;
+    if (held > 0 && !poll && !stopped) {
+      poll = setInterval(() => dp.drainEvents(), 20);
+      poll.unref();
+    } else if ((held === 0 || stopped) && poll) {
+      clearInterval(poll);
+      poll = null;
+    }
+    // a flood held behind the suppressed count's line: write it now
+    if (held > HELD_FLUSH) resolver.releaseHeld();
+  };
+  let replay: Replay | null = null;
+  let mapId = 0;
   const handle = (ev: FaultEvent) => {
+    let ack: { end: number; done: boolean } | null = null;
+    if (ev.ring) {
+      ack = { end: ev.ring.end, done: false };
+      acks.push(ack);
+      if (replay && replay.note(ev.ring.pos)) {
+        ack.done = true; // its line is in the log already
+        return;
+      }
+    }
+    const ring = ev.ring ? { map: mapId, pos: ev.ring.pos } : undefined;
     // read the start time at once: the process may be about to exit
     const start = readStartTimeTicks(ev.tgid);
     const id = `hk-${ev.bootNs}-${ev.tgid}-${++seq}`;
@@ -38,12 +99,11 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
       // nothing a lease can answer: a socket kind, an option, a bind or
       // listen, an AF_UNIX peer. Recorded; the kernel has already refused it.
       const d = describeHookEvent(ev);
-      track(resolver.refuse('policy_denied', `${d.what} (pid ${ev.tgid}, cgroup ${ev.cgroupId}, ebpf/${ev.hook})`, { via: 'cgroup_hook' }, id));
+      track(resolver.refuse('policy_denied', `${d.what} (pid ${ev.tgid}, cgroup ${ev.cgroupId}, ebpf/${ev.hook})`, { via: 'cgroup_hook', ring }, id), ack);
       return;
     }
     if (ev.tuple.protocol !== 'tcp' && ev.tuple.protocol !== 'udp') {
-      const p = resolver.refuse('malformed_fault', `hook event for protocol ${ev.tuple.protocol} has no lease form`, { via: 'cgroup_hook' }, id);
-      track(p);
+      track(resolver.refuse('malformed_fault', `hook event for protocol ${ev.tuple.protocol} has no lease form`, { via: 'cgroup_hook', ring }, id), ack);
       return;
     }
     const fault: Fault = {
@@ -57,30 +117,162 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
       observed_at_boot_ns: ev.bootNs,
       cgroup_id: ev.cgroupId,
     };
-    track(resolver.resolve(fault, { via: 'cgroup_hook', ...(tool ? { tool } : {}) }));
+    track(resolver.resolve(fault, { via: 'cgroup_hook', ring, ...(tool ? { tool } : {}) }), ack);
   };
-  const track = (p: Promise<unknown>) => {
+  const track = (p: Promise<unknown>, ack: { end: number; done: boolean } | null) => {
     const q = p.catch((e: Error) => onError(e)).finally(() => inflight.delete(q));
     inflight.add(q);
+    if (!ack) return;
+    // released once its line is durable (a refusal counted into the held
+    // suppressed count: once that count's line is); a line that could not
+    // be written is released too (the failed state counts what it denies)
+    void q.then(() => resolver.whenHeldWritten()).finally(() => {
+      ack.done = true;
+      ackFront();
+    });
   };
   const recordLost = lostRecorder(dp, resolver, onError, events);
+  // tests only (GENSEE_TEST_HOLD_RING, read nowhere else): read records and
+  // keep them, unwritten and unacked (a resolver killed here had them in
+  // hand and nothing in the log)
+  const hold = process.env.GENSEE_TEST_HOLD_RING === '1' ? { n: 0 } : null;
+  // nothing acked, no wake-up comes for the next record: look for it
+  if (hold) setInterval(() => dp.drainEvents(), 50).unref();
   dp.onEvents(
     (evs) => {
+      // after stop: left unacked in the ring, for whoever serves next
+      if (stopped) return;
+      if (hold) {
+        hold.n += evs.length;
+        process.stderr.write(`gensee: test: holding ${hold.n} ring record(s)\n`);
+        return;
+      }
       evs.forEach(handle);
+      // records already in the log (a replay) are released at once
+      ackFront();
       recordLost();
+      if (replay && replay.finished(dp)) {
+        writeReplayed(resolver, replay, onError);
+        replay = null;
+      }
     },
     onError,
-    { ref: false },
+    { ref: false, manualAck: true },
   );
+  try {
+    const st = dp.eventsState();
+    mapId = st.mapId;
+    // records a predecessor read and never acked: read again here; the last
+    // ring_pos in the log says which of them already have their line
+    if (st.produced > st.consumed) replay = new Replay(st.mapId, st.consumed, st.produced, lastRingMark(resolver.log.path, st.mapId));
+    if (process.env.GENSEE_DEBUG) process.stderr.write(`gensee: ring ${st.mapId}: consumed ${st.consumed}, produced ${st.produced}, read ${st.read}${replay ? `, last logged ${replay.logged}` : ''}\n`);
+  } catch (e) {
+    onError(e as Error);
+  }
   return {
     stop: () => {
-      dp.stopEvents();
+      stopped = true;
+      pollWhileHeld();
       recordLost();
     },
     idle: async () => {
       while (inflight.size) await Promise.all([...inflight]);
     },
   };
+}
+
+/** the records found in the ring at start, unacked by whoever read them before */
+class Replay {
+  records = 0;
+  skipped = 0;
+  constructor(
+    readonly mapId: number,
+    readonly from: number,
+    readonly to: number,
+    /** the last ring_pos a line in the log names (-1: none) */
+    readonly logged: number,
+  ) {}
+
+  /** a record read at pos; true when a line already covers it (skip it) */
+  note(pos: number): boolean {
+    if (pos >= this.to) return false;
+    this.records++;
+    if (pos <= this.logged) {
+      this.skipped++;
+      return true;
+    }
+    return false;
+  }
+
+  /** every record that was in the ring at start has been read */
+  finished(dp: DataPlane): boolean {
+    try {
+      return dp.eventsState().read >= this.to;
+    } catch {
+      return true;
+    }
+  }
+}
+
+function writeReplayed(resolver: Resolver, r: Replay, onError: (e: Error) => void): void {
+  try {
+    resolver.log.appendTicket(
+      {
+        kind: 'ring_replayed',
+        control: 'ebpf/gs_events_v1',
+        ring_map: r.mapId,
+        from_pos: r.from,
+        to_pos: r.to,
+        records: r.records,
+        already_logged: r.skipped,
+        detail: `${r.records} hook fault record(s) read by a resolver that stopped before releasing them were read again; ${r.skipped} already had their line`,
+      },
+      { sync: true, defer: true },
+    );
+  } catch (e) {
+    onError(e as Error);
+  }
+}
+
+/**
+ * The last ring position a line of the fault log names for this ring map
+ * (-1: none). Lines are written in ring order, so the last one found
+ * (reading back from the end) is the highest.
+ */
+export function lastRingMark(file: string, mapId: number): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return -1;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const chunk = 1 << 16;
+    let pos = size;
+    let tail = '';
+    while (pos > 0) {
+      const n = Math.min(chunk, pos);
+      pos -= n;
+      const buf = Buffer.alloc(n);
+      fs.readSync(fd, buf, 0, n, pos);
+      const text = buf.toString('latin1') + tail;
+      const lines = text.split('\n');
+      // the first piece may be the end of a line that starts further back
+      tail = pos > 0 ? lines.shift()! : '';
+      for (let i = lines.length - 1; i >= 0; i--) {
+        const m = /"ring_map":(\d+),"ring_pos":(\d+)/.exec(lines[i]);
+        if (m && Number(m[1]) === mapId) return Number(m[2]);
+      }
+    }
+    if (tail) {
+      const m = /"ring_map":(\d+),"ring_pos":(\d+)/.exec(tail);
+      if (m && Number(m[1]) === mapId) return Number(m[2]);
+    }
+    return -1;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**

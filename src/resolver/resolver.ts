@@ -32,6 +32,17 @@ export interface FaultContext {
   socket?: 'supervisor.sock' | 'control.sock' | 'events.sock';
   /** the executor tool call whose cgroup raised the fault (a hook refusal): named on the fault line */
   tool?: { tool_id: string; call_id: string };
+  /**
+   * a hook refusal: the ring (map id) and position its record was read
+   * from, written on its line as ring_map/ring_pos so a successor replaying
+   * records nobody acked knows which are already in the log
+   */
+  ring?: { map: number; pos: number };
+}
+
+/** the ring_map/ring_pos fields of a line for a hook record (none otherwise) */
+function ringFields(ctx: FaultContext): { ring_map?: number; ring_pos?: number } {
+  return ctx.ring ? { ring_map: ctx.ring.map, ring_pos: ctx.ring.pos } : {};
 }
 
 export interface ResolverScope {
@@ -136,6 +147,14 @@ export class Resolver extends EventEmitter {
   readonly undurable: { fault_id: string; lease: Record<string, unknown>; at: string; installed: false; error: string }[] = [];
   /** writes the held suppressed count once its second is over (a quiet spell after a flood) */
   private readonly budgetTimer: NodeJS.Timeout;
+  /**
+   * hook records counted into the held suppressed count: the last one's
+   * ring position goes on the suppressed line (a successor replaying the
+   * ring skips what a line already counts), and each waiter (a ring record
+   * acked only once its count is on disk) is told when that line is durable
+   */
+  private heldRing: { map: number; pos: number } | null = null;
+  private heldWaiters: (() => void)[] = [];
   /** calls drained from before a takeover (src/resolver/takeover.ts); null: none */
   takeover: Takeover | null = null;
   /** tests only (GENSEE_TEST_STALL_FAULT_MS, read nowhere else): stall after the fault line is written, before deciding */
@@ -223,11 +242,46 @@ export class Resolver extends EventEmitter {
   private flushSuppressed(now: number, force = false): void {
     const h = this.budget.take(now, this.space?.low ?? false, force);
     if (!h) return;
+    const ring = this.heldRing ? { ring_map: this.heldRing.map, ring_pos: this.heldRing.pos } : {};
+    const waiters = this.heldWaiters;
+    this.heldRing = null;
+    this.heldWaiters = [];
+    const release = () => waiters.forEach((w) => w());
     try {
-      this.faults.appendTicket({ kind: 'suppressed', ...h }, { sync: true, defer: true });
+      const t = this.faults.appendTicket({ kind: 'suppressed', ...h, ...ring }, { sync: true, defer: true });
+      this.faults.whenDurable(t).then(release, release);
     } catch (e) {
+      release();
       this.emit('backend_error', e);
     }
+  }
+
+  /**
+   * Resolves once the suppressed count held now (if any) is in a durable
+   * `suppressed` line: a hook record counted into it may be released from
+   * the ring then (src/resolver/rejectloop.ts). With the state disk low the
+   * count is held until space returns: it resolves at once (the ring must
+   * not fill behind a held count; a resolver killed meanwhile loses that
+   * count, as it did before rings were acked).
+   */
+  whenHeldWritten(): Promise<void> {
+    if (this.budget.pending === 0 || (this.space?.low ?? false) || this.failedMode) return Promise.resolve();
+    return new Promise((res) => this.heldWaiters.push(res));
+  }
+
+  /**
+   * Write the held suppressed count now, not when its second is over: the
+   * ring records counted into it wait for that line before their room is
+   * given back (a flood must not fill the ring behind it). Not with the
+   * state disk low (the count is held for space).
+   */
+  releaseHeld(): void {
+    if (this.budget.pending > 0 && !(this.space?.low ?? false) && !this.failedMode) this.flushSuppressed(Date.now(), true);
+  }
+
+  /** a hook record counted into the held count: its ring position goes on the suppressed line */
+  private noteHeld(ctx: FaultContext): void {
+    if (ctx.ring && (!this.heldRing || this.heldRing.map !== ctx.ring.map || ctx.ring.pos > this.heldRing.pos)) this.heldRing = { ...ctx.ring };
   }
 
   /** may a refusal of this reason be written now? (else it is counted) */
@@ -316,7 +370,10 @@ export class Resolver extends EventEmitter {
       if (reason === null && space?.level === 'critical') reason = 'backend_error';
       if (reason !== null) {
         this.flushSuppressed(now);
-        if (!this.budget.admit(now, reason, low, ctx.tool?.tool_id)) return this.suppress(fault, ctx, reason, t0, opts.deferSync === true);
+        if (!this.budget.admit(now, reason, low, ctx.tool?.tool_id)) {
+          this.noteHeld(ctx);
+          return this.suppress(fault, ctx, reason, t0, opts.deferSync === true);
+        }
         counted = true;
       }
     } else {
@@ -332,6 +389,7 @@ export class Resolver extends EventEmitter {
         via: ctx.via,
         peer: ctx.peer ?? null,
         ...(ctx.tool ? { tool_id: ctx.tool.tool_id, call_id: ctx.tool.call_id } : {}),
+        ...ringFields(ctx),
         fault: faultToJson(fault),
       },
       { sync: false, defer: true },
@@ -397,7 +455,7 @@ export class Resolver extends EventEmitter {
     const logged: Fault = m.originalId ? { ...fault, fault_id: m.originalId } : fault;
     const takeover = { answered_as: fault.fault_id, arrived_at_boot_ns: String(m.arrivedNs), waited_ms: m.waitedMs, ...(m.originalId ? { carried: true } : {}) };
     if (!m.originalId) {
-      this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, fault: faultToJson(fault) }, { sync: false, defer: true });
+      this.faults.appendTicket({ kind: 'fault', fault_id: fault.fault_id, via: ctx.via, peer: ctx.peer ?? null, ...ringFields(ctx), fault: faultToJson(fault) }, { sync: false, defer: true });
     }
     let r: Resolution;
     let commit: (() => Promise<void>) | undefined;
@@ -610,10 +668,11 @@ export class Resolver extends EventEmitter {
     }
     // a hook event gensee cannot turn into a fault is the workload's doing: under the refusal budget
     if (ctx.via === 'cgroup_hook' && !this.admitRefusal(reason)) {
+      this.noteHeld(ctx);
       this.emit('refused', { reason, detail, ctx, faultId });
       return { ticket: 0, durable: Promise.resolve() };
     }
-    const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null }, { sync: true });
+    const ticket = this.faults.appendTicket({ kind: 'refusal', fault_id: faultId, reason, detail: detail.slice(0, 300), via: ctx.via, peer: ctx.peer ?? null, ...ringFields(ctx) }, { sync: true });
     const durable = this.faults.whenDurable(ticket).then(() => {
       this.emit('refused', { reason, detail, ctx, faultId });
     });

@@ -1,0 +1,122 @@
+// Hook fault records survive a resolver killed with them in hand (issue 28):
+// the ring's room is given back to the kernel only once a record's line is
+// durable, so a `gensee supervise` killed -9 after reading records and
+// before writing their lines leaves them in the pinned ring, and the next
+// one reads them again and writes them (ring_replayed), none lost, none
+// counted twice. One killed after writing the lines and before releasing
+// them leaves records the log already has: the next one skips them by the
+// ring position each line carries (ring_map, ring_pos).
+import t from 'tap';
+import { execFile, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { tcpServer, waitFor, GENSEE_BIN } from '../helpers/kernel';
+import { supervisedOp, superviseProcess, faultLines } from '../helpers/supervisor';
+import type { Proc } from '../helpers/gensee';
+
+const K = 5;
+
+type Line = Record<string, unknown> & { kind?: string };
+
+function portOf(x: Line): number | undefined {
+  return (x.fault as { effect?: { network?: { port?: number } } } | undefined)?.effect?.network?.port;
+}
+
+/** a process in the cgroup connects once to each port (each refused by the hook: one ring record per port) */
+async function connectAll(cgroup: string, ports: number[]): Promise<string> {
+  const script = `echo $$ > ${path.join(cgroup, 'cgroup.procs')}; for p in ${ports.join(' ')}; do busybox nc 127.0.0.1 $p </dev/null >/dev/null 2>&1; echo rc=$?; done`;
+  const sh = spawn('sh', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  sh.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise((r) => sh.once('exit', r));
+  return out;
+}
+
+async function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const old: Record<string, string | undefined> = {};
+  for (const k of Object.keys(env)) {
+    old[k] = process.env[k];
+    process.env[k] = env[k];
+  }
+  try {
+    return await fn();
+  } finally {
+    for (const k of Object.keys(env)) {
+      if (old[k] === undefined) delete process.env[k];
+      else process.env[k] = old[k];
+    }
+  }
+}
+
+async function killed(p: Proc): Promise<void> {
+  p.kill('SIGKILL');
+  await p.exited;
+}
+
+function verify(stateDir: string, op: string): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) =>
+    execFile(process.execPath, [GENSEE_BIN, 'verify', '--op', op, '--state-dir', stateDir], { timeout: 120_000 }, (e, so, se) =>
+      resolve({ code: e ? ((e as { code?: number }).code ?? 1) : 0, out: so + se }),
+    ),
+  );
+}
+
+async function deniedPorts(t: Parameters<typeof tcpServer>[0]): Promise<number[]> {
+  const ports: number[] = [];
+  for (let i = 0; i < K; i++) ports.push((await tcpServer(t)).port);
+  return ports;
+}
+
+t.test('records a killed supervise read and never wrote are read again by the next one', async (t) => {
+  const ports = await deniedPorts(t);
+  const o = supervisedOp(t, 'gs-rr', { schema: 1, grants: [], leases: [], delegate: [] });
+  const p1 = await withEnv({ GENSEE_TEST_HOLD_RING: '1' }, () => superviseProcess(t, [...o.args, '--json'], 60_000));
+  const out = await connectAll(o.cgroup, ports);
+  t.equal((out.match(/rc=1/g) ?? []).length, K, 'every connect was refused by the hook');
+  await waitFor(() => new RegExp(`holding ${K} ring record`).test(p1.stderr), 60_000);
+  t.pass(`the first supervise read all ${K} records and holds them`);
+  await killed(p1);
+  const before = faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  t.equal(before.length, 0, 'it wrote none of them before it was killed');
+
+  const p2 = await superviseProcess(t, [...o.args, '--json'], 60_000);
+  await waitFor(() => faultLines(o.stateDir, o.op).some((x: Line) => x.kind === 'ring_replayed'), 60_000);
+  await waitFor(() => new Set(faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault').map(portOf)).size >= K, 60_000);
+  const lines = faultLines(o.stateDir, o.op) as Line[];
+  const faults = lines.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  t.same(faults.map(portOf).sort(), [...ports].sort(), 'the next supervise wrote one fault line per refused connect');
+  t.ok(faults.every((x) => typeof x.ring_map === 'number' && typeof x.ring_pos === 'number'), 'each fault line names its ring record');
+  const replayed = lines.find((x) => x.kind === 'ring_replayed')!;
+  t.match(replayed, { records: K, already_logged: 0, control: 'ebpf/gs_events_v1' }, 'ring_replayed: every held record, none in the log before');
+  t.notOk(lines.some((x) => x.kind === 'records_lost'), 'no record was lost');
+  await waitFor(() => faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'resolution').length >= K, 60_000);
+  await killed(p2);
+  const v = await verify(o.stateDir, o.op);
+  t.match(v.out, /verify .*: ok/, 'gensee verify passes across the kill and the replay');
+});
+
+t.test('records a killed supervise wrote and never released are not written twice', async (t) => {
+  const ports = await deniedPorts(t);
+  const o = supervisedOp(t, 'gs-rr2', { schema: 1, grants: [], leases: [], delegate: [] });
+  // the fault line is made durable, then the resolver stalls before deciding: the record stays unreleased
+  const p1 = await withEnv({ GENSEE_TEST_STALL_FAULT_MS: '600000' }, () => superviseProcess(t, [...o.args, '--json'], 60_000));
+  const out = await connectAll(o.cgroup, ports);
+  t.equal((out.match(/rc=1/g) ?? []).length, K, 'every connect was refused by the hook');
+  // no record is released while its line is unresolved: the next ones come by the ack's read, so wait for all K lines
+  await waitFor(() => faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault' && ports.includes(portOf(x)!)).length >= 1, 60_000);
+  await killed(p1);
+  const written = faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  t.ok(written.length >= 1, `the first supervise wrote ${written.length} fault line(s) and released none`);
+
+  const p2 = await superviseProcess(t, [...o.args, '--json'], 60_000);
+  await waitFor(() => faultLines(o.stateDir, o.op).some((x: Line) => x.kind === 'ring_replayed'), 60_000);
+  await waitFor(() => new Set(faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault').map(portOf)).size >= K, 60_000);
+  const lines = faultLines(o.stateDir, o.op) as Line[];
+  const faults = lines.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  t.same(faults.map(portOf).sort(), [...ports].sort(), 'exactly one fault line per refused connect across both supervisors');
+  const replayed = lines.find((x) => x.kind === 'ring_replayed')!;
+  t.match(replayed, { records: K, already_logged: written.length }, `ring_replayed: ${K} records, ${written.length} already in the log and skipped`);
+  t.notOk(lines.some((x) => x.kind === 'records_lost'), 'no record was lost');
+  await killed(p2);
+  const v = await verify(o.stateDir, o.op);
+  t.match(v.out, /verify .*: ok/, 'gensee verify passes');
+});
