@@ -552,6 +552,16 @@ export class Supervisor {
     return abandoned.faults;
   }
 
+  /**
+   * Hooks only (gensee supervise): once the ring's unreleased records have
+   * been read again, a carried hook fault whose record was not among them
+   * will not come: settle the takeover (those are closed as abandoned).
+   */
+  async settleAfterReplay(): Promise<string[]> {
+    await this.loop.replayed;
+    return this.settleTakeover();
+  }
+
   /** One adapter record in faults.jsonl (resolver_takeover, fdkeep_refused); resolves once durable. */
   recordFault(fields: Record<string, unknown>): Promise<void> {
     return this.faults.append(fields);

@@ -91,6 +91,9 @@ export async function run(argv: string[]): Promise<number> {
     detachOnExit: values.flags.has('detach-on-exit'),
     nft: values.flags.has('nft'),
     audit: values.flags.has('audit'),
+    // a hook fault the resolver before this one wrote and never decided:
+    // decided now if its record is still in the ring (src/resolver/rejectloop.ts)
+    carryOpenFaults: true,
     listen: values.listen !== undefined ? parseListen(values.listen) : undefined,
     metrics: values.metrics !== undefined ? parseListen(values.metrics) : undefined,
     // the container's resolv.conf names --dns-listen (the operator sets it: docs/design.md "Names in policy")
@@ -99,6 +102,7 @@ export async function run(argv: string[]): Promise<number> {
       : undefined,
   });
   await updateOperation(sup.stateDir, op, { resources });
+  void sup.settleAfterReplay().catch((e: Error) => process.stderr.write(`gensee: ${e.message}\n`));
   if (oldPid !== null && oldPid !== process.pid) {
     await sup.recordFault({
       kind: 'resolver_takeover',

@@ -27,6 +27,8 @@ import { LEASE_HOOKS } from '../abi';
 import * as fs from 'node:fs';
 
 export interface RejectLoop {
+  /** settles once the records found unreleased in the ring at start have been read (at once: none) */
+  replayed: Promise<void>;
   stop(): void;
   /** resolves when every event received so far has its resolution line */
   idle(): Promise<void>;
@@ -40,10 +42,14 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
   let seq = 0;
   let stopped = false;
   const inflight = new Set<Promise<unknown>>();
+  // tests only (GENSEE_TEST_HOLD_RING_ACK, read nowhere else): write every
+  // line, release nothing (a resolver killed between a durable line and its release)
+  const holdAcks = process.env.GENSEE_TEST_HOLD_RING_ACK === '1';
   // records read, in ring order, waiting for their lines to be durable
   const acks: { end: number; done: boolean }[] = [];
   let ackHead = 0;
   const ackFront = () => {
+    if (holdAcks) return;
     let end = -1;
     while (ackHead < acks.length && acks[ackHead].done) end = acks[ackHead++].end;
     if (ackHead > 1024 && ackHead * 2 > acks.length) {
@@ -77,20 +83,34 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
     if (held > HELD_FLUSH) resolver.releaseHeld();
   };
   let replay: Replay | null = null;
+  let replayDone: () => void = () => undefined;
+  const replayed = new Promise<void>((res) => (replayDone = res));
   let mapId = 0;
   const handle = (ev: FaultEvent) => {
     let ack: { end: number; done: boolean } | null = null;
+    let logged = false;
     if (ev.ring) {
       ack = { end: ev.ring.end, done: false };
       acks.push(ack);
-      if (replay && replay.note(ev.ring.pos)) {
-        ack.done = true; // its line is in the log already
-        return;
-      }
+      logged = replay !== null && replay.note(ev.ring.pos);
     }
     const ring = ev.ring ? { map: mapId, pos: ev.ring.pos } : undefined;
     // read the start time at once: the process may be about to exit
-    const start = readStartTimeTicks(ev.tgid);
+    let start = readStartTimeTicks(ev.tgid);
+    if (logged) {
+      // its line is in the log already. Still open (a carried fault: the
+      // resolver before this one died deciding it), it is decided now under
+      // its own fault id, as the subject its line names (the process may be
+      // gone: then it is denied invalid_subject); else it is done.
+      const c = resolver.takeover?.carriedAtRing(mapId, ev.ring!.pos);
+      if (!c) {
+        replay!.skipped++;
+        ack!.done = true;
+        return;
+      }
+      start = c.startTicks;
+      replay!.carried++;
+    }
     const id = `hk-${ev.bootNs}-${ev.tgid}-${++seq}`;
     // a tool call's cgroup (the executor registered it): its fault line names the tool
     const tool = tools?.get(ev.cgroupId);
@@ -106,17 +126,7 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
       track(resolver.refuse('malformed_fault', `hook event for protocol ${ev.tuple.protocol} has no lease form`, { via: 'cgroup_hook', ring }, id), ack);
       return;
     }
-    const fault: Fault = {
-      schema: 2,
-      operation_id: resolver.scope.id,
-      fault_id: id,
-      // a process already gone has no start time: recorded, denied invalid_subject
-      subject: { process: { pid: ev.tgid, start_time_ticks: start ?? 0 } },
-      effect: { network: { family: ev.tuple.family, protocol: ev.tuple.protocol, address: ev.tuple.address, port: ev.tuple.port } },
-      source: 'cgroup_hook',
-      observed_at_boot_ns: ev.bootNs,
-      cgroup_id: ev.cgroupId,
-    };
+    const fault: Fault = { ...hookFault(ev, start)!, operation_id: resolver.scope.id, fault_id: id };
     track(resolver.resolve(fault, { via: 'cgroup_hook', ring, ...(tool ? { tool } : {}) }), ack);
   };
   const track = (p: Promise<unknown>, ack: { end: number; done: boolean } | null) => {
@@ -154,6 +164,7 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
       if (replay && replay.finished(dp)) {
         writeReplayed(resolver, replay, onError);
         replay = null;
+        replayDone();
       }
     },
     onError,
@@ -165,11 +176,14 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
     // records a predecessor read and never acked: read again here; the last
     // ring_pos in the log says which of them already have their line
     if (st.produced > st.consumed) replay = new Replay(st.mapId, st.consumed, st.produced, lastRingMark(resolver.log.path, st.mapId));
+    if (!replay) replayDone();
     if (process.env.GENSEE_DEBUG) process.stderr.write(`gensee: ring ${st.mapId}: consumed ${st.consumed}, produced ${st.produced}, read ${st.read}${replay ? `, last logged ${replay.logged}` : ''}\n`);
   } catch (e) {
+    replayDone();
     onError(e as Error);
   }
   return {
+    replayed,
     stop: () => {
       stopped = true;
       pollWhileHeld();
@@ -181,10 +195,29 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
   };
 }
 
+/** the fault a lease-form hook record raises (ids left to the caller); null: it has no lease form */
+function hookFault(ev: FaultEvent, start: number | null): Fault | null {
+  if (!LEASE_HOOKS.has(ev.hook) || ev.socket || ev.unix || (ev.tuple.protocol !== 'tcp' && ev.tuple.protocol !== 'udp')) return null;
+  return {
+    schema: 2,
+    operation_id: '',
+    fault_id: '',
+    // a process already gone has no start time: recorded, denied invalid_subject
+    subject: { process: { pid: ev.tgid, start_time_ticks: start ?? 0 } },
+    effect: { network: { family: ev.tuple.family, protocol: ev.tuple.protocol, address: ev.tuple.address, port: ev.tuple.port } },
+    source: 'cgroup_hook',
+    observed_at_boot_ns: ev.bootNs,
+    cgroup_id: ev.cgroupId,
+  };
+}
+
 /** the records found in the ring at start, unacked by whoever read them before */
 class Replay {
   records = 0;
+  /** already in the log, decided: done */
   skipped = 0;
+  /** already in the log, left open by the resolver that died: decided now */
+  carried = 0;
   constructor(
     readonly mapId: number,
     readonly from: number,
@@ -193,15 +226,11 @@ class Replay {
     readonly logged: number,
   ) {}
 
-  /** a record read at pos; true when a line already covers it (skip it) */
+  /** a record read at pos; true when a line already covers it */
   note(pos: number): boolean {
     if (pos >= this.to) return false;
     this.records++;
-    if (pos <= this.logged) {
-      this.skipped++;
-      return true;
-    }
-    return false;
+    return pos <= this.logged;
   }
 
   /** every record that was in the ring at start has been read */
@@ -224,8 +253,9 @@ function writeReplayed(resolver: Resolver, r: Replay, onError: (e: Error) => voi
         from_pos: r.from,
         to_pos: r.to,
         records: r.records,
-        already_logged: r.skipped,
-        detail: `${r.records} hook fault record(s) read by a resolver that stopped before releasing them were read again; ${r.skipped} already had their line`,
+        already_logged: r.skipped + r.carried,
+        carried: r.carried,
+        detail: `${r.records} hook fault record(s) read by a resolver that stopped before releasing them were read again; ${r.skipped + r.carried} already had their fault line (${r.carried} of them still open, decided now)`,
       },
       { sync: true, defer: true },
     );

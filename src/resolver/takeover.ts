@@ -31,6 +31,8 @@ export interface CarriedFault {
   port: number;
   /** CLOCK_BOOTTIME ns the old resolver observed the call (0n: unknown) */
   observedNs: bigint;
+  /** a hook refusal: the ring record its fault line names (ring_map, ring_pos) */
+  ring?: { map: number; pos: number };
 }
 
 export interface TakeoverMatch {
@@ -76,6 +78,13 @@ export class Takeover {
     return [...this.carried.values()].map((c) => c.faultId);
   }
 
+  /** the carried fault whose line names this ring record (without matching it) */
+  carriedAtRing(map: number, pos: number): CarriedFault | undefined {
+    if (this.settled) return undefined;
+    for (const c of this.carried.values()) if (c.ring && c.ring.map === map && c.ring.pos === pos) return c;
+    return undefined;
+  }
+
   /** Is this fault a call drained from before the takeover? Each is matched once. */
   match(f: Fault): TakeoverMatch | null {
     if (this.settled || (this.carried.size === 0 && this.arrivals.size === 0)) return null;
@@ -92,7 +101,9 @@ export class Takeover {
     if (c && c.observedNs > 0n && c.observedNs < arrived) arrived = c.observedNs;
     const now = this.now();
     const waited = now > arrived ? now - arrived : 0n;
-    const late = waited > this.deadlineNs;
+    // a hook refusal waits for nothing (the kernel answered EPERM at once; a
+    // lease only lets its retry through): never late
+    const late = f.source !== 'cgroup_hook' && waited > this.deadlineNs;
     if (c) this.stats.matchedCarried++;
     else this.stats.matchedArrivals++;
     if (late) this.stats.late++;
@@ -112,6 +123,8 @@ export class Takeover {
 interface FaultLine {
   kind?: string;
   fault_id?: string;
+  ring_map?: number;
+  ring_pos?: number;
   fault?: {
     subject?: { process?: { pid?: number; start_time_ticks?: number | string } };
     effect?: { network?: { protocol?: string; address?: string; port?: number } };
@@ -149,7 +162,8 @@ export async function openFaultsOf(file: string): Promise<{ carried: CarriedFaul
     } catch {
       observed = 0n;
     }
-    carried.push({ faultId: v.fault_id, pid: p.pid, startTicks: Number(p.start_time_ticks), protocol: n.protocol, address: n.address, port: n.port, observedNs: observed });
+    const ring = typeof v.ring_map === 'number' && typeof v.ring_pos === 'number' ? { ring: { map: v.ring_map, pos: v.ring_pos } } : {};
+    carried.push({ faultId: v.fault_id, pid: p.pid, startTicks: Number(p.start_time_ticks), protocol: n.protocol, address: n.address, port: n.port, observedNs: observed, ...ring });
     open.delete(v.fault_id);
   }
   return { carried, other: [...open] };

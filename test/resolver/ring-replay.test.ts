@@ -114,8 +114,35 @@ t.test('records a killed supervise wrote and never released are not written twic
   const faults = lines.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
   t.same(faults.map(portOf).sort(), [...ports].sort(), 'exactly one fault line per refused connect across both supervisors');
   const replayed = lines.find((x) => x.kind === 'ring_replayed')!;
-  t.match(replayed, { records: K, already_logged: written.length }, `ring_replayed: ${K} records, ${written.length} already in the log and skipped`);
+  t.match(replayed, { records: K, already_logged: written.length, carried: written.length }, `ring_replayed: ${K} records, ${written.length} already in the log, still open`);
+  const resolvedIds = new Set(lines.filter((x) => x.kind === 'resolution').map((x) => x.fault_id));
+  t.ok(faults.every((x) => resolvedIds.has(x.fault_id)), 'every fault line has its resolution: the open ones were decided under their own ids by the next supervise');
+  t.notOk(lines.some((x) => x.kind === 'abandoned' || (x.kind === 'resolution' && (x.resolution as { reason?: string }).reason === 'abandoned')), 'none was abandoned');
   t.notOk(lines.some((x) => x.kind === 'records_lost'), 'no record was lost');
+  await killed(p2);
+  const v = await verify(o.stateDir, o.op);
+  t.match(v.out, /verify .*: ok/, 'gensee verify passes');
+});
+
+t.test('records a killed supervise decided and never released are skipped, not decided again', async (t) => {
+  const ports = await deniedPorts(t);
+  const o = supervisedOp(t, 'gs-rr3', { schema: 1, grants: [], leases: [], delegate: [] });
+  const p1 = await withEnv({ GENSEE_TEST_HOLD_RING_ACK: '1' }, () => superviseProcess(t, [...o.args, '--json'], 60_000));
+  const out = await connectAll(o.cgroup, ports);
+  t.equal((out.match(/rc=1/g) ?? []).length, K, 'every connect was refused by the hook');
+  const mine = (ls: Line[]) => ls.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  await waitFor(() => {
+    const ls = faultLines(o.stateDir, o.op) as Line[];
+    const ids = new Set(ls.filter((x) => x.kind === 'resolution').map((x) => x.fault_id));
+    return mine(ls).length === K && mine(ls).every((x) => ids.has(x.fault_id));
+  }, 60_000);
+  t.pass(`the first supervise wrote and decided all ${K}, and released none`);
+  await killed(p1);
+  const p2 = await superviseProcess(t, [...o.args, '--json'], 60_000);
+  await waitFor(() => faultLines(o.stateDir, o.op).some((x: Line) => x.kind === 'ring_replayed'), 60_000);
+  const lines = faultLines(o.stateDir, o.op) as Line[];
+  t.equal(mine(lines).length, K, 'no second fault line for any of them');
+  t.match(lines.find((x) => x.kind === 'ring_replayed'), { records: K, already_logged: K, carried: 0 }, 'ring_replayed: all read again, all skipped');
   await killed(p2);
   const v = await verify(o.stateDir, o.op);
   t.match(v.out, /verify .*: ok/, 'gensee verify passes');
