@@ -151,7 +151,8 @@ const clock = () => performance.now();
 
 export class LeaseScan {
   private readonly native: NativeDataPlane;
-  private lastDump: LeaseDump | null = null;
+  /** the last dump, as its parts (the one-piece scan's: one part) */
+  private lastDump: LeaseDump[] | null = null;
   private scansSinceFull = 0;
   /** the record's leases changed since the last scan */
   private dirty = true;
@@ -181,7 +182,9 @@ export class LeaseScan {
     const dirty = this.dirty;
     this.dirty = false;
     const kernel = this.native.leaseList();
-    if (this.unchanged(kernel, dirty, now, nextExpiry)) return null;
+    const last = this.lastDump;
+    this.lastDump = [kernel];
+    if (this.unchanged(last !== null && last.length === 1 && samePart(kernel, last[0]), dirty, now, nextExpiry, kernel.count)) return null;
     const byKey = new Map<string, LeaseRecord>();
     for (const l of leases()) byKey.set(this.kernelForm(l).key, l);
     const at = clockOf(now);
@@ -220,20 +223,23 @@ export class LeaseScan {
       c0 = process.cpuUsage();
     };
     try {
-      // the dump, in parts
+      // the dump, in parts, each compared with the last dump's part of the
+      // same rank as it comes (an unchanged map is cut at the same buckets)
       const parts: LeaseDump[] = [];
+      const last = this.lastDump;
+      let same = last !== null;
+      let count = 0;
       for (let cursor = -1; ; ) {
         const p = this.native.leaseListPart(cursor, PART_ENTRIES);
+        same &&= parts.length < last!.length && samePart(p, last![parts.length]);
         parts.push(p);
+        count += p.count;
         if (p.next === -1) break;
         cursor = p.next;
         await yieldIfDue();
       }
-      const kernel: LeaseDump =
-        parts.length === 1
-          ? parts[0]
-          : { count: parts.reduce((n, p) => n + p.count, 0), keys: Buffer.concat(parts.map((p) => p.keys)), values: Buffer.concat(parts.map((p) => p.values)) };
-      if (this.unchanged(kernel, dirty, now, nextExpiry)) return null;
+      this.lastDump = parts;
+      if (this.unchanged(same && parts.length === last!.length, dirty, now, nextExpiry, count)) return null;
       // the record's index: the array as it is now (never edited in place: an edit makes a new one)
       const recs = leases();
       const byKey = new Map<string, LeaseRecord>();
@@ -243,9 +249,11 @@ export class LeaseScan {
       }
       const at = clockOf(now);
       const res = compared();
-      for (let i = 0; i < kernel.count; i++) {
-        this.compare(kernel, i, byKey, at, res);
-        if (i % CLOCK_EVERY === CLOCK_EVERY - 1) await yieldIfDue();
+      for (const part of parts) {
+        for (let i = 0; i < part.count; i++) {
+          this.compare(part, i, byKey, at, res);
+          if (i % CLOCK_EVERY === CLOCK_EVERY - 1) await yieldIfDue();
+        }
       }
       return this.goneFrom(byKey, res);
     } finally {
@@ -364,23 +372,15 @@ export class LeaseScan {
     return f;
   }
 
-  /** true: this dump cannot change the comparison (scan()'s null); it becomes the last one either way */
-  private unchanged(raw: LeaseDump, dirty: boolean, now: bigint, nextExpiry: bigint): boolean {
-    const last = this.lastDump;
-    this.lastDump = raw;
-    if (
-      last !== null &&
-      !dirty &&
-      ++this.scansSinceFull < FULL_SCAN_EVERY &&
-      (nextExpiry === 0n || nextExpiry > now) &&
-      raw.count === last.count &&
-      raw.keys.equals(last.keys) &&
-      raw.values.equals(last.values)
-    ) {
-      return true;
-    }
+  /**
+   * true: this dump cannot change the comparison (scan()'s null): it is byte
+   * for byte the last one (`sameDump`), the record did not change, no expiry
+   * is due, and the last full comparison is recent
+   */
+  private unchanged(sameDump: boolean, dirty: boolean, now: bigint, nextExpiry: bigint, count: number): boolean {
+    if (sameDump && !dirty && ++this.scansSinceFull < FULL_SCAN_EVERY && (nextExpiry === 0n || nextExpiry > now)) return true;
     this.scansSinceFull = 0;
-    if (this.tupleCache.size > 2 * raw.count + 1024) this.tupleCache.clear();
+    if (this.tupleCache.size > 2 * count + 1024) this.tupleCache.clear();
     return false;
   }
 
@@ -391,6 +391,11 @@ export class LeaseScan {
     if (!tuple) this.tupleCache.set(kk, (tuple = decodeLeaseKey(raw.keys, i * LEASE_KEY_SIZE)));
     return { tuple, ...decodeLeaseValue(raw.values, i * LEASE_VALUE_SIZE) };
   }
+}
+
+/** two dump parts byte for byte the same */
+function samePart(a: LeaseDump, b: LeaseDump): boolean {
+  return a.count === b.count && a.keys.equals(b.keys) && a.values.equals(b.values);
 }
 
 /** the same kernel entry: generation, expiry and flags as compared (uses_left moves with every use) */
