@@ -274,7 +274,8 @@ export class LeaseScan {
    */
   settle(found: ScanResult, current: (key: string) => LeaseRecord | undefined, now: bigint): Settled {
     const out: Settled = { expired: [], adopt: [], gone: [], stale: 0, failed: 0 };
-    const same = (l: LeaseRecord | Lease, s: Seen) => current(leaseKey('tuple' in l ? l.tuple : l)) === s.rec;
+    // keyed by the record lease compared, when there was one (its address as recorded)
+    const same = (l: LeaseRecord | Lease, s: Seen) => current(leaseKey(s.rec ?? ('tuple' in l ? l.tuple : l))) === s.rec;
     const ask = found.expired.filter((e) => e.seen.value !== null && same(e.lease, e.seen));
     out.stale += found.expired.length - ask.length;
     if (ask.length) {
