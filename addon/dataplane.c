@@ -716,6 +716,82 @@ int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys, struct gs_lease_
 		       err);
 }
 
+int gs_lease_list_part(struct gs_dp *dp, int64_t cursor, size_t max, struct gs_lease_key **keys,
+		       struct gs_lease_value **vals, size_t *n, int64_t *next, struct gs_err *err)
+{
+	size_t cap = max < 64 ? 64 : max;
+	__u32 in = cursor < 0 ? 0 : (__u32)cursor, out = 0;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	*keys = malloc(cap * sizeof(**keys));
+	*vals = malloc(cap * sizeof(**vals));
+	if (!*keys || !*vals)
+		goto nomem;
+	for (;;) {
+		__u32 count = (__u32)cap;
+		int r = bpf_map_lookup_batch(dp->leases_fd, cursor < 0 ? NULL : &in, &out, *keys, *vals, &count, &opts);
+
+		if (r == 0 || errno == ENOENT) {
+			*n = count;
+			*next = r == 0 ? (int64_t)out : -1;
+			return 0;
+		}
+		if (errno == ENOSPC) {
+			/* one bucket larger than the room: grow and retry */
+			char *k = (char *)*keys, *v = (char *)*vals;
+			int g = gs_dump_grow(&k, &v, &cap, sizeof(**keys), sizeof(**vals));
+
+			*keys = (struct gs_lease_key *)k;
+			*vals = (struct gs_lease_value *)v;
+			if (g)
+				goto nomem;
+			continue;
+		}
+		if (cursor < 0 && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP)) {
+			/* kernel without batch ops for this map: the whole map, one part */
+			free(*keys);
+			free(*vals);
+			*next = -1;
+			return gs_lease_list(dp, keys, vals, n, err);
+		}
+		gs_errf(err, errno, "bpf_map_lookup_batch", "map %s", GS_MAP_LEASES);
+		goto fail;
+	}
+nomem:
+	gs_errf(err, ENOMEM, "malloc", "dump of map %s", GS_MAP_LEASES);
+fail:
+	free(*keys);
+	free(*vals);
+	*keys = NULL;
+	*vals = NULL;
+	return -1;
+}
+
+size_t gs_lease_del_if(struct gs_dp *dp, const struct gs_lease_key *keys, const struct gs_lease_value *expect, size_t n,
+		       uint64_t now_boot_ns, uint8_t *out)
+{
+	size_t i, failed = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct gs_lease_value *e = &expect[i];
+		struct gs_lease_value v;
+
+		if (bpf_map_lookup_elem(dp->leases_fd, &keys[i], &v)) {
+			out[i] = errno == ENOENT ? GS_DEL_IF_ABSENT : GS_DEL_IF_FAILED;
+		} else if (v.generation != e->generation || v.expires_boot_ns != e->expires_boot_ns ||
+			   v.flags != e->flags || !(gs_lease_expired(&v, now_boot_ns) || gs_lease_spent(&v))) {
+			out[i] = GS_DEL_IF_KEPT;
+		} else if (bpf_map_delete_elem(dp->leases_fd, &keys[i]) == 0) {
+			out[i] = GS_DEL_IF_REMOVED;
+		} else {
+			out[i] = errno == ENOENT ? GS_DEL_IF_ABSENT : GS_DEL_IF_FAILED;
+		}
+		if (out[i] == GS_DEL_IF_FAILED)
+			failed++;
+	}
+	return failed;
+}
+
 int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys, uint64_t **sums, size_t *n, struct gs_err *err)
 {
 	uint64_t *percpu = NULL;

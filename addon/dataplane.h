@@ -75,6 +75,30 @@ int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *
  * kernel lacks it. */
 int gs_lease_list(struct gs_dp *dp, struct gs_lease_key **keys, struct gs_lease_value **vals, size_t *n,
 		  struct gs_err *err);
+/* One part of a lease-map dump, for a reading split over several turns of
+ * the event loop (src/envelope/lease-scan.ts): at most about max entries
+ * (whole hash buckets; more when one bucket is larger), from cursor (-1: the
+ * start) on. *next is the cursor of the next part, -1 after the last. Parts
+ * taken at different instants are no snapshot: an entry added or removed in
+ * between may be missed, none is seen twice (a bucket is read whole, and an
+ * entry never changes bucket). Without batch lookups in the kernel the first
+ * part is the whole map. */
+int gs_lease_list_part(struct gs_dp *dp, int64_t cursor, size_t max, struct gs_lease_key **keys,
+		       struct gs_lease_value **vals, size_t *n, int64_t *next, struct gs_err *err);
+/* gs_lease_del_if's outcome for each key */
+#define GS_DEL_IF_ABSENT 0  /* no entry for the key */
+#define GS_DEL_IF_REMOVED 1 /* it was the expected one, dead: removed */
+#define GS_DEL_IF_KEPT 2    /* not the expected entry, or alive: left alone */
+#define GS_DEL_IF_FAILED 3  /* the lookup or the delete failed: left alone */
+/* Compare-and-delete, for the expiry sweep: remove each keys[i] whose entry
+ * still has expect[i]'s generation, expiry and flags and is dead at
+ * now_boot_ns (gs_lease_expired or gs_lease_spent, on the value read now).
+ * The hooks only spend and give back uses, which never revives a dead
+ * entry; every other writer of an operation's map is its resolver's event
+ * loop, the thread that calls this, so nothing replaces the entry between
+ * the look and the delete. out[i]: GS_DEL_IF_*. Returns how many failed. */
+size_t gs_lease_del_if(struct gs_dp *dp, const struct gs_lease_key *keys, const struct gs_lease_value *expect, size_t n,
+		       uint64_t now_boot_ns, uint8_t *out);
 /* Counters with per-CPU values summed. */
 int gs_counters_read(struct gs_dp *dp, struct gs_counter_key **keys, uint64_t **sums, size_t *n, struct gs_err *err);
 /* Delete counters (of a retired generation, after its final harvest). */

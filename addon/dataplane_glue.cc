@@ -182,6 +182,8 @@ class DataPlane : public Nan::ObjectWrap {
                          {"ruleClear", RuleClear},
                          {"leaseTopUp", LeaseTopUp},
                          {"leaseList", LeaseList},
+                         {"leaseListPart", LeaseListPart},
+                         {"leaseDelIf", LeaseDelIf},
                          {"countersRead", CountersRead},
                          {"statsRead", StatsRead},
                          {"countersDelete", CountersDelete},
@@ -340,6 +342,55 @@ class DataPlane : public Nan::ObjectWrap {
   }
 
   static NAN_METHOD(LeaseList) { Table(info, gs_lease_list, "values"); }
+
+  // leaseListPart(cursor, max) → {count, keys, values, next}: one part of a
+  // dump (gs_lease_list_part); cursor -1 starts, next -1 ends
+  static NAN_METHOD(LeaseListPart) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (info.Length() < 2 || !info[0]->IsNumber() || !info[1]->IsUint32())
+      return Nan::ThrowTypeError("leaseListPart(cursor, max): numbers");
+    double c = Nan::To<double>(info[0]).FromJust();
+    if (c != -1 && (c < 0 || c > 0xffffffffu || c != static_cast<double>(static_cast<int64_t>(c))))
+      return Nan::ThrowRangeError("cursor must be -1 or a cursor leaseListPart returned");
+    gs_lease_key *keys = nullptr;
+    gs_lease_value *vals = nullptr;
+    size_t n = 0;
+    int64_t next = -1;
+    gs_err err = {};
+    if (gs_lease_list_part(&self->dp_, static_cast<int64_t>(c), Nan::To<uint32_t>(info[1]).FromJust(), &keys, &vals, &n,
+                           &next, &err))
+      return ThrowErr(err);
+    v8::Local<v8::Object> o = Nan::New<v8::Object>();
+    Set(o, "count", Nan::New<v8::Number>(static_cast<double>(n)));
+    Set(o, "keys", CopyBuffer(keys, n * sizeof(*keys)));
+    Set(o, "values", CopyBuffer(vals, n * sizeof(*vals)));
+    Set(o, "next", Nan::New<v8::Number>(static_cast<double>(next)));
+    free(keys);
+    free(vals);
+    info.GetReturnValue().Set(o);
+  }
+
+  // leaseDelIf(keys, expected values, nowBootNs) → Buffer of one GS_DEL_IF_*
+  // per key: the expiry sweep's compare-and-delete (gs_lease_del_if)
+  static NAN_METHOD(LeaseDelIf) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    if (info.Length() < 3 || !node::Buffer::HasInstance(info[0]) || !node::Buffer::HasInstance(info[1]) ||
+        !info[2]->IsBigInt())
+      return Nan::ThrowTypeError("leaseDelIf(keys: Buffer, values: Buffer, nowBootNs: bigint)");
+    size_t klen = node::Buffer::Length(info[0]), vlen = node::Buffer::Length(info[1]);
+    size_t n = klen / sizeof(gs_lease_key);
+    if (klen % sizeof(gs_lease_key) || vlen != n * sizeof(gs_lease_value))
+      return Nan::ThrowRangeError("keys and values must be N lease keys and N lease values");
+    bool lossless = false;
+    uint64_t now = info[2].As<v8::BigInt>()->Uint64Value(&lossless);
+    if (!lossless) return Nan::ThrowRangeError("nowBootNs must be a u64");
+    std::vector<uint8_t> out(n);
+    gs_lease_del_if(&self->dp_, reinterpret_cast<const gs_lease_key *>(node::Buffer::Data(info[0])),
+                    reinterpret_cast<const gs_lease_value *>(node::Buffer::Data(info[1])), n, now, out.data());
+    info.GetReturnValue().Set(CopyBuffer(out.data(), n));
+  }
 
   static NAN_METHOD(CountersRead) { Table(info, gs_counters_read, "sums"); }
 

@@ -8,6 +8,7 @@ import { benchCounters } from './counters';
 import { benchDeadlines } from './deadlines';
 import { Progress } from '../src/progress';
 import { benchStartup } from './startup';
+import { benchLeaseScan } from './leasescan';
 
 const sections: Record<string, () => Promise<void>> = {
   dataplane: () => benchDataplane({ n: quick() ? 2000 : 10000, rounds: quick() ? 3 : 7 }),
@@ -15,6 +16,7 @@ const sections: Record<string, () => Promise<void>> = {
   counters: () => benchCounters({ leases: quick() ? 2000 : 10000, seconds: quick() ? 3 : 5 }),
   pause: () => benchPause({ n: quick() ? 2000 : 10000, rounds: quick() ? 2 : 5, newDest: quick() ? 300 : 2000, slowWarm: quick() ? 1000 : 10000 }),
   startup: () => benchStartup({ rounds: quick() ? 3 : 7, newDest: quick() ? 100 : 300 }),
+  leasescan: () => benchLeaseScan({ leases: quick() ? 5000 : 15000, rounds: quick() ? 3 : 7 }),
   deadlines: () => benchDeadlines({ trials: quick() ? 3 : 8, faults: quick() ? 200 : 1000, leases: quick() ? 4 : 10, quietMs: quick() ? 3500 : 6500, rounds: quick() ? 3 : 7 }),
 };
 

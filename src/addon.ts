@@ -42,6 +42,18 @@ export interface NativeDataPlane {
   /** run the lease top-up program on a gs_topup_args (rewritten in place); its gs_topup_status */
   leaseTopUp(args: Buffer): number;
   leaseList(): { count: number; keys: Buffer; values: Buffer };
+  /**
+   * One part of a dump of the lease map, from `cursor` (-1: the start), of
+   * about `max` entries (whole hash buckets); `next` is -1 after the last part
+   * (addon/dataplane.h gs_lease_list_part: parts are no snapshot together)
+   */
+  leaseListPart(cursor: number, max: number): { count: number; keys: Buffer; values: Buffer; next: number };
+  /**
+   * Compare-and-delete (gs_lease_del_if): remove each key whose entry still
+   * has the expected value's generation, expiry and flags and is dead at
+   * `nowBootNs`. One byte per key: 0 absent, 1 removed, 2 kept, 3 failed.
+   */
+  leaseDelIf(keys: Buffer, values: Buffer, nowBootNs: bigint): Buffer;
   countersRead(): { count: number; keys: Buffer; sums: Buffer };
   statsRead(): { lostEvents: bigint; counterFull: bigint; socketRefused: bigint; unixRefused: bigint };
   /** add (present) or remove one listen (kind 0, gs_listen_key) or unix (kind 1, gs_unix_key) rule */

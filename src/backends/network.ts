@@ -165,6 +165,11 @@ export class NetworkBackend {
     return this.rec.generation;
   }
 
+  /** the record's lease on a key (leaseKey), as it is now: O(1) (the expiry sweep's re-check, lease-scan.ts settle) */
+  recordedLease(key: string): LeaseRecord | undefined {
+    return this.leases().get(key);
+  }
+
   private sink: InstallSink | null = null;
 
   /** Report installs to `sink` from now on (the supervisor, once the envelope runs). */

@@ -16,9 +16,16 @@
 // envelope.
 //
 // A reading (periodic, and at a lease's expiry: schedule.ts):
-//   1. compare the kernel lease map with the record (lease-scan.ts)
-//   2. remove expired and used-up leases, record those removed out of band
-//      and adopt those added out of band, each change as a generation
+//   1. compare the kernel lease map with the record (lease-scan.ts), in
+//      slices of ~2 ms with a turn of the event loop between two, so a
+//      fault is not held up behind 15,000 leases' comparison; the resolver
+//      may install, replace or top up leases between the slices
+//   2. in one synchronous step: re-check each candidate the comparison
+//      found (settle: neither its kernel entry nor its record lease moved
+//      since; expired entries leave the kernel only by compare-and-delete),
+//      then remove expired and used-up leases, record those removed out of
+//      band and adopt those added out of band, each change as a
+//      generation. A candidate that moved is left for the next reading.
 //   3. harvest the counters, record what ended, retire generations no
 //      lease tags any more
 //   4. nft counters when due, then persist totals (recorder.ts)
@@ -55,7 +62,7 @@ import type { Resolver } from '../resolver/resolver';
 import type { ControlHandler, ControlPeer, ControlRoutes, EnvelopeCommand, SupervisorCommand } from './control-types';
 import { compact, editLeases, findGeneration, isPolicyReason, markRevoked, needsCompaction, planHandover } from './generations';
 import { InstallLedger } from './installs';
-import { LeaseScan } from './lease-scan';
+import { LeaseScan, ScanResult } from './lease-scan';
 import { NftMirror } from './nft-mirror';
 import { CounterRecorder, Ended, dest, tupleOf } from '../counters/recorder';
 import { ReadingSchedule } from './schedule';
@@ -239,10 +246,13 @@ export class Envelope {
     this.tickPending = true;
     return this.locked(async () => {
       this.tickPending = false;
+      const net = this.o.network;
+      // step 1, in slices (no lock is needed against the resolver: step 2 re-checks)
+      const found = await this.scan.scanSliced(() => net.record.leases, bootNs(), this.nextExpiry);
       const t0 = process.hrtime.bigint();
       const at = new Date().toISOString();
-      const changed = this.sweepAndSample(at);
-      this.stats.lastTickMs = Number(process.hrtime.bigint() - t0) / 1e6;
+      const changed = this.sweepAndSample(at, found);
+      this.stats.lastTickMs = Number(process.hrtime.bigint() - t0) / 1e6 + this.scan.stats.busyMs;
       this.stats.tickMs += this.stats.lastTickMs;
       this.stats.ticks++;
       await this.nftSample(false);
@@ -251,13 +261,16 @@ export class Envelope {
     });
   }
 
-  /** The synchronous part of a reading. Returns true when the record's leases or generations changed. */
-  private sweepAndSample(at: string): boolean {
+  /**
+   * The synchronous part of a reading (step 2 on): acts on what the scan
+   * found once settle() confirmed it. Returns true when the record's leases
+   * or generations changed.
+   */
+  private sweepAndSample(at: string, scanned: ScanResult | null): boolean {
     const net = this.o.network;
     const dp = this.o.dp;
     const now = bootNs();
-    const found = this.scan.scan(() => net.record.leases, now, this.nextExpiry);
-    if (found === null) {
+    if (scanned === null) {
       // nothing moved in the lease map: harvest only
       const ended = this.installs.takeReplaced();
       const s = this.recorder.sample();
@@ -274,6 +287,9 @@ export class Envelope {
       this.recorder.append(lines, at);
       return changed;
     }
+    // what still holds; the expired kernel entries are out (compare-and-delete)
+    const found = this.scan.settle(scanned, (k) => net.recordedLease(k), now);
+    if (found.failed) this.o.onError(new Error(`lease sweep: ${found.failed} expired lease(s) could not be removed; left for the next reading`));
     const expired = found.expired.map((e) => ({ lease: 'tuple' in e.lease ? leaseRecordOf(e.lease) : e.lease, why: e.why }));
     const gone = found.gone;
     const ended: Ended[] = this.installs.takeReplaced();
@@ -292,7 +308,6 @@ export class Envelope {
     if (expired.length) {
       const g = this.newGeneration('lease_expired', { leases: expired.length }, at);
       for (const e of expired) {
-        dp.removeLease(tupleOf(e.lease));
         remove.add(leaseKey(e.lease));
         ended.push({ lease: e.lease, kind: 'lease_expired', extra: { why: e.why, expires_at_boot_ns: e.lease.expires_at_boot_ns, in_generation: g } });
         this.mirror.retire(leaseKey(e.lease), tupleOf(e.lease));
@@ -322,7 +337,7 @@ export class Envelope {
     }
     const base = net.record;
     let rec = base;
-    this.nextExpiry = found.next;
+    this.nextExpiry = scanned.next;
     const s = this.recorder.sample();
     const r = this.retire(rec, ended.map((e) => e.lease.generation), at);
     rec = r.rec;
