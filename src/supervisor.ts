@@ -235,6 +235,7 @@ export class Supervisor {
         const attaching = o.attaching ?? attachHooksAsync(o.op, cgroup, { guardParent: o.guardParent });
         try {
           warmResolver();
+          mark('sup: resolver warmed (the attach still running)');
         } finally {
           await stack.open('hooks', () => attaching, () => detachHooks(o.op));
         }

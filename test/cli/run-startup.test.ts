@@ -52,7 +52,7 @@ function gensee(args: string[], env: NodeJS.ProcessEnv = {}, node: string[] = []
   });
 }
 
-t.test('gensee run -- true loads neither run fault nor prom-client', async (t) => {
+t.test('gensee run -- true loads neither run fault, prom-client, ws, the control code, DNS nor the report', async (t) => {
   if (!requireKernel(t)) return;
   const st = shortStateDir(t);
   const dir = t.testdir({});
@@ -67,6 +67,11 @@ t.test('gensee run -- true loads neither run fault nor prom-client', async (t) =
   t.ok(mods.some((m) => m.endsWith(path.join('dist', 'src', 'supervisor.js'))), 'and so is the supervisor');
   t.notOk(mods.some((m) => m.endsWith(path.join('dist', 'src', 'cli', 'runfault.js'))), 'run fault is not loaded');
   t.notOk(mods.some((m) => m.includes(`${path.sep}prom-client${path.sep}`)), 'prom-client is not loaded');
+  // loaded at first use: a WebSocket subscriber, a control request, DNS served, --report
+  t.notOk(mods.some((m) => m.includes(`${path.sep}node_modules${path.sep}ws${path.sep}`)), 'ws is not loaded (no subscriber)');
+  t.notOk(mods.some((m) => m.endsWith(path.join('dist', 'src', 'gen', 'control.js'))), 'the control.proto code is not loaded (no control request)');
+  t.notOk(mods.some((m) => m.includes(path.join('dist', 'src', 'dns') + path.sep)), 'the DNS stub\'s code is not loaded (--no-dns)');
+  t.notOk(mods.some((m) => m.endsWith(path.join('dist', 'src', 'report', 'report.js'))), 'the report is not loaded (no --report)');
 
   // `gensee run fault` still finds its module
   const f = await gensee(['run', 'fault']);
