@@ -167,19 +167,8 @@ export async function run(argv: string[]): Promise<number> {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new GenseeError('E_OP_EXISTS', `cgroup ${cgroup} already exists: operation ${op} is running or was not cleaned up`);
     throw e;
   }
-  // the hooks' load, verifier and attach start now, on a worker thread,
-  // while this thread loads the supervisor's code and applies the limits;
-  // Supervisor.start awaits it before anything else of it is made, and the
-  // workload starts only after Supervisor.start (the fail-closed order is
-  // the same). Pins left by an earlier run (--keep-hooks): Supervisor.start
-  // checks and reuses them, as before.
+  // the hooks' attach started below (undefined: none, or pins of an earlier run)
   let attaching: Promise<string> | undefined;
-  if (!fs.existsSync(pinDirFor(op))) {
-    attaching = attachHooksAsync(op, cgroup, { guardParent: parent });
-    // awaited (and its error thrown) by Supervisor.start or by the clean-up below
-    attaching.catch(() => {});
-  }
-  mark('run: attach started');
 
   let sup: Supervisor | null = null;
   let limits: AppliedLimits | null = null;
@@ -196,6 +185,18 @@ export async function run(argv: string[]): Promise<number> {
       (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
     );
   try {
+    // the hooks' load, verifier and attach start now, on a worker thread,
+    // while this thread loads the supervisor's code and applies the limits;
+    // Supervisor.start awaits it before it makes anything else, and the
+    // workload starts only after Supervisor.start (the fail-closed order is
+    // the same). Pins left by an earlier run (--keep-hooks): Supervisor.start
+    // checks and reuses them, as before.
+    if (!fs.existsSync(pinDirFor(op))) {
+      attaching = attachHooksAsync(op, cgroup, { guardParent: parent });
+      // awaited, and its error thrown, by Supervisor.start or by the clean-up below
+      attaching.catch(() => {});
+    }
+    mark('run: attach started');
     // the rest of gensee run's code: loaded while the hooks attach
     const [{ Supervisor }, { launchUnderBoundary, workloadIdFor }, { PauseAdapter }, { startRefusalRecorder }] = await Promise.all([
       import('../supervisor'),
@@ -354,9 +355,23 @@ export async function run(argv: string[]): Promise<number> {
     mark('run: limit cgroups removed');
     if (sup) await sup.stop({ close: true }).catch((e: Error) => process.stderr.write(`gensee: stop: ${e.message}\n`));
     mark('run: supervisor stopped');
-    // an attach started above that Supervisor.start did not take over (a
-    // step before it failed): settled before its pins are looked at
-    if (attaching) await attaching.catch(() => {});
+    // an attach started above whose Supervisor.start did not return (a step
+    // before it, or it, failed): settled, then its hooks come off whatever
+    // --keep-hooks says, as a failed Supervisor.start's own attach always
+    // did (no process can be in the cgroup: CMD starts after it returned)
+    if (attaching && !sup) {
+      const attached = await attaching.then(
+        () => true,
+        () => false,
+      );
+      if (attached) {
+        try {
+          detachHooks(op);
+        } catch (e) {
+          process.stderr.write(`gensee: detach: ${(e as Error).message}\n`);
+        }
+      }
+    }
     if (!values.flags.has('keep-hooks') && cgroupKilled) {
       try {
         detachHooks(op);

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { ChainedLog } from '../../src/evidence/chain';
+import { findCgroup2Mount } from '../../src/cgroup';
 import { attachHooksAsync, detachHooks, hooksAttached } from '../../src/dataplane';
 import { pinDirFor } from '../../src/bpffs';
 import { requireKernel, uniqueName, testCgroup, GENSEE_BIN, PROBE, timeScaled } from '../helpers/kernel';
@@ -51,6 +52,21 @@ function gensee(args: string[], env: NodeJS.ProcessEnv = {}, node: string[] = []
     c.on('close', (code) => resolve({ code, out, err }));
   });
 }
+
+t.test('gensee run: an attach started before Supervisor.start is detached when Supervisor.start fails', async (t) => {
+  if (!requireKernel(t)) return;
+  // the attach starts once the record and the cgroup exist; Supervisor.start
+  // then refuses a socket path over 107 bytes before it takes the attach over
+  const op = uniqueName('gs-early');
+  const base = shortStateDir(t);
+  const st = path.join(base, 'x'.repeat(Math.max(1, 108 - `${base}/network-operations/${op}/supervisor.sock`.length)));
+  fs.mkdirSync(st, { mode: 0o700 });
+  const r = await gensee(['run', '--state-dir', st, '--op', op, '--no-dns', '--', '/bin/true']);
+  t.equal(r.code, 125, 'gensee run fails as its own failure (125)');
+  t.match(r.err, /socket path .* bytes; unix sockets allow 107/, 'because of the socket path, in Supervisor.start');
+  t.notOk(fs.existsSync(pinDirFor(op)), 'the hooks its attach pinned are detached: no pin dir');
+  t.notOk(fs.existsSync(path.join(findCgroup2Mount(), process.env.GENSEE_CGROUP_PARENT ?? 'gensee', op)), 'and the cgroup is removed');
+});
 
 t.test('gensee run -- true loads neither run fault, prom-client, ws, the control code, DNS nor the report', async (t) => {
   if (!requireKernel(t)) return;
