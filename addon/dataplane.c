@@ -93,6 +93,23 @@ static void gs_set_unix_attach(struct gensee_bpf *skel)
 					      (enum bpf_attach_type)GS_ATTACH_UNIX_SENDMSG);
 }
 
+/* GENSEE_TRACE_STARTUP=1: the parts of an attach on stderr, one line
+ * ("gensee-trace-attach: ..."), for a person profiling the start-up. */
+static int gs_trace_on(void)
+{
+	const char *v = getenv("GENSEE_TRACE_STARTUP");
+
+	return v && v[0] == '1' && v[1] == '\0';
+}
+
+static double gs_trace_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void gs_path(char *out, size_t n, const char *dir, const char *name)
 {
 	snprintf(out, n, "%s/%s", dir, name);
@@ -353,6 +370,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 	char p[4352];
 	int cg_fd = -1, i, rc = -1;
 	struct gs_err ignored;
+	int trace = gs_trace_on();
+	double t0 = trace ? gs_trace_ms() : 0, t_open = 0, t_guard = 0, t_load = 0, t_agg = 0, t_pins = 0;
 
 	cg_fd = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg_fd < 0)
@@ -370,6 +389,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 		gs_errf(err, errno, "bpf_object__open", "gensee.bpf.o (embedded skeleton)");
 		goto out;
 	}
+	if (trace)
+		t_open = gs_trace_ms();
 	skel->rodata->gs_emit_events = opts->emit_events ? 1 : 0;
 	skel->rodata->gs_count_allows = opts->count_allows ? 1 : 0;
 	gs_set_unix_attach(skel);
@@ -403,10 +424,14 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 			close(sk_fd);
 		}
 	}
+	if (trace)
+		t_guard = gs_trace_ms();
 	if (gensee_bpf__load(skel)) {
 		gs_errf(err, errno, "bpf_object__load", "gensee programs (verifier log above on stderr)");
 		goto out;
 	}
+	if (trace)
+		t_load = gs_trace_ms();
 
 	/* per-verdict aggregate counters: present before the first call, so a
 	 * full map still counts every verdict (see gs_count) */
@@ -432,6 +457,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 		}
 		free(zero);
 	}
+	if (trace)
+		t_agg = gs_trace_ms();
 
 	maps[0] = skel->maps.gs_leases_v1;
 	maps[1] = skel->maps.gs_counters_v1;
@@ -446,6 +473,8 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 			goto out;
 		}
 	}
+	if (trace)
+		t_pins = gs_trace_ms();
 
 	progs[0] = skel->progs.gs_connect4;
 	progs[1] = skel->progs.gs_connect6;
@@ -472,6 +501,15 @@ int gs_dp_attach(const char *pin_dir, const char *cgroup_path, const struct gs_a
 		}
 	}
 	rc = 0;
+	if (trace) {
+		double t_end = gs_trace_ms();
+
+		fprintf(stderr,
+			"gensee-trace-attach: open %.1f ms, guard %.1f ms, load (vmlinux BTF, maps, verifier) %.1f ms, "
+			"aggregate counters %.1f ms, map pins %.1f ms, %d links attached and pinned %.1f ms; total %.1f ms\n",
+			t_open - t0, t_guard - t_open, t_load - t_guard, t_agg - t_load, t_pins - t_agg, gs_links_n(),
+			t_end - t_pins, t_end - t0);
+	}
 out:
 	/* Closing our link fds leaves the pinned links attached: the boundary
 	 * outlives this process by design. */

@@ -8,9 +8,6 @@ import { attachHooksAsync, detachHooks, hooksAttached, DataPlane, describeDestin
 import { pinDirFor } from './bpffs';
 import * as fs from 'node:fs';
 import { GenseeError } from './errors';
-import { parsePolicy, policyHash } from './protocol/json';
-import type { Policy } from './protocol/types';
-import { readFileNoFollow } from './state/fsutil';
 import { createOperation, openOperation, opDir, readKey, updateOperation, OperationRecord } from './state/operation';
 import { readNetwork, writeNetwork, beginGeneration, leaseKey, LeaseRecord } from './state/network';
 import { ChainedLog } from './evidence/chain';
@@ -37,11 +34,13 @@ import type { MetricsServer } from './metrics/http';
 import { operationCommands } from './envelope/commands';
 import { OpenStack } from './lifecycle';
 import { withServedGrants } from './protocol/ip';
-import { startDnsService, stubAddressFor, DnsService } from './dns/service';
+// the DNS stub's code: loaded when the operation serves DNS (startOperationDns)
+import type { DnsService } from './dns/service';
 import type { Upstream } from './dns/stub';
 import type { CounterRecorder } from './counters/recorder';
 
-export const POLICY_MAX_BYTES = 64 * 1024;
+export { POLICY_MAX_BYTES, loadPolicyFile, type LoadedPolicy } from './policy-file';
+import type { LoadedPolicy } from './policy-file';
 
 /**
  * GENSEE_ON_EVIDENCE_FAILURE=exit: a supervisor whose evidence cannot be
@@ -65,23 +64,6 @@ function siblingDelayUs(): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 100000) throw new GenseeError('E_USAGE', `GENSEE_SYNC_SIBLING_US must be an integer 0..100000 (µs), not ${JSON.stringify(v)}`);
   return n;
-}
-
-export interface LoadedPolicy {
-  policy: Policy;
-  hash: string;
-}
-
-/** Read and validate a policy file (no symlinks, ≤ 64 KiB, schema-checked). */
-export async function loadPolicyFile(file: string): Promise<LoadedPolicy> {
-  const bytes = await readFileNoFollow(path.resolve(file), POLICY_MAX_BYTES);
-  let json: unknown;
-  try {
-    json = JSON.parse(bytes.toString('utf8'));
-  } catch (e) {
-    throw new GenseeError('E_BAD_JSON', `policy ${file}: not JSON: ${(e as Error).message}`);
-  }
-  return { policy: parsePolicy(json), hash: policyHash(bytes) };
 }
 
 export interface OperationSummary {
@@ -137,6 +119,17 @@ export interface SupervisorOptions {
    * as abandoned at once (src/resolver/takeover.ts; settleTakeover())
    */
   carryOpenFaults?: boolean;
+  /**
+   * the hooks' attach, already started by the caller (attachHooksAsync for
+   * this op and cgroup, on a worker thread) while it loaded the rest of its
+   * code (src/cli/run.ts): awaited here as this call's own attach would be,
+   * and detached again if a later step fails (should this call fail before
+   * it awaits it, the caller's clean-up detaches it: run.ts's does, after
+   * the attach has settled). The caller starts it only for
+   * an op with no pin dir (the native attach's mkdir of the pin dir fails
+   * otherwise), so it stands for "hooks not pinned before".
+   */
+  attaching?: Promise<string>;
 }
 
 export class Supervisor {
@@ -223,7 +216,8 @@ export class Supervisor {
       throw new GenseeError('E_OP_EXISTS', `operation ${o.op} exists for cgroup ${existing.cgroup}, not ${cgroup}`);
     }
     // a pin dir without its hooks is a partial one: refused, nothing created
-    const pinned = fs.existsSync(pinDirFor(o.op));
+    // (an attach the caller started made the pin dir: not pinned before)
+    const pinned = !o.attaching && fs.existsSync(pinDirFor(o.op));
     if (pinned && !hooksAttached(o.op)) {
       throw new GenseeError('E_STATE', `operation ${o.op} has a partial pin dir ${pinDirFor(o.op)}; run 'gensee hooks detach --op ${o.op}'`);
     }
@@ -238,9 +232,10 @@ export class Supervisor {
       if (!pinned) {
         // the load and the verifier on a worker thread; this one warms the
         // resolver meanwhile (issue 15: before any fault, off the workload's calls)
-        const attaching = attachHooksAsync(o.op, cgroup, { guardParent: o.guardParent });
+        const attaching = o.attaching ?? attachHooksAsync(o.op, cgroup, { guardParent: o.guardParent });
         try {
           warmResolver();
+          mark('sup: resolver warmed (the attach still running)');
         } finally {
           await stack.open('hooks', () => attaching, () => detachHooks(o.op));
         }
@@ -736,6 +731,7 @@ async function startOperationDns(
   d: { upstream: Upstream; listen?: { host: string; port: number } },
   x: { cgroup: string; resolver: Resolver; network: NetworkBackend; events: EventLog; recorder: CounterRecorder; onError: (e: Error) => void },
 ): Promise<DnsService> {
+  const { startDnsService, stubAddressFor } = await import('./dns/service');
   for (let attempt = 0; ; attempt++) {
     const listen = d.listen ?? { host: stubAddressFor(op, attempt), port: 53 };
     try {

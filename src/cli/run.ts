@@ -19,9 +19,8 @@
 // to stdout. They go to stderr (text, or JSON with --json), where CMD's
 // stderr may hold lines that look like them: that is for people. A machine
 // reads --json-out FILE, which only gensee can write.
-import { parseListen } from '../events/stream';
-import { hostUpstream, type Upstream } from '../dns/stub';
-import { parseUpstream, resolvConfText } from '../dns/service';
+import type { StreamListen } from '../events/stream';
+import type { Upstream } from '../dns/stub';
 import { hostRules } from '../protocol/ip';
 import type { Policy } from '../protocol/types';
 import * as fs from 'node:fs';
@@ -32,19 +31,19 @@ import { parse, liveOut, liveTo, flushLive, requireOp } from './args';
 import { openJsonOut, writeAll } from './json-out';
 import { GenseeError } from '../errors';
 import { findCgroup2Mount, removeEmptyCgroup, killCgroupAndWait } from '../cgroup';
-import { Supervisor, loadPolicyFile, LoadedPolicy } from '../supervisor';
+import type { Supervisor } from '../supervisor';
+import { loadPolicyFile, type LoadedPolicy } from '../policy-file';
 import { parsePolicy, policyHash } from '../protocol/json';
 import { resolveStateDir, readKey, updateOperation, openOperation, createOperation, OperationRecord } from '../state/operation';
 import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { PACKAGE_ROOT, loadAddon } from '../addon';
-import { startRefusalRecorder } from '../pause/refusals';
 import { requireKernelFeatures } from './doctor';
-import { launchUnderBoundary, workloadIdFor, WorkloadIdentityOption } from '../pause/launch';
-import { PauseAdapter, PauseOutcome } from '../pause/adapter';
+import type { WorkloadIdentityOption } from '../pause/launch';
+import type { PauseAdapter, PauseOutcome } from '../pause/adapter';
 import { pinDirFor } from '../bpffs';
-import { detachHooks } from '../dataplane';
+import { attachHooksAsync, detachHooks } from '../dataplane';
 import { formatResolved, formatRefused } from './live';
-import { buildReport, parseReportTarget, renderReport } from '../report/report';
+import type { ReportFormat } from '../report/report';
 import type { DnsAnsweredEvent, DnsRefusedEvent, ResolvedEvent } from '../resolver/resolver';
 import type { FaultContext } from '../resolver/resolver';
 import { formatTuple } from '../addr';
@@ -68,14 +67,16 @@ function defaultPolicy(): LoadedPolicy {
  * else the host's resolver configuration. Without an upstream a policy with
  * host rules is an error; one without runs with no stub (--no-dns: never).
  */
-function runDns(policy: Policy, upstream: string | undefined, off: boolean): { upstream: Upstream } | null {
+async function runDns(policy: Policy, upstream: string | undefined, off: boolean): Promise<{ upstream: Upstream } | null> {
   const named = hostRules(policy).length > 0;
   if (off) {
     if (upstream !== undefined) throw new GenseeError('E_USAGE', '--dns-upstream and --no-dns exclude each other');
     if (named) throw new GenseeError('E_USAGE', '--no-dns: the policy names hosts, which only the DNS stub can resolve into leases');
     return null;
   }
-  if (upstream !== undefined) return { upstream: parseUpstream(upstream) };
+  // the DNS code only when DNS is served (--no-dns does not load it)
+  if (upstream !== undefined) return { upstream: (await import('../dns/service')).parseUpstream(upstream) };
+  const { hostUpstream } = await import('../dns/stub');
   try {
     return { upstream: hostUpstream() };
   } catch (e) {
@@ -106,7 +107,7 @@ export async function run(argv: string[]): Promise<number> {
     report: { type: 'string' },
   }, false);
   const audit = values.flags.has('audit');
-  const reportTo = values.report !== undefined ? parseReportTarget(values.report) : null;
+  const reportTo: { file: string; format: ReportFormat } | null = values.report !== undefined ? (await import('../report/report')).parseReportTarget(values.report) : null;
   if (process.getuid && process.getuid() !== 0) throw new GenseeError('E_NOT_ROOT', 'gensee run needs root (cgroups, BPF, seccomp listener)');
   // before anything is made: a kernel that lacks what the boundary needs is named, not met halfway
   mark('run: modules loaded');
@@ -115,11 +116,11 @@ export async function run(argv: string[]): Promise<number> {
   const op = values.op !== undefined ? requireOp(values.op) : `run-${process.pid}-${randomBytes(3).toString('hex')}`;
   const hostRoot = values.flags.has('host-root');
   if (hostRoot && values.user !== undefined) throw new GenseeError('E_USAGE', `--user and --host-root exclude each other: ${usage}`);
-  const identity: WorkloadIdentityOption = hostRoot ? { kind: 'host_root' } : values.user !== undefined ? { kind: 'user', user: values.user } : { kind: 'userns', ...workloadIdFor(op) };
   const policy = values.policy ? await loadPolicyFile(values.policy) : defaultPolicy();
-  const listen = values.listen !== undefined ? parseListen(values.listen) : undefined;
-  const metrics = values.metrics !== undefined ? parseListen(values.metrics) : undefined;
-  const dns = runDns(policy.policy, values['dns-upstream'], values.flags.has('no-dns'));
+  const parseListen = async (s: string): Promise<StreamListen> => (await import('../events/stream')).parseListen(s);
+  const listen = values.listen !== undefined ? await parseListen(values.listen) : undefined;
+  const metrics = values.metrics !== undefined ? await parseListen(values.metrics) : undefined;
+  const dns = await runDns(policy.policy, values['dns-upstream'], values.flags.has('no-dns'));
   const stateDir = resolveStateDir(values['state-dir']);
   // gensee's lines: to the --json-out file (JSON), else to stderr; opened
   // here, before the workload exists, so it never holds the descriptor
@@ -166,6 +167,8 @@ export async function run(argv: string[]): Promise<number> {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new GenseeError('E_OP_EXISTS', `cgroup ${cgroup} already exists: operation ${op} is running or was not cleaned up`);
     throw e;
   }
+  // the hooks' attach started below (undefined: none, or pins of an earlier run)
+  let attaching: Promise<string> | undefined;
 
   let sup: Supervisor | null = null;
   let limits: AppliedLimits | null = null;
@@ -182,13 +185,34 @@ export async function run(argv: string[]): Promise<number> {
       (e: Error) => (process.stderr.write(`gensee: ${e.message}; the hooks stay attached\n`), false),
     );
   try {
+    // the hooks' load, verifier and attach start now, on a worker thread,
+    // while this thread loads the supervisor's code and applies the limits;
+    // Supervisor.start awaits it before it makes anything else, and the
+    // workload starts only after Supervisor.start (the fail-closed order is
+    // the same). Pins left by an earlier run (--keep-hooks): Supervisor.start
+    // checks and reuses them, as before.
+    if (!fs.existsSync(pinDirFor(op))) {
+      attaching = attachHooksAsync(op, cgroup, { guardParent: parent });
+      // awaited, and its error thrown, by Supervisor.start or by the clean-up below
+      attaching.catch(() => {});
+    }
+    mark('run: attach started');
+    // the rest of gensee run's code: loaded while the hooks attach
+    const [{ Supervisor }, { launchUnderBoundary, workloadIdFor }, { PauseAdapter }, { startRefusalRecorder }] = await Promise.all([
+      import('../supervisor'),
+      import('../pause/launch'),
+      import('../pause/adapter'),
+      import('../pause/refusals'),
+    ]);
+    const identity: WorkloadIdentityOption = hostRoot ? { kind: 'host_root' } : values.user !== undefined ? { kind: 'user', user: values.user } : { kind: 'userns', ...workloadIdFor(op) };
+    mark('run: supervisor code loaded');
     // pids and memory limits, before anything can run in the cgroup
     limits = applyOperationLimits({ op, cgroup, limits: policy.policy.limits });
     const missing = missingPolicyLimits(limits.record);
     if (missing.length) throw new GenseeError('E_KERNEL', `operation ${op}: the policy's limits cannot be applied on this host: ${missing.join('; ')}`);
     for (const w of unappliedLimits(limits.record)) process.stderr.write(`gensee: warning: operation ${op}: ${w}\n`);
     mark('run: limits applied');
-    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, startIntent: prior === null, nft: values.flags.has('nft'), listen, metrics, dns: dns ?? undefined, audit, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
+    sup = await Supervisor.start({ stateDir, op, cgroup, policy, guardParent: parent, attaching, startIntent: prior === null, nft: values.flags.has('nft'), listen, metrics, dns: dns ?? undefined, audit, onError: (e) => process.stderr.write(`gensee: ${e.message}\n`) });
     mark('run: supervisor started');
     const stub = sup.dns ? { address: sup.dns.host, port: sup.dns.port } : null;
     sup.resolver.on('resolved', (e: ResolvedEvent) => {
@@ -217,7 +241,7 @@ export async function run(argv: string[]): Promise<number> {
     if (sup.metrics) say(json ? JSON.stringify({ event: 'metrics', url: `http://${metrics!.host.includes(':') ? `[${metrics!.host}]` : metrics!.host}:${sup.metrics.port}/metrics` }) : `gensee: metrics for ${op} on http://${metrics!.host.includes(':') ? `[${metrics!.host}]` : metrics!.host}:${sup.metrics.port}/metrics`);
     if (sup.dns) {
       resolvConf = path.join(sup.dir, 'resolv.conf');
-      fs.writeFileSync(resolvConf, resolvConfText(sup.dns.host), { mode: 0o644 });
+      fs.writeFileSync(resolvConf, (await import('../dns/service')).resolvConfText(sup.dns.host), { mode: 0o644 });
       if (!json) say(`gensee: DNS for ${op} on ${sup.dns.host}:${sup.dns.port} (upstream ${dns!.upstream.host}:${dns!.upstream.port})`);
       else say(JSON.stringify({ event: 'dns', listen: `${sup.dns.host}:${sup.dns.port}`, upstream: `${dns!.upstream.host}:${dns!.upstream.port}` }));
     }
@@ -331,6 +355,23 @@ export async function run(argv: string[]): Promise<number> {
     mark('run: limit cgroups removed');
     if (sup) await sup.stop({ close: true }).catch((e: Error) => process.stderr.write(`gensee: stop: ${e.message}\n`));
     mark('run: supervisor stopped');
+    // an attach started above whose Supervisor.start did not return (a step
+    // before it, or it, failed): settled, then its hooks come off whatever
+    // --keep-hooks says, as a failed Supervisor.start's own attach always
+    // did (no process can be in the cgroup: CMD starts after it returned)
+    if (attaching && !sup) {
+      const attached = await attaching.then(
+        () => true,
+        () => false,
+      );
+      if (attached) {
+        try {
+          detachHooks(op);
+        } catch (e) {
+          process.stderr.write(`gensee: detach: ${(e as Error).message}\n`);
+        }
+      }
+    }
     if (!values.flags.has('keep-hooks') && cgroupKilled) {
       try {
         detachHooks(op);
@@ -349,6 +390,7 @@ export async function run(argv: string[]): Promise<number> {
     if (reportTo) {
       // written whatever happened to the workload: from the evidence on disk
       try {
+        const { buildReport, renderReport } = await import('../report/report');
         const rep = await buildReport(stateDir, op, { exit: exited ? code : null });
         fs.writeFileSync(reportTo.file, renderReport(rep, reportTo.format), { mode: 0o644 });
       } catch (e) {

@@ -25,7 +25,7 @@ import type { NativeSupervisorServer, NativeRequest } from '../addon';
 import { GenseeError, ErrorCode, type DenyReason } from '../errors';
 import { readFrame, writeFrame, encodeFrame } from '../protocol/framing';
 import { policyHash } from '../protocol/json';
-import { gensee } from '../gen/control';
+import type { gensee } from '../gen/control';
 import type { Resolver, PeerInfo } from '../resolver/resolver';
 import { ServedSocket, fdOf } from '../resolver/unixsock';
 import { openOperation, opDir, readKey, type OperationRecord, type ResolverIdentity } from '../state/operation';
@@ -83,7 +83,13 @@ export function parseCommand(req: ControlRequest): EnvelopeCommand | SupervisorC
 export const CONTROL_SOCKET = 'control.sock';
 export const CONTROL_SCHEMA = 2;
 
-const pb = gensee.v2;
+// the generated control.proto code, loaded at the first control request or
+// reply: an operation nobody sends a command to does not load it at start-up
+let pbLoaded: typeof gensee.v2 | null = null;
+function pbOf(): typeof gensee.v2 {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at first use, see above
+  return (pbLoaded ??= (require('../gen/control') as typeof import('../gen/control')).gensee.v2);
+}
 const MAC_TAG = Buffer.from('gensee-control-reply-v1\0', 'utf8');
 
 export function replyMac(key: Uint8Array, reply: Uint8Array): Buffer {
@@ -94,12 +100,12 @@ type Reply = { ok: true; command: string; fields: Record<string, unknown> } | { 
 
 /** A SignedControlReply body. */
 export function encodeReply(key: Uint8Array, r: Reply): Buffer {
-  const reply = pb.ControlReply.encode(
+  const reply = pbOf().ControlReply.encode(
     r.ok
       ? { schema: CONTROL_SCHEMA, ok: { command: r.command, fields_json: JSON.stringify(r.fields) } }
       : { schema: CONTROL_SCHEMA, error: { code: r.code, message: r.error } },
   ).finish();
-  return Buffer.from(pb.SignedControlReply.encode({ reply, mac: replyMac(key, reply) }).finish());
+  return Buffer.from(pbOf().SignedControlReply.encode({ reply, mac: replyMac(key, reply) }).finish());
 }
 
 /**
@@ -124,7 +130,7 @@ function tupleOf(t: gensee.v2.ILeaseTuple | null | undefined): { protocol: strin
 }
 
 export function decodeRequest(body: Uint8Array): ControlRequest {
-  const m = strictDecode<gensee.v2.ControlRequest>(pb.ControlRequest, body, 'control request');
+  const m = strictDecode<gensee.v2.ControlRequest>(pbOf().ControlRequest, body, 'control request');
   if (m.schema !== CONTROL_SCHEMA) throw new GenseeError('E_SCHEMA', `control request: schema ${m.schema}, expected ${CONTROL_SCHEMA}`);
   if (m.policy_apply) {
     const text = m.policy_apply.policy_text ?? '';
@@ -201,7 +207,7 @@ export function encodeRequest(r: ControlRequest): Buffer {
       };
       break;
   }
-  return Buffer.from(pb.ControlRequest.encode(m).finish());
+  return Buffer.from(pbOf().ControlRequest.encode(m).finish());
 }
 
 export class ControlServer {
@@ -332,11 +338,11 @@ export async function controlRequest(o: {
     let signed: gensee.v2.SignedControlReply;
     let r: gensee.v2.ControlReply;
     try {
-      signed = strictDecode<gensee.v2.SignedControlReply>(pb.SignedControlReply, frame, 'control reply');
+      signed = strictDecode<gensee.v2.SignedControlReply>(pbOf().SignedControlReply, frame, 'control reply');
       const got = Buffer.from(signed.mac);
       const want = replyMac(o.key, signed.reply);
       if (got.length !== want.length || !timingSafeEqual(got, want)) throw new GenseeError('E_STATE', 'control reply MAC does not verify under the operation key');
-      r = strictDecode<gensee.v2.ControlReply>(pb.ControlReply, signed.reply, 'control reply');
+      r = strictDecode<gensee.v2.ControlReply>(pbOf().ControlReply, signed.reply, 'control reply');
     } catch (e) {
       if (e instanceof GenseeError && e.code === 'E_STATE') throw e;
       throw new GenseeError('E_STATE', (e as Error).message);

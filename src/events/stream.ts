@@ -28,7 +28,9 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { WebSocketServer, WebSocket } from 'ws';
+// `ws` is loaded at the first upgrade (wsServer()): a `gensee run` nobody
+// subscribes to does not pay for its module graph at start-up
+import type { WebSocketServer, WebSocket } from 'ws';
 import { GenseeError, isErrno } from '../errors';
 import { assertNoSymlinks } from '../state/fsutil';
 import { loadAddon } from '../addon';
@@ -325,7 +327,7 @@ class Subscriber {
 
   pump(): void {
     this.pumpScheduled = false;
-    if (this.dropped || this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.dropped || this.ws.readyState !== this.ws.OPEN) return;
     const sock = this.sock;
     if (this.head >= this.q.length || sock.writableLength >= SOCKET_HIGH_WATER) return;
     // take a batch that fits under the high-water mark, then write it as one writev
@@ -458,7 +460,7 @@ export class StreamServer implements EventStream {
   private readonly tokenDigest: Buffer;
   private readonly subs = new Set<Subscriber>();
   private readonly servers: http.Server[] = [];
-  private readonly wss: WebSocketServer;
+  private wss: WebSocketServer | null = null;
   private closing = false;
   private closed: Promise<void> | null = null;
   private socketIno = -1;
@@ -478,8 +480,17 @@ export class StreamServer implements EventStream {
     this.maxSubs = opts.maxSubscribers ?? DEFAULT_MAX_SUBSCRIBERS;
     if (!(this.stallMs > 0) || !(this.maxBytes > 0) || !(this.maxSubs > 0)) throw new GenseeError('E_USAGE', 'stallMs, maxBufferedBytes and maxSubscribers must be positive');
     this.tokenDigest = digest(opts.token);
-    // the subprotocol answered is never the token: a browser gets gensee.v1 back
-    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 << 10, clientTracking: false, handleProtocols: (p) => (p.has(BROWSER_PROTOCOL) ? BROWSER_PROTOCOL : false) });
+  }
+
+  /** the WebSocket server, made at the first upgrade */
+  private wsServer(): WebSocketServer {
+    if (this.wss === null) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at first use, see the import above
+      const { WebSocketServer: Server } = require('ws') as typeof import('ws');
+      // the subprotocol answered is never the token: a browser gets gensee.v1 back
+      this.wss = new Server({ noServer: true, perMessageDeflate: false, maxPayload: 64 << 10, clientTracking: false, handleProtocols: (p) => (p.has(BROWSER_PROTOCOL) ? BROWSER_PROTOCOL : false) });
+    }
+    return this.wss;
   }
 
   subscribers(): number {
@@ -580,7 +591,7 @@ export class StreamServer implements EventStream {
       return no(400, (e as Error).message);
     }
     if (this.subs.size >= this.maxSubs) return no(503, `too many subscribers (${this.maxSubs})`);
-    this.wss.handleUpgrade(req, sock, head, (ws) => this.accept(ws, peer, q));
+    this.wsServer().handleUpgrade(req, sock, head, (ws) => this.accept(ws, peer, q));
   }
 
   /** a plain HTTP request: the extra routes, else 426 (with the token) or 401, reported */

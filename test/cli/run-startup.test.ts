@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { ChainedLog } from '../../src/evidence/chain';
+import { findCgroup2Mount } from '../../src/cgroup';
 import { attachHooksAsync, detachHooks, hooksAttached } from '../../src/dataplane';
 import { pinDirFor } from '../../src/bpffs';
 import { requireKernel, uniqueName, testCgroup, GENSEE_BIN, PROBE, timeScaled } from '../helpers/kernel';
@@ -52,7 +53,22 @@ function gensee(args: string[], env: NodeJS.ProcessEnv = {}, node: string[] = []
   });
 }
 
-t.test('gensee run -- true loads neither run fault nor prom-client', async (t) => {
+t.test('gensee run: an attach started before Supervisor.start is detached when Supervisor.start fails', async (t) => {
+  if (!requireKernel(t)) return;
+  // the attach starts once the record and the cgroup exist; Supervisor.start
+  // then refuses a socket path over 107 bytes before it takes the attach over
+  const op = uniqueName('gs-early');
+  const base = shortStateDir(t);
+  const st = path.join(base, 'x'.repeat(Math.max(1, 108 - `${base}/network-operations/${op}/supervisor.sock`.length)));
+  fs.mkdirSync(st, { mode: 0o700 });
+  const r = await gensee(['run', '--state-dir', st, '--op', op, '--no-dns', '--', '/bin/true']);
+  t.equal(r.code, 125, 'gensee run fails as its own failure (125)');
+  t.match(r.err, /socket path .* bytes; unix sockets allow 107/, 'because of the socket path, in Supervisor.start');
+  t.notOk(fs.existsSync(pinDirFor(op)), 'the hooks its attach pinned are detached: no pin dir');
+  t.notOk(fs.existsSync(path.join(findCgroup2Mount(), process.env.GENSEE_CGROUP_PARENT ?? 'gensee', op)), 'and the cgroup is removed');
+});
+
+t.test('gensee run -- true loads neither run fault, prom-client, ws, the control code, DNS nor the report', async (t) => {
   if (!requireKernel(t)) return;
   const st = shortStateDir(t);
   const dir = t.testdir({});
@@ -67,6 +83,11 @@ t.test('gensee run -- true loads neither run fault nor prom-client', async (t) =
   t.ok(mods.some((m) => m.endsWith(path.join('dist', 'src', 'supervisor.js'))), 'and so is the supervisor');
   t.notOk(mods.some((m) => m.endsWith(path.join('dist', 'src', 'cli', 'runfault.js'))), 'run fault is not loaded');
   t.notOk(mods.some((m) => m.includes(`${path.sep}prom-client${path.sep}`)), 'prom-client is not loaded');
+  // loaded at first use: a WebSocket subscriber, a control request, DNS served, --report
+  t.notOk(mods.some((m) => m.includes(`${path.sep}node_modules${path.sep}ws${path.sep}`)), 'ws is not loaded (no subscriber)');
+  t.notOk(mods.some((m) => m.endsWith(path.join('dist', 'src', 'gen', 'control.js'))), 'the control.proto code is not loaded (no control request)');
+  t.notOk(mods.some((m) => m.includes(path.join('dist', 'src', 'dns') + path.sep)), 'the DNS stub\'s code is not loaded (--no-dns)');
+  t.notOk(mods.some((m) => m.endsWith(path.join('dist', 'src', 'report', 'report.js'))), 'the report is not loaded (no --report)');
 
   // `gensee run fault` still finds its module
   const f = await gensee(['run', 'fault']);
