@@ -181,8 +181,9 @@ export class NetworkBackend {
   private leaseGeneration(t: Tuple): number {
     const sink = this.sink;
     if (!sink?.open) return this.rec.generation;
-    const at = new Date().toISOString();
-    const g = this.addGeneration('lease_added', new Date(at));
+    const now = new Date();
+    const at = now.toISOString();
+    const g = this.addGeneration('lease_added', now);
     sink.generationStarted(g, 'lease_added', { family: t.family, protocol: t.protocol, address: t.address, port: t.port }, at);
     return g;
   }

@@ -22,7 +22,7 @@ import { spawn } from 'node:child_process';
 import { parseListen } from '../events/stream';
 import { hostUpstream } from '../dns/stub';
 import { parseDnsListen, parseUpstream } from '../dns/service';
-import { parse, requireOp, out, liveOut } from './args';
+import { parse, requireOp, out, liveOut, liveHold } from './args';
 import { GenseeError } from '../errors';
 import { Supervisor, loadPolicyFile } from '../supervisor';
 import { resolveStateDir, updateOperation, openOperation } from '../state/operation';
@@ -33,6 +33,9 @@ import { identityAlive, readStartTimeTicks } from '../resolver/subject';
 import { resolveCgroupPath } from '../cgroup';
 import { applyExistingCgroupLimits, missingPolicyLimits, unappliedLimits } from '../resources';
 import { formatResolved, formatRefused } from './live';
+
+/** how long live lines may wait for company while faults keep coming (ms) */
+const LIVE_HOLD_MS = 20;
 
 export const usage = 'usage: gensee supervise --op ID --cgroup PATH --policy FILE [--audit] [--detach-on-exit] [--nft] [--json] [--owner UID] [--peer ADDR]... [--listen 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT] [--dns-listen ADDR[:PORT] [--dns-upstream [tcp:]ADDR[:PORT]]]';
 
@@ -116,6 +119,9 @@ export async function run(argv: string[]): Promise<number> {
       leases_reinstalled: sup.reconciled.reinstalled.length,
     });
   }
+  // this stdout is no workload's: while faults keep coming, their lines go
+  // out once per LIVE_HOLD_MS instead of once per fault (src/cli/args.ts)
+  liveHold(LIVE_HOLD_MS);
   sup.resolver.on('resolved', (e) => liveOut(formatResolved(e, json)));
   sup.resolver.on('refused', (e) => liveOut(formatRefused(e, json)));
   const rc = sup.reconciled;

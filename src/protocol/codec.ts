@@ -154,7 +154,13 @@ function peekSchema(buf: Uint8Array): bigint | undefined {
 type Long64 = number | { toString(): string };
 
 function big(v: Long64 | null | undefined): bigint {
-  return v === null || v === undefined ? 0n : BigInt(v.toString());
+  if (v === null || v === undefined) return 0n;
+  // an unsigned Long (every uint64 decoded with the long package): its two
+  // 32-bit halves, the value its decimal toString() spells, without the
+  // decimal conversion (on every fault: three of them)
+  const l = v as { low?: unknown; high?: unknown; unsigned?: unknown };
+  if (l.unsigned === true && typeof l.low === 'number' && typeof l.high === 'number') return (BigInt(l.high >>> 0) << 32n) | BigInt(l.low >>> 0);
+  return BigInt(v.toString());
 }
 
 /** uint64 that must fit a JS number; larger values stay out of range for the validator. */
@@ -302,8 +308,12 @@ export function encodeClientRefusal(operationId: string, faultId: string, code: 
 
 /** uint64 for protobufjs; 0 is left out (proto3 default), as protoc-c does. */
 function long(v: bigint): number | undefined {
-  // protobufjs accepts a decimal string for uint64 (all 64 bits kept)
-  return v === 0n ? undefined : (v.toString() as unknown as number);
+  // protobufjs takes a {low, high} pair for a uint64 (all 64 bits kept: the
+  // bits LongBits.from builds from it, as from a decimal string, without
+  // parsing one); a value outside uint64 goes as its decimal string, as before
+  if (v === 0n) return undefined;
+  if (v < 0n || v > 0xffffffffffffffffn) return v.toString() as unknown as number;
+  return { low: Number(v & 0xffffffffn) | 0, high: Number(v >> 32n) | 0, unsigned: true } as unknown as number;
 }
 
 /** Encode a fault. Throws GenseeError E_SCHEMA when the fault itself is invalid. */

@@ -9,7 +9,7 @@ import type { DenyReason } from '../errors';
 import type { Fault, Lease, Resolution } from '../protocol/types';
 import { effectType } from '../protocol/types';
 import { faultToJson, resolutionToJson } from '../protocol/json';
-import { computeMac } from '../protocol/mac';
+import { MacKey } from '../protocol/mac';
 import type { ChainedLog } from '../evidence/chain';
 import type { NetworkBackend, LeaseIntent } from '../backends/network';
 import { checkSubject } from './subject';
@@ -126,7 +126,8 @@ function statKey(r: Resolution): 'continue' | 'retry' | 'delegate' | 'deny' | 'a
 
 export class Resolver extends EventEmitter {
   readonly scope: ResolverScope;
-  private readonly key: Buffer;
+  /** the operation's key, its HMAC pads computed once (src/protocol/mac.ts) */
+  private readonly macKey: MacKey;
   private readonly faults: ChainedLog;
   readonly network: NetworkBackend;
   private readonly executor: ExecutorBackend;
@@ -163,7 +164,7 @@ export class Resolver extends EventEmitter {
   constructor(o: ResolverOptions) {
     super();
     this.scope = o.scope;
-    this.key = o.key;
+    this.macKey = new MacKey(o.key);
     this.faults = o.faults;
     this.network = o.network;
     this.executor = new ExecutorBackend(() => o.network.currentPolicy);
@@ -313,7 +314,7 @@ export class Resolver extends EventEmitter {
   }
 
   mac(r: Resolution): Buffer {
-    return computeMac(this.key, r);
+    return this.macKey.mac(r);
   }
 
   /** the fault log (the socket server answers once a line of it is durable) */

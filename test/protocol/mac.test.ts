@@ -1,6 +1,7 @@
 // Resolution MAC: canonical input, HMAC-SHA256, tamper detection.
 import t from 'tap';
-import { computeMac, macInput, MAC_TAG, verifyMac } from '../../src/protocol/mac';
+import { createHmac, randomBytes } from 'node:crypto';
+import { computeMac, MacKey, macInput, MAC_TAG, verifyMac } from '../../src/protocol/mac';
 import type { Resolution } from '../../src/protocol/types';
 
 const key = Buffer.from('00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff', 'hex');
@@ -67,4 +68,28 @@ t.test('every covered field is tamper-evident', async (t) => {
   const a: Resolution = { fault_id: 'ab', action: 'deny', reason: 'c_d' };
   const b: Resolution = { fault_id: 'abc', action: 'deny', reason: '_d' };
   t.not(macInput(a).toString('hex'), macInput(b).toString('hex'));
+});
+
+t.test('MacKey (pads computed once) gives createHmac\'s bytes', async (t) => {
+  // keys shorter than, equal to and longer than SHA-256's block (hashed first), inputs short and longer than the first buffer
+  for (const keyLen of [0, 1, 32, 63, 64, 65, 200]) {
+    const k = randomBytes(keyLen);
+    const mk = new MacKey(k);
+    for (const x of [
+      r,
+      { fault_id: '', action: 'deny', reason: 'policy_denied' } satisfies Resolution,
+      { fault_id: 'f-ü-\u{1F600}', action: 'delegate', reason: 'policy_delegate', delegate_to: 'ops' } satisfies Resolution,
+      { ...r, fault_id: 'x'.repeat(300), lease: { ...r.lease!, address: 'fd00::1', family: 'ipv6', expires_at_boot_ns: (1n << 64n) - 1n, max_uses: 0xffffffff } } satisfies Resolution,
+      r,
+    ]) {
+      const want = createHmac('sha256', k).update(macInput(x)).digest();
+      t.same(mk.mac(x), want, `key of ${keyLen} bytes, fault_id of ${x.fault_id.length}`);
+      t.same(computeMac(k, x), want);
+    }
+  }
+  // the pads are of the key as given: changing the caller's buffer later changes nothing
+  const k = Buffer.from(key);
+  const mk = new MacKey(k);
+  k.fill(0);
+  t.same(mk.mac(r), computeMac(key, r));
 });
