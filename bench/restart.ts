@@ -229,14 +229,18 @@ async function benchSupervise(): Promise<void> {
   let cur = startSupervise(args, log).pid!;
   await until(() => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('"event":"serving"'), 60_000, 'first supervise serving');
   const stop = path.join(root, 'stop');
-  // the workload: in the cgroup; allowed: retried until the lease is in (hooks-only: the first try is refused, the fault leases it)
+  // the workload: in the cgroup; allowed: retried until the lease is in (hooks-only: the first try is refused, the fault leases it).
+  // One long-lived process makes every connect (bash's /dev/tcp), as a
+  // client that retries does: a hook fault's subject must still be there
+  // when the resolver reads it (a process that exits at once is gone by
+  // then, ~0.5-2 ms, and its fault is denied invalid_subject: no lease).
   const E = path.join(root, 'e');
   const script =
     `echo $$ > ${cgroup}/cgroup.procs; i=0; while [ ! -e ${stop} ]; do i=$((i+1)); a=$((i/250)); b=$((i%250+1)); ` +
-    `dst=127.1.$a.$b; read t0 x < /proc/uptime; n=0; r=1; while [ $n -lt 1200 ]; do busybox nc $dst ${allowed.port} </dev/null >/dev/null 2>${E} && { r=0; break; }; n=$((n+1)); sleep 0.05; done; ` +
+    `dst=127.1.$a.$b; read t0 x < /proc/uptime; n=0; r=1; while [ $n -lt 1200 ]; do { exec 3<>/dev/tcp/$dst/${allowed.port}; } 2>${E} && { exec 3<&-; r=0; break; }; n=$((n+1)); sleep 0.05; done; ` +
     `read t1 x < /proc/uptime; echo "a $r $n $t0 $t1 $dst $(cat ${E})"; ` +
-    `dst=127.2.$a.$b; busybox nc $dst ${denied.port} </dev/null >/dev/null 2>${E}; r=$?; echo "d $r 0 $t1 $t1 $dst $(cat ${E})"; sleep 0.02; done`;
-  const wl = spawn('sh', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    `dst=127.2.$a.$b; { exec 3<>/dev/tcp/$dst/${denied.port}; } 2>${E} && exec 3<&-; r=$?; [ -s ${E} ] && r=1; echo "d $r 0 $t1 $t1 $dst $(cat ${E} | tr '\n' ' ')"; sleep 0.02; done`;
+  const wl = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let wout = '';
   wl.stdout!.on('data', (d: Buffer) => (wout += d.toString()));
   const restartMs: number[] = [];
@@ -356,7 +360,9 @@ async function benchSupervise(): Promise<void> {
     } catch {
       /* busy */
     }
-    fs.rmSync(root, { recursive: true, force: true });
+    // GENSEE_BENCH_KEEP=1: the state dir and the supervise log stay, for a look
+    if (process.env.GENSEE_BENCH_KEEP === '1') process.stderr.write(`kept: ${root}\n`);
+    else fs.rmSync(root, { recursive: true, force: true });
   }
 }
 

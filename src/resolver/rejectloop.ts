@@ -25,6 +25,8 @@ import type { EventLog } from '../events/log';
 import { describeHookEvent, reportHookDenial, reportRecordsLost, ToolCgroups } from '../events/reporter';
 import { LEASE_HOOKS } from '../abi';
 import * as fs from 'node:fs';
+import { loadAddon } from '../addon';
+const debugLatency = !!process.env.GENSEE_DEBUG_RING;
 
 export interface RejectLoop {
   /** settles once the records found unreleased in the ring at start have been read (at once: none) */
@@ -97,6 +99,7 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
     const ring = ev.ring ? { map: mapId, pos: ev.ring.pos } : undefined;
     // read the start time at once: the process may be about to exit
     let start = readStartTimeTicks(ev.tgid);
+    if (debugLatency) process.stderr.write(`gensee: ring record ${ev.ring?.pos} read ${Number(loadAddon().bootNs() - ev.bootNs) / 1000} us after the hook; start ${start}\n`);
     if (logged) {
       // its line is in the log already. Still open (a carried fault: the
       // resolver before this one died deciding it), it is decided now under
