@@ -14,8 +14,9 @@
 // resolver killed between reading a record and writing its line leaves it
 // in the ring and the next one reads it again. Each line names its record
 // (ring_map, ring_pos): a successor skips the records a line already
-// covers (written, not yet acked when the predecessor died) and writes one
-// ring_replayed line saying how many it took over and how many it skipped.
+// covers and decided (written, not yet acked when the predecessor died),
+// decides those whose line is still open under their own fault id, and
+// writes one ring_replayed line with the counts.
 import type { DataPlane } from '../dataplane';
 import type { FaultEvent } from '../abi';
 import type { Fault } from '../protocol/types';
@@ -36,10 +37,10 @@ export interface RejectLoop {
   idle(): Promise<void>;
 }
 
-/** events: where each hook refusal becomes an egress_denied boundary event */
 /** records held unreleased past which the held suppressed count is written at once */
 const HELD_FLUSH = 4096;
 
+/** events: where each hook refusal becomes an egress_denied boundary event */
 export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: Error) => void, events?: EventLog, tools?: ToolCgroups): RejectLoop {
   let seq = 0;
   let stopped = false;
@@ -129,7 +130,17 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
       track(resolver.refuse('malformed_fault', `hook event for protocol ${ev.tuple.protocol} has no lease form`, { via: 'cgroup_hook', ring }, id), ack);
       return;
     }
-    const fault: Fault = { ...hookFault(ev, start)!, operation_id: resolver.scope.id, fault_id: id };
+    const fault: Fault = {
+      schema: 2,
+      operation_id: resolver.scope.id,
+      fault_id: id,
+      // a process already gone has no start time: recorded, denied invalid_subject
+      subject: { process: { pid: ev.tgid, start_time_ticks: start ?? 0 } },
+      effect: { network: { family: ev.tuple.family, protocol: ev.tuple.protocol, address: ev.tuple.address, port: ev.tuple.port } },
+      source: 'cgroup_hook',
+      observed_at_boot_ns: ev.bootNs,
+      cgroup_id: ev.cgroupId,
+    };
     track(resolver.resolve(fault, { via: 'cgroup_hook', ring, ...(tool ? { tool } : {}) }), ack);
   };
   const track = (p: Promise<unknown>, ack: { end: number; done: boolean } | null) => {
@@ -195,22 +206,6 @@ export function startRejectLoop(dp: DataPlane, resolver: Resolver, onError: (e: 
     idle: async () => {
       while (inflight.size) await Promise.all([...inflight]);
     },
-  };
-}
-
-/** the fault a lease-form hook record raises (ids left to the caller); null: it has no lease form */
-function hookFault(ev: FaultEvent, start: number | null): Fault | null {
-  if (!LEASE_HOOKS.has(ev.hook) || ev.socket || ev.unix || (ev.tuple.protocol !== 'tcp' && ev.tuple.protocol !== 'udp')) return null;
-  return {
-    schema: 2,
-    operation_id: '',
-    fault_id: '',
-    // a process already gone has no start time: recorded, denied invalid_subject
-    subject: { process: { pid: ev.tgid, start_time_ticks: start ?? 0 } },
-    effect: { network: { family: ev.tuple.family, protocol: ev.tuple.protocol, address: ev.tuple.address, port: ev.tuple.port } },
-    source: 'cgroup_hook',
-    observed_at_boot_ns: ev.bootNs,
-    cgroup_id: ev.cgroupId,
   };
 }
 
@@ -283,6 +278,7 @@ export function lastRingMark(file: string, mapId: number): number {
     const size = fs.fstatSync(fd).size;
     const chunk = 1 << 16;
     let pos = size;
+    // the start of the last line read, whose beginning is further back
     let tail = '';
     while (pos > 0) {
       const n = Math.min(chunk, pos);
@@ -297,10 +293,6 @@ export function lastRingMark(file: string, mapId: number): number {
         const m = /"ring_map":(\d+),"ring_pos":(\d+)/.exec(lines[i]);
         if (m && Number(m[1]) === mapId) return Number(m[2]);
       }
-    }
-    if (tail) {
-      const m = /"ring_map":(\d+),"ring_pos":(\d+)/.exec(tail);
-      if (m && Number(m[1]) === mapId) return Number(m[2]);
     }
     return -1;
   } finally {

@@ -266,8 +266,13 @@ export class Resolver extends EventEmitter {
    * count, as it did before rings were acked).
    */
   whenHeldWritten(): Promise<void> {
-    if (this.budget.pending === 0 || (this.space?.low ?? false) || this.failedMode) return Promise.resolve();
+    if (!this.holdsCountToWrite()) return Promise.resolve();
     return new Promise((res) => this.heldWaiters.push(res));
+  }
+
+  /** a suppressed count is held that will be written when due (not held for space, not failed) */
+  private holdsCountToWrite(): boolean {
+    return this.budget.pending > 0 && !(this.space?.low ?? false) && !this.failedMode;
   }
 
   /**
@@ -277,7 +282,7 @@ export class Resolver extends EventEmitter {
    * state disk low (the count is held for space).
    */
   releaseHeld(): void {
-    if (this.budget.pending > 0 && !(this.space?.low ?? false) && !this.failedMode) this.flushSuppressed(Date.now(), true);
+    if (this.holdsCountToWrite()) this.flushSuppressed(Date.now(), true);
   }
 
   /** a hook record counted into the held count: its ring position goes on the suppressed line */

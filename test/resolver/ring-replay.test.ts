@@ -6,7 +6,7 @@
 // counted twice. One killed after writing the lines and before releasing
 // them leaves records the log already has: the next one skips them by the
 // ring position each line carries (ring_map, ring_pos).
-import t from 'tap';
+import t, { Test } from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { tcpServer, waitFor, GENSEE_BIN } from '../helpers/kernel';
@@ -60,29 +60,46 @@ function verify(stateDir: string, op: string): Promise<{ code: number; out: stri
   );
 }
 
-async function deniedPorts(t: Parameters<typeof tcpServer>[0]): Promise<number[]> {
+/**
+ * A deny-all operation, its first supervise started with env (a test
+ * knob), and one refused connect by a process in the cgroup to each of K
+ * denied ports: one ring record each.
+ */
+async function firstSupervise(t: Test, tag: string, env: Record<string, string>) {
   const ports: number[] = [];
   for (let i = 0; i < K; i++) ports.push((await tcpServer(t)).port);
-  return ports;
+  const o = supervisedOp(t, tag, { schema: 1, grants: [], leases: [], delegate: [] });
+  const p1 = await withEnv(env, () => superviseProcess(t, [...o.args, '--json'], 60_000));
+  const out = await connectAll(o.cgroup, ports);
+  t.equal((out.match(/rc=1/g) ?? []).length, K, 'every connect was refused by the hook');
+  /** the fault lines of those connects */
+  const mine = (ls: Line[] = faultLines(o.stateDir, o.op) as Line[]) => ls.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  return { ports, o, p1, mine };
+}
+
+/** the next supervise, started once the first is killed; returns when it has written ring_replayed */
+async function nextSupervise(t: Test, o: { args: string[]; stateDir: string; op: string }): Promise<Proc> {
+  const p2 = await superviseProcess(t, [...o.args, '--json'], 60_000);
+  await waitFor(() => faultLines(o.stateDir, o.op).some((x: Line) => x.kind === 'ring_replayed'), 60_000);
+  return p2;
+}
+
+/** every one of the ports has a fault line */
+function allFaulted(o: { stateDir: string; op: string }, ports: number[]): Promise<unknown> {
+  return waitFor(() => new Set(faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault').map(portOf)).size >= ports.length, 60_000);
 }
 
 t.test('records a killed supervise read and never wrote are read again by the next one', async (t) => {
-  const ports = await deniedPorts(t);
-  const o = supervisedOp(t, 'gs-rr', { schema: 1, grants: [], leases: [], delegate: [] });
-  const p1 = await withEnv({ GENSEE_TEST_HOLD_RING: '1' }, () => superviseProcess(t, [...o.args, '--json'], 60_000));
-  const out = await connectAll(o.cgroup, ports);
-  t.equal((out.match(/rc=1/g) ?? []).length, K, 'every connect was refused by the hook');
+  const { ports, o, p1, mine } = await firstSupervise(t, 'gs-rr', { GENSEE_TEST_HOLD_RING: '1' });
   await waitFor(() => new RegExp(`holding ${K} ring record`).test(p1.stderr), 60_000);
   t.pass(`the first supervise read all ${K} records and holds them`);
   await killed(p1);
-  const before = faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault' && ports.includes(portOf(x)!));
-  t.equal(before.length, 0, 'it wrote none of them before it was killed');
+  t.equal(mine().length, 0, 'it wrote none of them before it was killed');
 
-  const p2 = await superviseProcess(t, [...o.args, '--json'], 60_000);
-  await waitFor(() => faultLines(o.stateDir, o.op).some((x: Line) => x.kind === 'ring_replayed'), 60_000);
-  await waitFor(() => new Set(faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault').map(portOf)).size >= K, 60_000);
+  const p2 = await nextSupervise(t, o);
+  await allFaulted(o, ports);
   const lines = faultLines(o.stateDir, o.op) as Line[];
-  const faults = lines.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  const faults = mine(lines);
   t.same(faults.map(portOf).sort(), [...ports].sort(), 'the next supervise wrote one fault line per refused connect');
   t.ok(faults.every((x) => typeof x.ring_map === 'number' && typeof x.ring_pos === 'number'), 'each fault line names its ring record');
   const replayed = lines.find((x) => x.kind === 'ring_replayed')!;
@@ -95,23 +112,18 @@ t.test('records a killed supervise read and never wrote are read again by the ne
 });
 
 t.test('records a killed supervise wrote and never released are not written twice', async (t) => {
-  const ports = await deniedPorts(t);
-  const o = supervisedOp(t, 'gs-rr2', { schema: 1, grants: [], leases: [], delegate: [] });
   // the fault line is made durable, then the resolver stalls before deciding: the record stays unreleased
-  const p1 = await withEnv({ GENSEE_TEST_STALL_FAULT_MS: '600000' }, () => superviseProcess(t, [...o.args, '--json'], 60_000));
-  const out = await connectAll(o.cgroup, ports);
-  t.equal((out.match(/rc=1/g) ?? []).length, K, 'every connect was refused by the hook');
-  // no record is released while its line is unresolved: the next ones come by the ack's read, so wait for all K lines
-  await waitFor(() => faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault' && ports.includes(portOf(x)!)).length >= 1, 60_000);
+  const { ports, o, p1, mine } = await firstSupervise(t, 'gs-rr2', { GENSEE_TEST_STALL_FAULT_MS: '600000' });
+  // killed once at least one line is written (how many more it read by then does not matter)
+  await waitFor(() => mine().length >= 1, 60_000);
   await killed(p1);
-  const written = faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  const written = mine();
   t.ok(written.length >= 1, `the first supervise wrote ${written.length} fault line(s) and released none`);
 
-  const p2 = await superviseProcess(t, [...o.args, '--json'], 60_000);
-  await waitFor(() => faultLines(o.stateDir, o.op).some((x: Line) => x.kind === 'ring_replayed'), 60_000);
-  await waitFor(() => new Set(faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'fault').map(portOf)).size >= K, 60_000);
+  const p2 = await nextSupervise(t, o);
+  await allFaulted(o, ports);
   const lines = faultLines(o.stateDir, o.op) as Line[];
-  const faults = lines.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  const faults = mine(lines);
   t.same(faults.map(portOf).sort(), [...ports].sort(), 'exactly one fault line per refused connect across both supervisors');
   const replayed = lines.find((x) => x.kind === 'ring_replayed')!;
   t.match(replayed, { records: K, already_logged: written.length, carried: written.length }, `ring_replayed: ${K} records, ${written.length} already in the log, still open`);
@@ -125,12 +137,7 @@ t.test('records a killed supervise wrote and never released are not written twic
 });
 
 t.test('records a killed supervise decided and never released are skipped, not decided again', async (t) => {
-  const ports = await deniedPorts(t);
-  const o = supervisedOp(t, 'gs-rr3', { schema: 1, grants: [], leases: [], delegate: [] });
-  const p1 = await withEnv({ GENSEE_TEST_HOLD_RING_ACK: '1' }, () => superviseProcess(t, [...o.args, '--json'], 60_000));
-  const out = await connectAll(o.cgroup, ports);
-  t.equal((out.match(/rc=1/g) ?? []).length, K, 'every connect was refused by the hook');
-  const mine = (ls: Line[]) => ls.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
+  const { o, p1, mine } = await firstSupervise(t, 'gs-rr3', { GENSEE_TEST_HOLD_RING_ACK: '1' });
   await waitFor(() => {
     const ls = faultLines(o.stateDir, o.op) as Line[];
     const ids = new Set(ls.filter((x) => x.kind === 'resolution').map((x) => x.fault_id));
@@ -138,8 +145,7 @@ t.test('records a killed supervise decided and never released are skipped, not d
   }, 60_000);
   t.pass(`the first supervise wrote and decided all ${K}, and released none`);
   await killed(p1);
-  const p2 = await superviseProcess(t, [...o.args, '--json'], 60_000);
-  await waitFor(() => faultLines(o.stateDir, o.op).some((x: Line) => x.kind === 'ring_replayed'), 60_000);
+  const p2 = await nextSupervise(t, o);
   const lines = faultLines(o.stateDir, o.op) as Line[];
   t.equal(mine(lines).length, K, 'no second fault line for any of them');
   t.match(lines.find((x) => x.kind === 'ring_replayed'), { records: K, already_logged: K, carried: 0 }, 'ring_replayed: all read again, all skipped');
