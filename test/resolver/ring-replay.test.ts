@@ -66,15 +66,17 @@ function verify(stateDir: string, op: string): Promise<{ code: number; out: stri
  * denied ports: one ring record each.
  */
 async function firstSupervise(t: Test, tag: string, env: Record<string, string>) {
-  const ports: number[] = [];
-  for (let i = 0; i < K; i++) ports.push((await tcpServer(t)).port);
+  const servers: Awaited<ReturnType<typeof tcpServer>>[] = [];
+  for (let i = 0; i < K; i++) servers.push(await tcpServer(t));
+  const ports = servers.map((s) => s.port);
+  const reached = () => servers.reduce((n, s) => n + s.accepted() + s.bytes(), 0);
   const o = supervisedOp(t, tag, { schema: 1, grants: [], leases: [], delegate: [] });
   const p1 = await withEnv(env, () => superviseProcess(t, [...o.args, '--json'], 60_000));
   const out = await connectAll(o.cgroup, ports);
   t.equal((out.match(/rc=1/g) ?? []).length, K, 'every connect was refused by the hook');
   /** the fault lines of those connects */
   const mine = (ls: Line[] = faultLines(o.stateDir, o.op) as Line[]) => ls.filter((x) => x.kind === 'fault' && ports.includes(portOf(x)!));
-  return { ports, o, p1, mine };
+  return { ports, o, p1, mine, reached };
 }
 
 /** the next supervise, started once the first is killed; returns when it has written ring_replayed */
@@ -90,7 +92,7 @@ function allFaulted(o: { stateDir: string; op: string }, ports: number[]): Promi
 }
 
 t.test('records a killed supervise read and never wrote are read again by the next one', async (t) => {
-  const { ports, o, p1, mine } = await firstSupervise(t, 'gs-rr', { GENSEE_TEST_HOLD_RING: '1' });
+  const { ports, o, p1, mine, reached } = await firstSupervise(t, 'gs-rr', { GENSEE_TEST_HOLD_RING: '1' });
   await waitFor(() => new RegExp(`holding ${K} ring record`).test(p1.stderr), 60_000);
   t.pass(`the first supervise read all ${K} records and holds them`);
   await killed(p1);
@@ -107,13 +109,14 @@ t.test('records a killed supervise read and never wrote are read again by the ne
   t.notOk(lines.some((x) => x.kind === 'records_lost'), 'no record was lost');
   await waitFor(() => faultLines(o.stateDir, o.op).filter((x: Line) => x.kind === 'resolution').length >= K, 60_000);
   await killed(p2);
+  t.equal(reached(), 0, 'no denied listener accepted a connection or received a byte, across the kill and the replay');
   const v = await verify(o.stateDir, o.op);
   t.match(v.out, /verify .*: ok/, 'gensee verify passes across the kill and the replay');
 });
 
 t.test('records a killed supervise wrote and never released are not written twice', async (t) => {
   // the fault line is made durable, then the resolver stalls before deciding: the record stays unreleased
-  const { ports, o, p1, mine } = await firstSupervise(t, 'gs-rr2', { GENSEE_TEST_STALL_FAULT_MS: '600000' });
+  const { ports, o, p1, mine, reached } = await firstSupervise(t, 'gs-rr2', { GENSEE_TEST_STALL_FAULT_MS: '600000' });
   // killed once at least one line is written (how many more it read by then does not matter)
   await waitFor(() => mine().length >= 1, 60_000);
   await killed(p1);
@@ -132,12 +135,13 @@ t.test('records a killed supervise wrote and never released are not written twic
   t.notOk(lines.some((x) => x.kind === 'abandoned' || (x.kind === 'resolution' && (x.resolution as { reason?: string }).reason === 'abandoned')), 'none was abandoned');
   t.notOk(lines.some((x) => x.kind === 'records_lost'), 'no record was lost');
   await killed(p2);
+  t.equal(reached(), 0, 'no denied listener accepted a connection or received a byte, across the kill and the replay');
   const v = await verify(o.stateDir, o.op);
   t.match(v.out, /verify .*: ok/, 'gensee verify passes');
 });
 
 t.test('records a killed supervise decided and never released are skipped, not decided again', async (t) => {
-  const { o, p1, mine } = await firstSupervise(t, 'gs-rr3', { GENSEE_TEST_HOLD_RING_ACK: '1' });
+  const { o, p1, mine, reached } = await firstSupervise(t, 'gs-rr3', { GENSEE_TEST_HOLD_RING_ACK: '1' });
   await waitFor(() => {
     const ls = faultLines(o.stateDir, o.op) as Line[];
     const ids = new Set(ls.filter((x) => x.kind === 'resolution').map((x) => x.fault_id));
@@ -150,6 +154,7 @@ t.test('records a killed supervise decided and never released are skipped, not d
   t.equal(mine(lines).length, K, 'no second fault line for any of them');
   t.match(lines.find((x) => x.kind === 'ring_replayed'), { records: K, already_logged: K, carried: 0 }, 'ring_replayed: all read again, all skipped');
   await killed(p2);
+  t.equal(reached(), 0, 'no denied listener accepted a connection or received a byte, across the kill and the replay');
   const v = await verify(o.stateDir, o.op);
   t.match(v.out, /verify .*: ok/, 'gensee verify passes');
 });
