@@ -7,13 +7,18 @@
 //
 // Per request: read the 4-byte length and the body; with --intent append a
 // lease_intent-sized line, wait until it is durable, then append the two
-// evidence lines, wait until they are durable, and answer. Group commit, as
+// evidence lines, wait until they are durable, and answer. With --one-sync
+// append the lease_intent-sized line and the two evidence lines together,
+// wait until they are durable (one fdatasync), and answer: the durable work
+// gensee does per granted fault since its intent line stopped waiting for a
+// sync of its own (the lease enters the kernel after the resolution line,
+// and so the intent, is durable). Group commit, as
 // the C floor and gensee do: one fdatasync at a time, and every line written
 // while one runs shares the next. It does less than the C floor (no BPF map
 // look-up, put or read-back; no MAC, no hash chain, no decoding), so it is an
 // upper bound on what a Node resolver can reach, not an estimate of it.
 //
-//   node floor-node.js SOCKET LOGFILE [--intent]
+//   node floor-node.js SOCKET LOGFILE [--intent|--one-sync]
 // prints "ready" once it listens, serves until SIGTERM.
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -21,13 +26,15 @@ import { floorBytes } from './floor-lines';
 
 function main(): void {
   const [sockPath, logPath, flag] = process.argv.slice(2);
-  if (!sockPath || !logPath || (flag !== undefined && flag !== '--intent')) {
-    process.stderr.write('usage: node floor-node.js SOCKET LOGFILE [--intent]\n');
+  if (!sockPath || !logPath || (flag !== undefined && flag !== '--intent' && flag !== '--one-sync')) {
+    process.stderr.write('usage: node floor-node.js SOCKET LOGFILE [--intent|--one-sync]\n');
     process.exit(2);
   }
   const intent = flag === '--intent';
   const fd = fs.openSync(logPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND, 0o600);
-  const { lines, iline, answer } = floorBytes();
+  const bytes = floorBytes();
+  const { iline, answer } = bytes;
+  const lines = flag === '--one-sync' ? Buffer.concat([bytes.iline, bytes.lines]) : bytes.lines;
 
   // group commit: writes are numbered; a waiter is released by the first
   // fdatasync that started after its write

@@ -84,7 +84,7 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
       floor: async () => probeLine(await execJson(NOTIFY_FLOOR, [fastFloor.pin, '--', PROBE, '--cgroup', fastFloor.cg, ...connect])),
       gensee: async () => probeLine(await genseeRun(fast, [PROBE, ...connect])),
     };
-    type Slow = 'plain' | 'floor' | 'node' | 'plumbing' | 'gensee';
+    type Slow = 'plain' | 'floor' | 'node' | 'node1' | 'plumbing' | 'gensee';
     const slowRun: Record<Slow, () => Promise<Record<string, number>>> = {
       plain: async () => probeLine(await execJson(PROBE, ports)),
       floor: async () => {
@@ -97,17 +97,18 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
         }
       },
       node: () => servedBy(['pool', 'loop']),
+      node1: () => servedBy(['pool', 'loop'], 'one-sync'),
       plumbing: () => servedBy(['plumbing']),
       gensee: async () => probeLine(await genseeRun(slow, [PROBE, ...ports])),
     };
     /** the C floor with its exchange served by the Node floor (bench/floor-node.ts) in each
      * design, or by gensee's plumbing (bench/floor-plumbing.ts): the faster p50 */
-    async function servedBy(designs: readonly ('pool' | 'loop' | 'plumbing')[]): Promise<Record<string, number>> {
+    async function servedBy(designs: readonly ('pool' | 'loop' | 'plumbing')[], mode: true | 'one-sync' = true): Promise<Record<string, number>> {
         let best: Record<string, number> | null = null;
         for (const design of designs) {
           const f = floorOp(`slow-${op++}`, null);
           const sock = path.join(st, `node-${design}.sock`);
-          const srv = await startNodeFloor(sock, path.join(st, `node-${design}.jsonl`), design, true);
+          const srv = await startNodeFloor(sock, path.join(st, `node-${design}.jsonl`), design, mode);
           try {
             const x = probeLine(await execJson(NOTIFY_FLOOR, [f.pin, '--slow', st, '--connect', sock, '--', PROBE, '--cgroup', f.cg, ...ports]));
             if (!best || x.p50_ns < best.p50_ns) best = x;
@@ -121,11 +122,11 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
     // per round: the call's p50 (the figure: robust to other load on the machine) and its mean
     const fastR: Record<Fast, number[]> = { bare: [], floor: [], gensee: [] };
     const fastMean: Record<Fast, number[]> = { bare: [], floor: [], gensee: [] };
-    const slowR: Record<Slow, { p50: number; p99: number }[]> = { plain: [], floor: [], node: [], plumbing: [], gensee: [] };
+    const slowR: Record<Slow, { p50: number; p99: number }[]> = { plain: [], floor: [], node: [], node1: [], plumbing: [], gensee: [] };
     await fastRun.bare(); // warm-up: page cache, the listener
     for (let r = 0; r < opts.rounds; r++) {
       const fk: Fast[] = ['bare', 'floor', 'gensee'];
-      const sk: Slow[] = ['plain', 'floor', 'node', 'plumbing', 'gensee'];
+      const sk: Slow[] = ['plain', 'floor', 'node', 'node1', 'plumbing', 'gensee'];
       for (let k = 0; k < 3; k++) {
         const x = await fastRun[fk[(r + k) % 3]]();
         fastR[fk[(r + k) % 3]].push(x.p50_ns);
@@ -165,8 +166,12 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
       [
         ['no gensee (new port, refused)', us(median(p('plain', 'p50'))), us(median(p('plain', 'p99'))), '', '', '', '', '', ''],
         ['C floor: fast path + exchange + intent fdatasync + fdatasync + lease put', us(median(p('floor', 'p50'))), us(median(p('floor', 'p99'))), '1.00x', '', '1.00x', '', '', ''],
-        ...(['node', 'plumbing'] as const).map((k) => [
-          k === 'node' ? 'Node floor: the same, its exchange served in Node (less work)' : "the same, served by gensee's plumbing (a decision that does nothing)",
+        ...(['node', 'node1', 'plumbing'] as const).map((k) => [
+          k === 'node'
+            ? 'Node floor: the same, its exchange served in Node (less work)'
+            : k === 'node1'
+              ? 'Node floor, its lines under one fdatasync (what gensee makes durable now)'
+              : "the same, served by gensee's plumbing (a decision that does nothing)",
           us(median(p(k, 'p50'))),
           us(median(p(k, 'p99'))),
           median(paired(p(k, 'p50'), p('floor', 'p50'))).toFixed(2) + 'x',
@@ -190,6 +195,13 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
         [`gensee run, after ${opts.slowWarm} faults (1 run, informational)`, us(slw.p50_ns), us(slw.p99_ns), (slw.p50_ns / median(p('floor', 'p50'))).toFixed(2) + 'x', '', (slw.p99_ns / median(p('floor', 'p99'))).toFixed(2) + 'x', '', '', ''],
       ],
     );
+    for (const k of ['node', 'node1'] as const) {
+      const g50 = paired(p('gensee', 'p50'), p(k, 'p50'));
+      const g99 = paired(p('gensee', 'p99'), p(k, 'p99'));
+      process.stdout.write(
+        `  gensee (fresh) over the ${k === 'node' ? 'Node floor' : 'Node floor under one fdatasync'}: p50 ${median(g50).toFixed(2)}x (${g50.map((x) => x.toFixed(2)).join(' ')}), p99 ${median(g99).toFixed(2)}x (${g99.map((x) => x.toFixed(2)).join(' ')})\n`,
+      );
+    }
     process.stdout.write(
       '  ratios: gensee over the floor of the same round, median of rounds; spread: min-max of those per-round ratios;\n' +
         '  fast path: the figure is each round\'s per-call p50 (the mean, beside it, takes every stall of a loaded machine);\n' +

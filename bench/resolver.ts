@@ -136,11 +136,11 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
   type Floor = Awaited<ReturnType<typeof floor>>;
   /** the Node floor: the same clients against bench/floor-node.ts --intent,
    * each design once; the faster one (an upper bound for a Node resolver) */
-  const nodeFloor = async (clients: number, total: number, designs: readonly ('pool' | 'loop' | 'plumbing')[] = ['pool', 'loop']): Promise<Floor & { design: string }> => {
+  const nodeFloor = async (clients: number, total: number, designs: readonly ('pool' | 'loop' | 'plumbing')[] = ['pool', 'loop'], mode: true | 'one-sync' = true): Promise<Floor & { design: string }> => {
     let best: (Floor & { design: string }) | null = null;
     for (const design of designs) {
       const sockPath = path.join(floorDir, `node-${design}.sock`);
-      const srv = await startNodeFloor(sockPath, path.join(floorDir, `node-${design}.jsonl`), design, true);
+      const srv = await startNodeFloor(sockPath, path.join(floorDir, `node-${design}.jsonl`), design, mode);
       try {
         const [r] = await execJson(FLOOR, [floorDir, String(clients), String(total), '--connect', sockPath]);
         if (!best || r.fps > best.fps) best = { n: r.n, fps: r.fps, p50: r.p50_ns / 1000, p99: r.p99_ns / 1000, design };
@@ -153,9 +153,9 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
   // GENSEE_BENCH_SIBLINGS_AB=1: each round also runs gensee with the
   // sibling hold off (GENSEE_SYNC_SIBLING_US=0), interleaved, for the A/B
   const ab = process.env.GENSEE_BENCH_SIBLINGS_AB === '1';
-  const res: Record<1 | 8, { floor: Floor[]; intent: Floor[]; node: (Floor & { design: string })[]; plumbing: Floor[]; fresh: PhaseResult[]; steady: PhaseResult[]; off: PhaseResult[] }> = {
-    1: { floor: [], intent: [], node: [], plumbing: [], fresh: [], steady: [], off: [] },
-    8: { floor: [], intent: [], node: [], plumbing: [], fresh: [], steady: [], off: [] },
+  const res: Record<1 | 8, { floor: Floor[]; intent: Floor[]; node: (Floor & { design: string })[]; node1: (Floor & { design: string })[]; plumbing: Floor[]; fresh: PhaseResult[]; steady: PhaseResult[]; off: PhaseResult[] }> = {
+    1: { floor: [], intent: [], node: [], node1: [], plumbing: [], fresh: [], steady: [], off: [] },
+    8: { floor: [], intent: [], node: [], node1: [], plumbing: [], fresh: [], steady: [], off: [] },
   };
   try {
     for (let r = 0; r < opts.rounds; r++) {
@@ -166,6 +166,7 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
         steps.push(async () => void res[c].floor.push(await floor(c, n)));
         steps.push(async () => void res[c].intent.push(await floor(c, n, true)));
         steps.push(async () => void res[c].node.push(await nodeFloor(c, n)));
+        steps.push(async () => void res[c].node1.push(await nodeFloor(c, n, ['pool', 'loop'], 'one-sync')));
         steps.push(async () => void res[c].plumbing.push(await nodeFloor(c, n, ['plumbing'])));
         steps.push(async () => {
           const p = await phase(c, n, `${c} client(s), round ${r + 1}`);
@@ -195,6 +196,9 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     const nf = res[c].node;
     const nr = nf.map((x, i) => x.fps / fi[i].fps);
     rows.push(floorRow('Node floor (the --intent exchange in Node, less work)', nf, `${median(nr).toFixed(2)}x`, spread(nr)));
+    const n1 = res[c].node1;
+    const n1r = n1.map((x, i) => x.fps / fi[i].fps);
+    rows.push(floorRow('Node floor, the same lines under one fdatasync', n1, `${median(n1r).toFixed(2)}x`, spread(n1r)));
     const pf = res[c].plumbing;
     const pr = pf.map((x, i) => x.fps / fi[i].fps);
     rows.push(floorRow("gensee's plumbing, a decision that does nothing", pf, `${median(pr).toFixed(2)}x`, spread(pr)));
@@ -240,6 +244,10 @@ export async function benchResolver(opts: { n1: number; n8: number; steadyWarm: 
     const designs = res[c].node.map((x) => x.design).join('/');
     process.stdout.write(`  gensee (steady) over the Node floor, ${c} client(s): ${median(nr).toFixed(2)}x (${spread(nr)}); the Node floor's faster design per round: ${designs}\n`);
     process.stdout.write(`    per round: ${nr.map((x) => x.toFixed(2)).join(' ')}\n`);
+    // the floor of the durable work gensee does now: its lease_intent line
+    // shares the resolution line's fdatasync (one per fault, not two)
+    const n1r = res[c].steady.map((x, i) => x.fps / res[c].node1[i].fps);
+    process.stdout.write(`  gensee (steady) over the Node floor under one fdatasync, ${c} client(s): ${median(n1r).toFixed(2)}x (${spread(n1r)}); per round: ${n1r.map((x) => x.toFixed(2)).join(' ')}\n`);
   }
   for (const c of [1, 8] as const) {
     // faults.jsonl fdatasyncs per fault (each fault: fault, lease_intent and resolution lines), every round

@@ -64,20 +64,24 @@ export async function benchStartup(opts: { rounds: number; newDest: number }): P
     if (!l) throw new Error(`startup bench: no probe line in ${JSON.stringify(lines)}`);
     return { p50: l.p50_ns / 1000, p99: l.p99_ns / 1000, first: l.first_ns / 1000 };
   };
-  type Kind = 'node' | 'run' | 'connect' | 'floor';
-  const res = { node: [] as number[], run: [] as number[], connect: [] as Connects[], floor: [] as Connects[] };
+  type Kind = 'node' | 'run' | 'connect' | 'floor' | 'floor1';
+  // floor1: the Node floor with its lines under one fdatasync (the durable work gensee does per grant now)
+  const res = { node: [] as number[], run: [] as number[], connect: [] as Connects[], floor: [] as Connects[], floor1: [] as Connects[] };
   const traces: [number, string][][] = [];
   const parts: Record<Kind, () => Promise<void>> = {
     node: async () => void res.node.push((await timed(process.execPath, ['-e', '0'])).ms),
     run: async () => void res.run.push((await timed(GENSEE, ['run', '--state-dir', st, '--op', opName(), '--no-dns', '--', '/bin/true'])).ms),
     connect: async () => void res.connect.push(probeLine(await execJson(GENSEE, ['run', '--state-dir', st, '--op', opName(), '--policy', policy, '--no-dns', '--json', '--', PROBE, ...ports]))),
-    floor: async () => {
-      // the faster of the Node floor's two designs by p50, as bench/pause.ts takes it
+    floor: async () => void res.floor.push(await nodeFloor(true)),
+    floor1: async () => void res.floor1.push(await nodeFloor('one-sync')),
+  };
+  /** the faster of the Node floor's two designs by p50, as bench/pause.ts takes it */
+  async function nodeFloor(mode: true | 'one-sync'): Promise<Connects> {
       let best: Connects | null = null;
       for (const design of ['pool', 'loop'] as const) {
         const f = floorOp(`s-${op++}`, null);
         const sock = path.join(st, `node-${design}.sock`);
-        const srv = await startNodeFloor(sock, path.join(st, `node-${design}.jsonl`), design, true);
+        const srv = await startNodeFloor(sock, path.join(st, `node-${design}.jsonl`), design, mode);
         try {
           const x = probeLine(await execJson(NOTIFY_FLOOR, [f.pin, '--slow', st, '--connect', sock, '--', PROBE, '--cgroup', f.cg, ...ports]));
           if (!best || x.p50 < best.p50) best = x;
@@ -86,10 +90,9 @@ export async function benchStartup(opts: { rounds: number; newDest: number }): P
           f.close();
         }
       }
-      res.floor.push(best!);
-    },
-  };
-  const kinds: Kind[] = ['node', 'run', 'connect', 'floor'];
+      return best!;
+  }
+  const kinds: Kind[] = ['node', 'run', 'connect', 'floor', 'floor1'];
   try {
     // page cache, the addon, the state dir: not charged to the first round
     await parts.node();
@@ -125,8 +128,13 @@ export async function benchStartup(opts: { rounds: number; newDest: number }): P
         ['first connects p50 us / Node floor', f1(median(q(res.connect, 'p50'))), f1(median(q(res.floor, 'p50'))), median(r50).toFixed(2) + 'x', spread(r50), '<= 1.5x', verdict(median(r50) <= 1.5)],
         ['first connects p99 us / Node floor p99', f1(median(q(res.connect, 'p99'))), f1(median(q(res.floor, 'p99'))), median(r99).toFixed(2) + 'x', spread(r99), '<= 2x', verdict(median(r99) <= 2)],
         ['the very first connect us / Node floor\'s', f1(median(q(res.connect, 'first'))), f1(median(q(res.floor, 'first'))), median(r1).toFixed(2) + 'x', spread(r1), '', ''],
+        ...(['p50', 'p99'] as const).map((k) => {
+          const r = paired(q(res.connect, k), q(res.floor1, k));
+          return [`first connects ${k} us / Node floor under one fdatasync`, f1(median(q(res.connect, k))), f1(median(q(res.floor1, k))), median(r).toFixed(2) + 'x', spread(r), '', ''];
+        }),
       ],
     );
+    process.stdout.write(`    per round, p50 over the Node floor: ${r50.map((x) => x.toFixed(2)).join(' ')}; over it under one fdatasync: ${paired(q(res.connect, 'p50'), q(res.floor1, 'p50')).map((x) => x.toFixed(2)).join(' ')}\n`);
     // where a run's time goes: each step's duration (from the previous mark), median of the rounds
     const steps = new Map<string, number[]>();
     for (const tr of traces) {

@@ -25,9 +25,11 @@ export function execJson(cmd: string, args: string[]): Promise<Record<string, nu
  * Design "plumbing" is bench/floor-plumbing.ts instead: gensee's addon
  * path with a decision that does nothing (always with the intent).
  */
-export async function startNodeFloor(sock: string, log: string, design: 'pool' | 'loop' | 'plumbing', intent: boolean): Promise<{ stop: () => Promise<void> }> {
+/** intent: true, the --intent exchange (two dependent fdatasyncs); 'one-sync', the same lines made durable by one */
+export async function startNodeFloor(sock: string, log: string, design: 'pool' | 'loop' | 'plumbing', intent: boolean | 'one-sync'): Promise<{ stop: () => Promise<void> }> {
   const script = design === 'plumbing' ? 'floor-plumbing.js' : 'floor-node.js';
-  const args = [path.join(PACKAGE_ROOT, 'dist', 'bench', script), sock, log, ...(intent && design !== 'plumbing' ? ['--intent'] : [])];
+  const flag = design === 'plumbing' || !intent ? [] : intent === 'one-sync' ? ['--one-sync'] : ['--intent'];
+  const args = [path.join(PACKAGE_ROOT, 'dist', 'bench', script), sock, log, ...flag];
   const { proc, exited } = await spawnReady(args, { FLOOR_NODE_SYNC: design }, 'ready\n', 'node floor');
   return {
     stop: async () => {

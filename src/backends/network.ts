@@ -31,9 +31,10 @@ export interface LeaseIntent {
 
 export interface ResolveOptions {
   /**
-   * Make a durable record of the lease before it enters the kernel (the
-   * resolver's lease_intent line): a crash between the install and the
-   * resolution line then leaves a record saying what may be in the kernel.
+   * Record the lease before it enters the kernel (the resolver's
+   * lease_intent line, ahead of the resolution line; the commit runs only
+   * once that line is durable, and the intent with it): the record says
+   * what may be in the kernel whatever instant a crash comes at.
    */
   intent?: (l: LeaseIntent) => Promise<void>;
   /**
@@ -235,7 +236,7 @@ export class NetworkBackend {
   /**
    * Install the exact leases for the addresses a DNS answer gave for a name a
    * host rule covers: the lease path of resolve() (each its own generation,
-   * the durable intents first — one fdatasync for all of them — then each
+   * the intents first — durable with the dns_answer line — then each
    * install read back and recorded), with the TTL the stub computed. Returns
    * the leases as a resolution carries them.
    */
@@ -336,7 +337,7 @@ export class NetworkBackend {
     const del = this.index.delegate.first(e, addr) ?? this.namedDelegate(e, now);
     if (del) return { action: 'delegate', reason: 'policy_delegate', delegate_to: del.to, ...(del.tool ? { delegate_tool: del.tool } : {}) };
     if (opts.audit) {
-      // audit: the same exact lease path as a lease rule (intent durable
+      // audit: the same exact lease path as a lease rule (the intent line
       // first, the kernel only after the durable resolution), short-lived
       const generation = BigInt(this.leaseGeneration(tuple));
       await opts.intent?.({ generation: Number(generation), ...tuple, ttl_s: AUDIT_LEASE_TTL_S, max_uses: 0 });

@@ -577,29 +577,37 @@ export class Resolver extends EventEmitter {
   }
 
   /**
-   * The lease_intent line: durable before the resolution line (and so long
-   * before the lease enters the kernel, which waits for the resolution's
-   * durability). A resolver that dies before the resolution line leaves the
-   * intent with an open fault; whoever takes over closes the fault as
+   * The lease_intent line, appended before the resolution line that grants
+   * the lease. It needs no fdatasync of its own: the lease enters the
+   * kernel only once that resolution line is durable (installWhenDurable),
+   * and the fdatasync that makes a line durable makes every line before it
+   * in the file durable too, so the intent is on stable storage before the
+   * kernel holds its lease, as ever, without a second wait. A resolver that
+   * dies before the resolution line leaves the intent (if it reached the
+   * disk) with an open fault; whoever takes over closes the fault as
    * abandoned and removes any lease on its tuple (src/evidence/abandon.ts).
    */
-  private async intend(faultId: string, lease: LeaseIntent): Promise<void> {
-    await this.intendAll(faultId, [lease]);
+  private intend(faultId: string, lease: LeaseIntent): Promise<void> {
+    return this.intendAll(faultId, [lease]);
   }
 
-  /** lease_intent lines for several leases, made durable by one fdatasync */
-  private async intendAll(faultId: string, leases: LeaseIntent[]): Promise<void> {
-    let ticket = -1;
-    for (const lease of leases) ticket = this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, { sync: false, defer: true });
-    if (ticket >= 0) await this.faults.whenDurable(ticket);
+  /** lease_intent lines for several leases, made durable with the line that grants them (see intend) */
+  private intendAll(faultId: string, leases: LeaseIntent[]): Promise<void> {
+    try {
+      for (const lease of leases) this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, { sync: false, defer: true });
+    } catch (e) {
+      // the log failed: the decision becomes a deny (backend_error), nothing is installed
+      return Promise.reject(e);
+    }
+    return Promise.resolve();
   }
 
   /**
    * A DNS answer for a name a host rule covers (src/dns/service.ts; every
    * forwarded question, NXDOMAIN and empty answers included): the
-   * question (dns_query, written ahead), a durable lease_intent per lease,
-   * then the answer line (dns_answer: the name, the CNAME chain, the
-   * addresses, the leases), durable; only then each lease installed and
+   * question (dns_query, written ahead), a lease_intent per lease, then the
+   * answer line (dns_answer: the name, the CNAME chain, the addresses, the
+   * leases), durable with the lines before it; only then each lease installed and
    * read back, before the answer reaches the workload. A resolver that dies in between leaves
    * the question open: whoever takes over closes it as abandoned and
    * removes its leases (src/evidence/abandon.ts).

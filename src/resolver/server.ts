@@ -108,10 +108,13 @@ export class SupervisorServer {
     const { resolution, ticket, ready } = await this.resolver.resolveTicket(d.fault, { via: 'socket', peer }, { deferSync: true });
     if (ready) {
       // a grant: answered once its line is durable and its lease is in the
-      // kernel; never, if either fails (its client denies the call)
+      // kernel; never, if either fails (its client denies the call). Its
+      // frame (MAC, encoding) is built now, while the line's fdatasync runs,
+      // not after it: held here, it leaves only once ready settles.
+      const frame = encodeFrame(encodeResolution(resolution, this.resolver.mac(resolution)));
       await ready;
       const native = this.native;
-      if (native) native.answer(req.id, encodeFrame(encodeResolution(resolution, this.resolver.mac(resolution))), null, 0, false);
+      if (native) native.answer(req.id, frame, null, 0, false);
       return;
     }
     this.answer(req.id, resolution, ticket);

@@ -60,6 +60,13 @@ t.test('a grant whose resolution never becomes durable is never usable, not even
     'the injected fdatasync failure put gensee in its failed state',
     { err: err.slice(-2000) },
   );
+  // Grants written in the window (the first, and any fault of the second
+  // process decided before the log failed: their lease_intent lines wait
+  // for no fdatasync of their own) are lines whose durability was never
+  // confirmed: none of their leases entered the kernel (no connection
+  // above), and the record says they were never installed.
   const granted = faults.filter((l) => l.kind === 'resolution' && (l.resolution as { action?: string })?.action === 'retry_after_lease');
-  t.ok(granted.length <= 1, `at most the one grant written before the failure (${granted.length})`);
+  t.ok(granted.length >= 1, `the first process's grant was written (${granted.length} grants)`);
+  const kinds = faults.map((l) => l.kind);
+  t.same(faults.filter((l) => l.kind === 'lease_not_installed'), [], 'no install was tried (and failed): none was ever due', { kinds });
 });
