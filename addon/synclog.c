@@ -365,16 +365,19 @@ uint64_t gs_synclog_write(struct gs_synclog *l, const void *buf, size_t len, uin
 		l->appended = l->written;
 	}
 	ticket = l->appended;
+	int signal = 0;
 	if (want_sync) {
 		l->requested = ticket;
-		if (l->waiting || l->sib_holding)
-			pthread_cond_signal(&l->cv);
+		signal = l->waiting || l->sib_holding;
 	} else if (!l->lazy_since) {
 		l->lazy_since = gs_mono_ns();
-		if (l->waiting)
-			pthread_cond_signal(&l->cv);
+		signal = l->waiting;
 	}
 	pthread_mutex_unlock(&l->mu);
+	/* after the unlock: the woken syncer does not run straight into the
+	 * mutex this thread still holds (one wake-up, not two) */
+	if (signal)
+		pthread_cond_signal(&l->cv);
 	return ticket;
 }
 
@@ -387,13 +390,16 @@ void gs_synclog_want_wake(struct gs_synclog *l, int on)
 
 void gs_synclog_request(struct gs_synclog *l)
 {
+	int signal = 0;
+
 	pthread_mutex_lock(&l->mu);
 	if (l->appended > l->requested) {
 		l->requested = l->appended;
-		if (l->waiting || l->sib_holding)
-			pthread_cond_signal(&l->cv);
+		signal = l->waiting || l->sib_holding;
 	}
 	pthread_mutex_unlock(&l->mu);
+	if (signal) /* after the unlock, as in gs_synclog_write */
+		pthread_cond_signal(&l->cv);
 }
 
 void gs_synclog_siblings(struct gs_synclog *l, uint64_t (*busy)(void), uint32_t delay_us)
