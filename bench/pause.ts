@@ -213,6 +213,8 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
         '  appends ~920 evidence bytes and fdatasyncs again before it answers, then the lease put into the kernel map and\n' +
         '  its read-back. Added to the issue\'s list because gensee must do them: the lease put and read-back, and the\n' +
         '  intent durable before the lease enters the kernel (issue "crash consistency"): two dependent fdatasyncs.\n' +
+        '  gensee now makes its intent and resolution durable with one (docs/design.md, "The commit path"): the row\n' +
+        '  "Node floor, its lines under one fdatasync" is the Node floor doing that.\n' +
         '  The Node floor is the C floor with its resolver thread replaced by bench/floor-node.ts over the same kept\n' +
         '  connection (no decoding, policy, MAC or hash chain; the C side still puts the lease): the most a resolver\n' +
         '  written for Node can reach here; the faster of its two designs (fdatasync on the thread pool or on the event\n' +
