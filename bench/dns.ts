@@ -120,7 +120,7 @@ export async function benchDns(opts: { n: number; warm: number; rounds: number }
     );
     process.stdout.write(
       '  every name answers a new address: each connect is that destination\'s first; the lease and its evidence\n' +
-        '  (lease_intent and dns_answer, each fdatasync\'d) are in place before the answer leaves the stub\n',
+        '  (lease_intent and dns_answer, made durable by one fdatasync) are in place before the answer leaves the stub\n',
     );
   } finally {
     await auth.close();
