@@ -26,6 +26,31 @@ const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const PROBE = path.join(PACKAGE_ROOT, 'obj', 'gs-probe');
 const NOTIFY_FLOOR = path.join(PACKAGE_ROOT, 'obj', 'gs-notify-floor');
 
+/**
+ * The C notify floor's first connects (gs-probe PROBE_ARGS in a fresh floor
+ * cgroup, tag unique in this process) with the exchange served by the Node
+ * floor (bench/floor-node.ts, mode: the --intent exchange or 'one-sync') in
+ * each design, or by gensee's plumbing (bench/floor-plumbing.ts): the
+ * probe's line of the design with the faster p50.
+ */
+export async function servedByFloor(st: string, tag: string, designs: readonly ('pool' | 'loop' | 'plumbing')[], mode: true | 'one-sync', probeArgs: string[]): Promise<Record<string, number>> {
+  let best: Record<string, number> | null = null;
+  for (const design of designs) {
+    const f = floorOp(`${tag}-${design}`, null);
+    const sock = path.join(st, `node-${design}.sock`);
+    const srv = await startNodeFloor(sock, path.join(st, `node-${design}.jsonl`), design, mode);
+    try {
+      const x = (await execJson(NOTIFY_FLOOR, [f.pin, '--slow', st, '--connect', sock, '--', PROBE, '--cgroup', f.cg, ...probeArgs])).find((l) => 'p50_ns' in l);
+      if (!x) throw new Error(`bench: the notify floor served by ${design} printed no probe line`);
+      if (!best || x.p50_ns < best.p50_ns) best = x;
+    } finally {
+      await srv.stop();
+      f.close();
+    }
+  }
+  return best!;
+}
+
 /** A cgroup with gensee's hooks attached (and optionally one lease), for the notify floor; close() removes both */
 export function floorOp(tag: string, lease: string | null): { cg: string; pin: string; close: () => void } {
   const op = `gs-bench-nf-${process.pid}-${tag}`;
@@ -96,29 +121,11 @@ export async function benchPause(opts: { n: number; rounds: number; newDest: num
           f.close();
         }
       },
-      node: () => servedBy(['pool', 'loop']),
-      node1: () => servedBy(['pool', 'loop'], 'one-sync'),
-      plumbing: () => servedBy(['plumbing']),
+      node: () => servedByFloor(st, `slow-${op++}`, ['pool', 'loop'], true, ports),
+      node1: () => servedByFloor(st, `slow-${op++}`, ['pool', 'loop'], 'one-sync', ports),
+      plumbing: () => servedByFloor(st, `slow-${op++}`, ['plumbing'], true, ports),
       gensee: async () => probeLine(await genseeRun(slow, [PROBE, ...ports])),
     };
-    /** the C floor with its exchange served by the Node floor (bench/floor-node.ts) in each
-     * design, or by gensee's plumbing (bench/floor-plumbing.ts): the faster p50 */
-    async function servedBy(designs: readonly ('pool' | 'loop' | 'plumbing')[], mode: true | 'one-sync' = true): Promise<Record<string, number>> {
-        let best: Record<string, number> | null = null;
-        for (const design of designs) {
-          const f = floorOp(`slow-${op++}`, null);
-          const sock = path.join(st, `node-${design}.sock`);
-          const srv = await startNodeFloor(sock, path.join(st, `node-${design}.jsonl`), design, mode);
-          try {
-            const x = probeLine(await execJson(NOTIFY_FLOOR, [f.pin, '--slow', st, '--connect', sock, '--', PROBE, '--cgroup', f.cg, ...ports]));
-            if (!best || x.p50_ns < best.p50_ns) best = x;
-          } finally {
-            await srv.stop();
-            f.close();
-          }
-        }
-        return best!;
-    }
     // per round: the call's p50 (the figure: robust to other load on the machine) and its mean
     const fastR: Record<Fast, number[]> = { bare: [], floor: [], gensee: [] };
     const fastMean: Record<Fast, number[]> = { bare: [], floor: [], gensee: [] };

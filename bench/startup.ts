@@ -18,12 +18,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/addon';
-import { floorOp } from './pause';
-import { execJson, median, print, spread, startNodeFloor, verdict } from './util';
+import { servedByFloor } from './pause';
+import { execJson, median, print, spread, verdict } from './util';
 
 const GENSEE = path.join(PACKAGE_ROOT, 'bin', 'gensee');
 const PROBE = path.join(PACKAGE_ROOT, 'obj', 'gs-probe');
-const NOTIFY_FLOOR = path.join(PACKAGE_ROOT, 'obj', 'gs-notify-floor');
 
 /** wall ms of cmd args, and its stderr; rejects if it fails */
 function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ ms: number; stderr: string; stdout: string }> {
@@ -72,26 +71,10 @@ export async function benchStartup(opts: { rounds: number; newDest: number }): P
     node: async () => void res.node.push((await timed(process.execPath, ['-e', '0'])).ms),
     run: async () => void res.run.push((await timed(GENSEE, ['run', '--state-dir', st, '--op', opName(), '--no-dns', '--', '/bin/true'])).ms),
     connect: async () => void res.connect.push(probeLine(await execJson(GENSEE, ['run', '--state-dir', st, '--op', opName(), '--policy', policy, '--no-dns', '--json', '--', PROBE, ...ports]))),
-    floor: async () => void res.floor.push(await nodeFloor(true)),
-    floor1: async () => void res.floor1.push(await nodeFloor('one-sync')),
+    // the faster of the Node floor's two designs by p50, as bench/pause.ts takes it
+    floor: async () => void res.floor.push(probeLine([await servedByFloor(st, `s-${op++}`, ['pool', 'loop'], true, ports)])),
+    floor1: async () => void res.floor1.push(probeLine([await servedByFloor(st, `s-${op++}`, ['pool', 'loop'], 'one-sync', ports)])),
   };
-  /** the faster of the Node floor's two designs by p50, as bench/pause.ts takes it */
-  async function nodeFloor(mode: true | 'one-sync'): Promise<Connects> {
-      let best: Connects | null = null;
-      for (const design of ['pool', 'loop'] as const) {
-        const f = floorOp(`s-${op++}`, null);
-        const sock = path.join(st, `node-${design}.sock`);
-        const srv = await startNodeFloor(sock, path.join(st, `node-${design}.jsonl`), design, mode);
-        try {
-          const x = probeLine(await execJson(NOTIFY_FLOOR, [f.pin, '--slow', st, '--connect', sock, '--', PROBE, '--cgroup', f.cg, ...ports]));
-          if (!best || x.p50 < best.p50) best = x;
-        } finally {
-          await srv.stop();
-          f.close();
-        }
-      }
-      return best!;
-  }
   const kinds: Kind[] = ['node', 'run', 'connect', 'floor', 'floor1'];
   try {
     // page cache, the addon, the state dir: not charged to the first round

@@ -591,15 +591,13 @@ export class Resolver extends EventEmitter {
     return this.intendAll(faultId, [lease]);
   }
 
-  /** lease_intent lines for several leases, made durable with the line that grants them (see intend) */
-  private intendAll(faultId: string, leases: LeaseIntent[]): Promise<void> {
-    try {
-      for (const lease of leases) this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, { sync: false, defer: true });
-    } catch (e) {
-      // the log failed: the decision becomes a deny (backend_error), nothing is installed
-      return Promise.reject(e);
-    }
-    return Promise.resolve();
+  /**
+   * lease_intent lines for several leases, made durable with the line that
+   * grants them (see intend). A failed log rejects: the decision becomes a
+   * deny (backend_error), nothing is installed.
+   */
+  private async intendAll(faultId: string, leases: LeaseIntent[]): Promise<void> {
+    for (const lease of leases) this.faults.appendTicket({ kind: 'lease_intent', fault_id: faultId, lease }, { sync: false, defer: true });
   }
 
   /**
