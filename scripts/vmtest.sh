@@ -127,11 +127,19 @@ run_host() {
   say "host kernel $(uname -r): $FILES"
   parent=${GENSEE_CGROUP_PARENT:-gs-vmtest}
   GENSEE_CGROUP_PARENT=$parent "$ROOT/scripts/vmtest-run.sh" "$out" "$(uname -r)" 1 $FILES
-  # the tests' parent cgroup on the host: removed once empty (a test left
-  # behind keeps it, and its name says whose it is)
+  # the tests' parent cgroup on the host and the guard gensee pinned for it
+  # (src/dataplane.ts guardDirFor: named by the cgroup's inode): removed
+  # once the cgroup is empty (a test left behind keeps both, and the name
+  # says whose they are)
   cg2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' /proc/self/mountinfo | head -n 1)
   if [ -n "$cg2" ] && [ -d "$cg2/$parent" ]; then
-    rmdir "$cg2/$parent" 2>/dev/null || say "host: $cg2/$parent is not empty: left as it is"
+    ino=$(stat -c %i "$cg2/$parent")
+    if [ -z "$(cat "$cg2/$parent/cgroup.procs")" ] && [ -z "$(find "$cg2/$parent" -mindepth 1 -type d -print -quit)" ]; then
+      rm -rf "/sys/fs/bpf/gensee/_guard-$ino"
+      rmdir "$cg2/$parent" || say "host: could not remove $cg2/$parent"
+    else
+      say "host: $cg2/$parent is not empty: it and its guard are left as they are"
+    fi
   fi
 }
 
