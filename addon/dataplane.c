@@ -582,11 +582,41 @@ int gs_dp_open(struct gs_dp *dp, const char *pin_dir, struct gs_err *err)
 	return 0;
 }
 
-int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, struct gs_err *err)
+static pthread_mutex_t lease_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void gs_lease_lock(void)
 {
-	if (bpf_map_update_elem(dp->leases_fd, k, v, BPF_ANY))
-		return gs_errf(err, errno, "bpf_map_update_elem", "map %s", GS_MAP_LEASES);
-	return 0;
+	pthread_mutex_lock(&lease_mu);
+}
+
+void gs_lease_unlock(void)
+{
+	pthread_mutex_unlock(&lease_mu);
+}
+
+int gs_dp_leases_fd(const struct gs_dp *dp)
+{
+	return dp->leases_fd;
+}
+
+int gs_lease_put_fd(int leases_fd, const struct gs_lease_key *k, const struct gs_lease_value *v,
+		    struct gs_lease_value *back, struct gs_err *err)
+{
+	int rc = 0;
+
+	gs_lease_lock();
+	if (bpf_map_update_elem(leases_fd, k, v, BPF_ANY))
+		rc = gs_errf(err, errno, "bpf_map_update_elem", "map %s", GS_MAP_LEASES);
+	else if (bpf_map_lookup_elem(leases_fd, k, back))
+		rc = gs_errf(err, errno, "bpf_map_lookup_elem", "map %s: the lease just put", GS_MAP_LEASES);
+	gs_lease_unlock();
+	return rc;
+}
+
+int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v,
+		 struct gs_lease_value *back, struct gs_err *err)
+{
+	return gs_lease_put_fd(dp->leases_fd, k, v, back, err);
 }
 
 int gs_rule_set(struct gs_dp *dp, int kind, const void *key, int present, struct gs_err *err)
@@ -629,11 +659,17 @@ int gs_lease_get(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_lease
 
 int gs_lease_del(struct gs_dp *dp, const struct gs_lease_key *k, struct gs_err *err)
 {
-	if (bpf_map_delete_elem(dp->leases_fd, k) == 0)
+	int rc, e;
+
+	gs_lease_lock();
+	rc = bpf_map_delete_elem(dp->leases_fd, k);
+	e = errno;
+	gs_lease_unlock();
+	if (rc == 0)
 		return 1;
-	if (errno == ENOENT)
+	if (e == ENOENT)
 		return 0;
-	return gs_errf(err, errno, "bpf_map_delete_elem", "map %s", GS_MAP_LEASES);
+	return gs_errf(err, e, "bpf_map_delete_elem", "map %s", GS_MAP_LEASES);
 }
 
 /* Double the room of a dump's keys and values: 0, or -1 out of memory (what
@@ -814,6 +850,8 @@ size_t gs_lease_del_if(struct gs_dp *dp, const struct gs_lease_key *keys, const 
 		const struct gs_lease_value *e = &expect[i];
 		struct gs_lease_value v;
 
+		/* the look and the delete under the lease lock: no put in between */
+		gs_lease_lock();
 		if (bpf_map_lookup_elem(dp->leases_fd, &keys[i], &v)) {
 			out[i] = errno == ENOENT ? GS_DEL_IF_ABSENT : GS_DEL_IF_FAILED;
 		} else if (v.generation != e->generation || v.expires_boot_ns != e->expires_boot_ns ||
@@ -824,6 +862,7 @@ size_t gs_lease_del_if(struct gs_dp *dp, const struct gs_lease_key *keys, const 
 		} else {
 			out[i] = errno == ENOENT ? GS_DEL_IF_ABSENT : GS_DEL_IF_FAILED;
 		}
+		gs_lease_unlock();
 		if (out[i] == GS_DEL_IF_FAILED)
 			failed++;
 	}

@@ -57,7 +57,25 @@ int gs_dp_links_present(const char *pin_dir);
 /* The pin name of link i (0 <= i < GS_LINKS) under an operation's pin dir. */
 const char *gs_dp_link_name(int i);
 
-int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v, struct gs_err *err);
+/* Every user-space write of an operation's lease map (a put, a top-up, a
+ * removal, the sweep's compare-and-delete) holds this process-wide lock: a
+ * grant's put runs on the fault log's syncer thread (sup_server.c
+ * gs_sup_server_answer_grant), the others on the event loop, and a
+ * compare-and-delete must not remove an entry put between its look and
+ * its delete, nor a put's read-back see another writer's entry. The hooks
+ * only spend and give back uses of an entry; they never take it. */
+void gs_lease_lock(void);
+void gs_lease_unlock(void);
+
+/* Put (insert or replace) an exact lease and read it back, under the
+ * lock: 0 with *back the entry as the kernel holds it right after, -1
+ * with err (ENOENT: not found after the put). */
+int gs_lease_put_fd(int leases_fd, const struct gs_lease_key *k, const struct gs_lease_value *v,
+		    struct gs_lease_value *back, struct gs_err *err);
+int gs_lease_put(struct gs_dp *dp, const struct gs_lease_key *k, const struct gs_lease_value *v,
+		 struct gs_lease_value *back, struct gs_err *err);
+/* the lease map's fd of an open dp (owned by dp) */
+int gs_dp_leases_fd(const struct gs_dp *dp);
 /* listen and unix rules (gs_listen_key / gs_unix_key): add or remove one */
 #define GS_RULE_LISTEN 0
 #define GS_RULE_UNIX 1
@@ -94,9 +112,8 @@ int gs_lease_list_part(struct gs_dp *dp, int64_t cursor, size_t max, struct gs_l
  * still has expect[i]'s generation, expiry and flags and is dead at
  * now_boot_ns (gs_lease_expired or gs_lease_spent, on the value read now).
  * The hooks only spend and give back uses, which never revives a dead
- * entry; every other writer of an operation's map is its resolver's event
- * loop, the thread that calls this, so nothing replaces the entry between
- * the look and the delete. out[i]: GS_DEL_IF_*. Returns how many failed. */
+ * entry; every other writer holds the lease lock, taken here from each
+ * look to its delete, so nothing replaces the entry in between. out[i]: GS_DEL_IF_*. Returns how many failed. */
 size_t gs_lease_del_if(struct gs_dp *dp, const struct gs_lease_key *keys, const struct gs_lease_value *expect, size_t n,
 		       uint64_t now_boot_ns, uint8_t *out);
 /* Counters with per-CPU values summed. */

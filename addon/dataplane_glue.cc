@@ -177,6 +177,7 @@ class DataPlane : public Nan::ObjectWrap {
     gs_nan::DefineClass(target, "DataPlane", New,
                         {{"leasePut", LeasePut},
                          {"leaseGet", LeaseGet},
+                         {"leasesFd", LeasesFd},
                          {"leaseDel", LeaseDel},
                          {"ruleSet", RuleSet},
                          {"ruleClear", RuleClear},
@@ -249,9 +250,19 @@ class DataPlane : public Nan::ObjectWrap {
         !BufferArg(info, 1, "value", sizeof(gs_lease_value), &v))
       return;
     gs_err err = {};
+    gs_lease_value back;
     if (gs_lease_put(&self->dp_, reinterpret_cast<const gs_lease_key *>(k), reinterpret_cast<const gs_lease_value *>(v),
-                     &err))
+                     &back, &err))
       return ThrowErr(err);
+    // the entry as read back under the lease lock, right after the put
+    info.GetReturnValue().Set(CopyBuffer(&back, sizeof(back)));
+  }
+
+  // leasesFd(): the lease map's fd (owned here; a server that puts into it keeps a dup)
+  static NAN_METHOD(LeasesFd) {
+    DataPlane *self = Self(info);
+    if (!self) return;
+    info.GetReturnValue().Set(Nan::New<v8::Int32>(gs_dp_leases_fd(&self->dp_)));
   }
 
   static NAN_METHOD(LeaseGet) {

@@ -66,6 +66,7 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
                                       {"progress", Progress},
                                       {"syncNow", SyncNow},
                                       {"drain", Drain},
+                                      {"testFail", TestFail},
                                       {"close", Close},
                                       {"ref", RefLoop},
                                       {"unref", UnrefLoop}}));
@@ -188,6 +189,16 @@ class SyncLog : public Woken<SyncLog, gs_synclog, gs_synclog_close> {
     info.GetReturnValue().Set(Num(failed ? -static_cast<double>(failed) : static_cast<double>(d)));
   }
 
+  // testFail(ticket, ms): tests only (gs_synclog_test_fail)
+  static NAN_METHOD(TestFail) {
+    SyncLog *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 2 || !info[0]->IsNumber() || !info[1]->IsUint32())
+      return Nan::ThrowTypeError("testFail(ticket: number, ms: uint)");
+    gs_synclog_test_fail(self->c_, static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust()),
+                         Nan::To<uint32_t>(info[1]).FromJust());
+  }
+
   // drain(): write what is queued now, no fdatasync
   static NAN_METHOD(Drain) {
     SyncLog *self = Open(info);
@@ -253,7 +264,14 @@ class SupervisorServer : public Woken<SupervisorServer, gs_sup_server, gs_sup_se
  public:
   static void Init(v8::Local<v8::Object> target) {
     gs_nan::DefineClass(target, "SupervisorServer", New,
-                        {{"take", Take}, {"answer", Answer}, {"drop", Drop}, {"latency", Latency}, {"stop", Stop}});
+                        {{"take", Take},
+                         {"answer", Answer},
+                         {"leaseMap", LeaseMap},
+                         {"answerGrant", AnswerGrant},
+                         {"takeDone", TakeDone},
+                         {"drop", Drop},
+                         {"latency", Latency},
+                         {"stop", Stop}});
   }
 
  private:
@@ -338,6 +356,70 @@ class SupervisorServer : public Woken<SupervisorServer, gs_sup_server, gs_sup_se
       gs_errf(&err, errno, "answer", "request %llu", static_cast<unsigned long long>(id));
       return ThrowErr(err);
     }
+  }
+
+  // leaseMap(fd): the lease map answerGrant puts into (the server keeps a dup)
+  static NAN_METHOD(LeaseMap) {
+    SupervisorServer *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 1 || !info[0]->IsInt32()) return Nan::ThrowTypeError("leaseMap(fd: int)");
+    if (gs_sup_server_lease_map(self->c_, Nan::To<int32_t>(info[0]).FromJust())) {
+      gs_err err = {};
+      gs_errf(&err, errno, "fcntl", "lease map fd (F_DUPFD_CLOEXEC)");
+      return ThrowErr(err);
+    }
+  }
+
+  // answerGrant(id, frame, log, ticket, key, value, token): once ticket is
+  // durable, the lease put and read back, then the answer (sup_server.h);
+  // the outcome comes back through takeDone() under token
+  static NAN_METHOD(AnswerGrant) {
+    SupervisorServer *self = Open(info);
+    if (!self) return;
+    if (info.Length() < 7 || !info[0]->IsNumber() || !node::Buffer::HasInstance(info[1]) || !info[3]->IsNumber() ||
+        !node::Buffer::HasInstance(info[4]) || !node::Buffer::HasInstance(info[5]) || !info[6]->IsNumber())
+      return Nan::ThrowTypeError(
+          "answerGrant(id: number, frame: Buffer, log: SyncLog, ticket: number, key: Buffer, value: Buffer, token: "
+          "number)");
+    if (node::Buffer::Length(info[4]) != sizeof(gs_lease_key) ||
+        node::Buffer::Length(info[5]) != sizeof(gs_lease_value))
+      return Nan::ThrowRangeError("answerGrant: key or value of the wrong size");
+    gs_synclog *log = SyncLog::From(info[2]);
+    if (!log) return;
+    gs_lease_key k;
+    gs_lease_value v;
+    std::memcpy(&k, node::Buffer::Data(info[4]), sizeof(k));
+    std::memcpy(&v, node::Buffer::Data(info[5]), sizeof(v));
+    uint64_t id = static_cast<uint64_t>(Nan::To<double>(info[0]).FromJust());
+    if (gs_sup_server_answer_grant(self->c_, id, node::Buffer::Data(info[1]), node::Buffer::Length(info[1]), log,
+                                   static_cast<uint64_t>(Nan::To<double>(info[3]).FromJust()), &k, &v,
+                                   static_cast<uint64_t>(Nan::To<double>(info[6]).FromJust()), 0)) {
+      gs_err err = {};
+      gs_errf(&err, errno, "answerGrant", "request %llu", static_cast<unsigned long long>(id));
+      return ThrowErr(err);
+    }
+  }
+
+  // takeDone() -> [{token, outcome, errno, detail, back?}]
+  static NAN_METHOD(TakeDone) {
+    SupervisorServer *self = Open(info);
+    if (!self) return;
+    v8::Local<v8::Array> out = Nan::New<v8::Array>();
+    uint32_t i = 0;
+    static const char *names[] = {"installed", "not_durable", "not_installed", "stopped"};
+    for (gs_sup_grant_done *d = gs_sup_server_take_done(self->c_); d;) {
+      v8::Local<v8::Object> o = Nan::New<v8::Object>();
+      Set(o, "token", Num(static_cast<double>(d->token)));
+      Set(o, "outcome", Nan::New(d->outcome >= 0 && d->outcome < 4 ? names[d->outcome] : "unknown").ToLocalChecked());
+      Set(o, "errno", Num(d->err));
+      Set(o, "detail", Nan::New(d->detail).ToLocalChecked());
+      if (d->outcome == GS_GRANT_INSTALLED) Set(o, "back", gs_nan::CopyBuffer(&d->back, sizeof(d->back)));
+      Nan::Set(out, i++, o);
+      gs_sup_grant_done *next = d->next;
+      free(d);
+      d = next;
+    }
+    info.GetReturnValue().Set(out);
   }
 
   static NAN_METHOD(Drop) {

@@ -15,6 +15,7 @@
 #include "peercred.h"
 #include "subject.h"
 #include "sup_server.h"
+#include "dataplane.h" /* gs_lease_put_fd */
 
 enum { L_NONE, L_IDLE, L_FRAME, L_DRAIN, L_COUNT };
 enum { C_READ, C_HANDED, C_DRAIN };
@@ -46,6 +47,11 @@ struct conn {
 	int closing;       /* close after this answer: a refusal, or bytes after the frame */
 	int back;          /* B_*: what the I/O thread does with it after the answer */
 	uint64_t served;   /* answers sent on this connection */
+	/* gs_sup_server_answer_grant: the lease put before the answer, and
+	 * its outcome for JavaScript (allocated up front) */
+	struct gs_lease_key gkey;
+	struct gs_lease_value gval;
+	struct gs_sup_grant_done *gdone;
 };
 
 struct dlist {
@@ -72,6 +78,8 @@ struct gs_sup_server {
 	int stopped;
 	unsigned refs; /* answers waiting on a log */
 	uint64_t lat[GS_LAT_BUCKETS];
+	int lease_fd; /* gs_sup_server_lease_map's dup, -1 without */
+	struct gs_sup_grant_done *done_head, *done_tail;
 };
 
 /* requests handed to JavaScript and not yet answered or dropped, in every
@@ -138,6 +146,7 @@ static void conn_free(struct conn *c)
 		close(c->fd);
 	free(c->body);
 	free(c->answer);
+	free(c->gdone);
 	free(c);
 }
 
@@ -504,6 +513,7 @@ struct gs_sup_server *gs_sup_server_start(int listen_fd, uint32_t owner_uid, con
 	}
 	snprintf(s->cgroup_rel, sizeof(s->cgroup_rel), "%s", cgroup_rel);
 	s->listen_fd = listen_fd;
+	s->lease_fd = -1;
 	s->owner_uid = owner_uid;
 	s->ready = ready;
 	s->ctx = ctx;
@@ -566,6 +576,13 @@ static struct conn *unhand(struct gs_sup_server *s, uint64_t id)
 
 static void sup_server_free(struct gs_sup_server *s)
 {
+	while (s->done_head) {
+		struct gs_sup_grant_done *d = s->done_head;
+		s->done_head = d->next;
+		free(d);
+	}
+	if (s->lease_fd >= 0)
+		close(s->lease_fd);
 	gs_subject_cache_free(s->who);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -659,6 +676,136 @@ int gs_sup_server_answer(struct gs_sup_server *s, uint64_t id, const void *frame
 		return -1;
 	}
 	return 0;
+}
+
+int gs_sup_server_lease_map(struct gs_sup_server *s, int leases_fd)
+{
+	int fd = fcntl(leases_fd, F_DUPFD_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	pthread_mutex_lock(&s->mu);
+	int old = s->lease_fd;
+	s->lease_fd = fd;
+	pthread_mutex_unlock(&s->mu);
+	if (old >= 0)
+		close(old);
+	return 0;
+}
+
+/* Runs once a grant's ticket is durable (syncer thread, or inline): the
+ * put and its read-back, then the answer only if the lease is there as
+ * granted; the outcome queued for JavaScript before the answer leaves (the
+ * network record may learn of a lease before the workload does, never
+ * after it has used it unrecorded for long). */
+static void grant_durable(void *arg, int err)
+{
+	struct conn *c = arg;
+	struct gs_sup_server *s = c->s;
+	struct gs_sup_grant_done *d = c->gdone;
+	int fd, stop;
+
+	c->gdone = NULL;
+	pthread_mutex_lock(&s->mu);
+	stop = s->stopping || s->stopped;
+	fd = s->lease_fd;
+	pthread_mutex_unlock(&s->mu);
+	if (err) {
+		d->outcome = GS_GRANT_NOT_DURABLE;
+		d->err = err;
+		snprintf(d->detail, sizeof(d->detail), "its resolution line never became durable: %s", strerror(err));
+	} else if (stop) {
+		d->outcome = GS_GRANT_STOPPED;
+		err = ECANCELED;
+	} else {
+		struct gs_err e = { 0 };
+		if (gs_lease_put_fd(fd, &c->gkey, &c->gval, &d->back, &e)) {
+			d->outcome = GS_GRANT_NOT_INSTALLED;
+			d->err = e.errnum ? e.errnum : EIO;
+			snprintf(d->detail, sizeof(d->detail), "%s: %s: %s", e.syscall, e.what, strerror(d->err));
+		} else if (d->back.generation != c->gval.generation || d->back.expires_boot_ns != c->gval.expires_boot_ns ||
+			   d->back.flags != c->gval.flags) {
+			d->outcome = GS_GRANT_NOT_INSTALLED;
+			d->err = EIO;
+			snprintf(d->detail, sizeof(d->detail), "lease read back differs from what was installed");
+		} else {
+			d->outcome = GS_GRANT_INSTALLED;
+		}
+		if (d->outcome != GS_GRANT_INSTALLED)
+			err = d->err;
+	}
+	pthread_mutex_lock(&s->mu);
+	if (s->stopping || s->stopped) {
+		/* JavaScript takes nothing more: its waker may be closing */
+		free(d);
+	} else {
+		int wake = s->done_head == NULL;
+		if (s->done_tail)
+			s->done_tail->next = d;
+		else
+			s->done_head = d;
+		s->done_tail = d;
+		/* under mu: stop (which must take it) cannot close the waker meanwhile */
+		if (wake)
+			s->ready(s->ctx);
+	}
+	pthread_mutex_unlock(&s->mu);
+	send_answer(c, err);
+}
+
+int gs_sup_server_answer_grant(struct gs_sup_server *s, uint64_t id, const void *frame, size_t len,
+			       struct gs_synclog *log, uint64_t ticket, const struct gs_lease_key *k,
+			       const struct gs_lease_value *v, uint64_t token, int request)
+{
+	struct gs_sup_grant_done *d = calloc(1, sizeof(*d));
+	uint8_t *answer = malloc(len ? len : 1);
+	struct conn *c = NULL;
+
+	if (!d || !answer || !log) {
+		free(d);
+		free(answer);
+		errno = !log ? EINVAL : ENOMEM;
+		return -1;
+	}
+	pthread_mutex_lock(&s->mu);
+	if (s->lease_fd < 0) {
+		pthread_mutex_unlock(&s->mu);
+		free(d);
+		free(answer);
+		errno = EBADF;
+		return -1;
+	}
+	c = s->stopped ? NULL : unhand(s, id);
+	if (c)
+		s->refs++;
+	pthread_mutex_unlock(&s->mu);
+	if (!c) {
+		free(d);
+		free(answer);
+		errno = ENOENT;
+		return -1;
+	}
+	d->token = token;
+	c->gdone = d;
+	c->gkey = *k;
+	c->gval = *v;
+	memcpy(answer, frame, len);
+	c->answer = answer;
+	c->answer_len = len;
+	if (gs_synclog_when_durable(log, ticket, grant_durable, c, request))
+		grant_durable(c, errno ? errno : EIO);
+	return 0;
+}
+
+struct gs_sup_grant_done *gs_sup_server_take_done(struct gs_sup_server *s)
+{
+	struct gs_sup_grant_done *d;
+
+	pthread_mutex_lock(&s->mu);
+	d = s->done_head;
+	s->done_head = s->done_tail = NULL;
+	pthread_mutex_unlock(&s->mu);
+	return d;
 }
 
 int gs_sup_server_drop(struct gs_sup_server *s, uint64_t id)

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 #include "common.h" /* struct gs_err, clocks */
 #include "synclog.h"
+#include "gensee_abi.h" /* struct gs_lease_key, gs_lease_value */
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +85,48 @@ void gs_sup_request_free(struct gs_sup_request *r);
  * errno (ENOENT: no such request). */
 int gs_sup_server_answer(struct gs_sup_server *s, uint64_t id, const void *frame, size_t len, struct gs_synclog *log,
 			 uint64_t ticket, int request);
+
+/* The commit path of a grant, after its decision (issue 31: no turn of the
+ * event loop between a grant's durable line and its answer).
+ *
+ * gs_sup_server_lease_map: the lease map grants are put into (a dup of
+ * leases_fd, closed with the server). 0, or -1 with errno.
+ *
+ * gs_sup_server_answer_grant: once `ticket` of `log` is durable (the
+ * lease_intent and resolution lines that grant the lease, and every line
+ * before them), on the syncer thread: put the lease (k, v) in the kernel
+ * and read it back under the lease lock (dataplane.h), and only if it
+ * reads back as put, send frame. If the log fails first, or the put
+ * fails, or the entry reads back otherwise, nothing is put (or what the
+ * kernel holds is left) and the connection is closed without an answer:
+ * the client denies the call. Each grant's outcome is queued for
+ * gs_sup_server_take_done (token: the caller's), and ready(ctx) called:
+ * JavaScript records the installed lease (the network record), or the
+ * failure. Returns 0, or -1 with errno (ENOENT: no such request; EBADF:
+ * no lease map) with nothing queued. Plain leases only (no use limit: a
+ * limited grant may add to a live entry, which JavaScript decides). */
+enum gs_grant_outcome {
+	GS_GRANT_INSTALLED = 0, /* put, read back as put, answer sent (or the client was gone) */
+	GS_GRANT_NOT_DURABLE,   /* the log failed or closed first: nothing put, no answer */
+	GS_GRANT_NOT_INSTALLED, /* the put failed or read back otherwise: no answer */
+	GS_GRANT_STOPPED,       /* the server stopped first: nothing put, no answer */
+};
+
+struct gs_sup_grant_done {
+	struct gs_sup_grant_done *next;
+	uint64_t token;
+	int outcome;
+	int err; /* errno, for NOT_DURABLE and NOT_INSTALLED */
+	char detail[320];
+	struct gs_lease_value back; /* INSTALLED: as read back */
+};
+
+int gs_sup_server_lease_map(struct gs_sup_server *s, int leases_fd);
+int gs_sup_server_answer_grant(struct gs_sup_server *s, uint64_t id, const void *frame, size_t len,
+			       struct gs_synclog *log, uint64_t ticket, const struct gs_lease_key *k,
+			       const struct gs_lease_value *v, uint64_t token, int request);
+/* every outcome queued so far, oldest first (free each with free()) */
+struct gs_sup_grant_done *gs_sup_server_take_done(struct gs_sup_server *s);
 
 /* Close request id's connection without an answer. */
 int gs_sup_server_drop(struct gs_sup_server *s, uint64_t id);

@@ -60,6 +60,10 @@ struct gs_synclog {
 	char *q;
 	size_t qlen, qcap;
 	pthread_mutex_t io; /* taken before mu; held while queued lines are written and synced */
+	/* gs_synclog_test_fail: the first fdatasync covering test_ticket is
+	 * held test_ms, then counts as failed (EIO) */
+	uint64_t test_ticket;
+	uint32_t test_ms;
 };
 
 /*
@@ -220,6 +224,7 @@ static void *syncer(void *arg)
 			q = take_queue(l, &qlen, &qlines);
 		}
 		uint64_t target = l->written + qlines;
+		uint64_t test_ticket = l->test_ticket;
 		pthread_mutex_unlock(&l->mu);
 
 		int rc = 0, e = 0;
@@ -236,6 +241,14 @@ static void *syncer(void *arg)
 		uint64_t dt = gs_mono_ns() - t0;
 		if (l->queued_mode)
 			pthread_mutex_unlock(&l->io);
+		if (!rc && test_ticket && target >= test_ticket) {
+			/* (io released: a caller's drain or sync_now does not wait for the hold) */
+			struct timespec hold = { .tv_sec = l->test_ms / 1000, .tv_nsec = (long)(l->test_ms % 1000) * 1000000L };
+			while (nanosleep(&hold, &hold) && errno == EINTR)
+				;
+			e = EIO;
+			rc = -1;
+		}
 
 		pthread_mutex_lock(&l->mu);
 		if (!rc)
@@ -417,6 +430,14 @@ void gs_synclog_siblings(struct gs_synclog *l, uint64_t (*busy)(void), uint32_t 
 	v = (uint64_t)(field);        \
 	pthread_mutex_unlock(&l->mu); \
 	return v
+
+void gs_synclog_test_fail(struct gs_synclog *l, uint64_t ticket, uint32_t ms)
+{
+	pthread_mutex_lock(&l->mu);
+	l->test_ticket = ticket;
+	l->test_ms = ms;
+	pthread_mutex_unlock(&l->mu);
+}
 
 uint64_t gs_synclog_written(struct gs_synclog *l)
 {

@@ -107,6 +107,12 @@ void gs_synclog_siblings(struct gs_synclog *l, uint64_t (*busy)(void), uint32_t 
  * -1 with errno (failed or closing). */
 int gs_synclog_expect(struct gs_synclog *l, uint64_t ticket);
 
+/* Tests only (GENSEE_TEST_FAIL_RESOLUTION_SYNC, src/evidence/chain.ts):
+ * the first fdatasync that covers `ticket` is held `ms` once it returned,
+ * then counts as failed with EIO, as if fdatasync had: nothing it covered
+ * is durable, every waiter fails, the log is failed. */
+void gs_synclog_test_fail(struct gs_synclog *l, uint64_t ticket, uint32_t ms);
+
 /* Write what is queued and fdatasync, on the caller's thread now (shutdown
  * paths, and whoever must see every line in the file). */
 int gs_synclog_sync_now(struct gs_synclog *l, struct gs_err *err);

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "topup.h"
+#include "dataplane.h" /* gs_lease_lock */
 #include "lease_topup.skel.h"
 
 int gs_topup_load(struct gs_topup *t, int leases_fd, struct gs_err *err)
@@ -42,7 +43,9 @@ int gs_topup_run(struct gs_topup *t, struct gs_topup_args *a, struct gs_err *err
 	if (!t->skel)
 		return gs_errf(err, EBADF, "bpf_prog_test_run_opts", "lease_topup: not loaded");
 	/* a syscall program's context is copied back to ctx_in */
+	gs_lease_lock(); /* dataplane.h: every user-space writer of the lease map */
 	r = bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.gs_lease_topup), &opts);
+	gs_lease_unlock();
 	if (r)
 		return gs_errf(err, errno, "bpf_prog_test_run_opts", "lease_topup: program gs_lease_topup");
 	return (int)opts.retval;

@@ -36,8 +36,11 @@ export interface RingState {
 }
 
 export interface NativeDataPlane {
-  leasePut(key: Buffer, value: Buffer): void;
+  /** put (insert or replace) and read back under the lease lock: the entry right after the put */
+  leasePut(key: Buffer, value: Buffer): Buffer;
   leaseGet(key: Buffer): Buffer | null;
+  /** the lease map's fd, owned by this handle (a SupervisorServer's leaseMap() keeps a dup) */
+  leasesFd(): number;
   leaseDel(key: Buffer): boolean;
   /** run the lease top-up program on a gs_topup_args (rewritten in place); its gs_topup_status */
   leaseTopUp(args: Buffer): number;
@@ -230,9 +233,30 @@ export interface NativeRequest {
 export interface NativeSupervisorServer {
   take(): NativeRequest[];
   answer(id: number, frame: Buffer, log: NativeSyncLog | null, ticket: number, request?: boolean): void;
+  /** the lease map answerGrant puts into (a dup of fd is kept) */
+  leaseMap(fd: number): void;
+  /**
+   * Once ticket is durable, on the syncer thread: put (key, value) in the
+   * lease map, read it back, and only if it is there as put send frame;
+   * the outcome comes back through takeDone() under token (addon/sup_server.h)
+   */
+  answerGrant(id: number, frame: Buffer, log: NativeSyncLog, ticket: number, key: Buffer, value: Buffer, token: number): void;
+  /** the outcomes of answerGrant calls so far, oldest first */
+  takeDone(): NativeGrantDone[];
   drop(id: number): void;
   latency(reset?: boolean): AnswerLatency;
   stop(): void;
+}
+
+/** what became of a grant handed to answerGrant */
+export interface NativeGrantDone {
+  token: number;
+  /** installed: put, read back as put, answered; else nothing was answered */
+  outcome: 'installed' | 'not_durable' | 'not_installed' | 'stopped';
+  errno: number;
+  detail: string;
+  /** installed: the entry as read back right after the put */
+  back?: Buffer;
 }
 
 /** a frame's first byte (accept, for a connection's first) → answer sent, as the resolver sees it (us, 10 us resolution) */
@@ -267,6 +291,8 @@ export interface NativeSyncLog {
   write(buf: Buffer, nLines: number, wantSync: boolean): number;
   /** write what is queued now, without an fdatasync */
   drain(): void;
+  /** tests only: the first fdatasync covering ticket is held ms, then fails with EIO (gs_synclog_test_fail) */
+  testFail(ticket: number, ms: number): void;
   request(): void;
   /** the durable ticket, or -errno once the log failed: state()'s two figures a waiter needs, under one lock */
   progress(): number;

@@ -189,10 +189,8 @@ export class DataPlane {
       usesLeft: spec.maxUses ? BigInt(spec.maxUses) : null,
     };
     const key = encodedKey ?? encodeLeaseKey(spec.tuple);
-    this.native.leasePut(key, encodeLeaseValue(value));
-    const back = this.native.leaseGet(key);
-    if (!back) throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} was not found in the kernel map after install`);
-    const got = decodeLeaseValue(back);
+    // put and read back in one step under the addon's lease lock (no other writer in between)
+    const got = decodeLeaseValue(this.native.leasePut(key, encodeLeaseValue(value)));
     if (got.generation !== value.generation || got.expiresBootNs !== value.expiresBootNs) {
       throw new GenseeError('E_KERNEL', `lease ${formatTuple(spec.tuple)} read back differs from what was installed`);
     }

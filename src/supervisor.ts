@@ -362,7 +362,7 @@ export class Supervisor {
       const server = await stack.open(
         'supervisor.sock',
         async () => {
-          const x = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid });
+          const x = new SupervisorServer(resolver, { socketPath: path.join(dir, 'supervisor.sock'), ownerUid, leasesFd: dp.raw.leasesFd() });
           await x.listen();
           return x;
         },

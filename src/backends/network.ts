@@ -7,7 +7,7 @@ import { parseIp } from '../protocol/ip';
 import { PolicyIndex } from './policy-index';
 import { DataPlane, Lease, bootNs } from '../dataplane';
 import { Tuple } from '../addr';
-import { encodeLeaseKey, leaseExpired, leaseSpent } from '../abi';
+import { decodeLeaseValue, encodeLeaseKey, encodeLeaseValue, leaseExpired, leaseSpent } from '../abi';
 import { NetworkRecord, LeaseRecord, leaseKey, leaseRecordOf, writeNetworkSnapshot } from '../state/network';
 
 /**
@@ -16,7 +16,28 @@ import { NetworkRecord, LeaseRecord, leaseKey, leaseRecordOf, writeNetworkSnapsh
  * puts it there, and the resolver calls it only once the resolution line
  * that carries it is durable (no lease is usable without its durable answer).
  */
-export type NetworkDecision = Omit<Resolution, 'fault_id'> & { delegate_tool?: string; commit?: () => Promise<void> };
+export type NetworkDecision = Omit<Resolution, 'fault_id'> & { delegate_tool?: string; commit?: () => Promise<void>; direct?: DirectPut };
+
+/**
+ * A grant's install as one plain put (no use limit, no nft mirror), which
+ * the commit path can run in C right after the covering fdatasync, on the
+ * syncer thread, with the answer (addon/sup_server.c
+ * gs_sup_server_answer_grant) instead of `commit` on the event loop. The
+ * tuple is "in flight" from begin() until installed() or abandoned(): the
+ * kernel may hold the lease before the record does, and the lease scan
+ * leaves such a key alone (inFlight).
+ */
+export interface DirectPut {
+  /** encodeLeaseKey(tuple) */
+  key: Buffer;
+  /** encodeLeaseValue of the lease as granted */
+  value: Buffer;
+  begin(): void;
+  /** put and read back as `back` (the kernel's bytes): recorded now */
+  installed(back: Buffer): void;
+  /** not put (not durable, failed, stopped), or handed back to `commit` */
+  abandoned(): void;
+}
 
 /** the lease a decision is about to install, as its intent line records it */
 export interface LeaseIntent {
@@ -61,6 +82,8 @@ export interface InstallSink {
   generationStarted(generation: number, reason: string, extra: Record<string, unknown>, at: string): void;
   /** a lease was installed and recorded (replacing `replaced`); awaited before the answer (nft mirror) */
   installed(l: LeaseRecord, replaced: LeaseRecord | undefined): Promise<void>;
+  /** installs are mirrored into nft (installed() must be awaited before the answer) */
+  readonly mirrorsNft: boolean;
 }
 
 /** the record's leases by key, counting its changes (the record's array is rebuilt only after one) */
@@ -169,6 +192,53 @@ export class NetworkBackend {
   /** the record's lease on a key (leaseKey), as it is now: O(1) (the expiry sweep's re-check, lease-scan.ts settle) */
   recordedLease(key: string): LeaseRecord | undefined {
     return this.leases().get(key);
+  }
+
+  /** lease keys (latin1 of the kernel key) whose direct put is in flight, with how many */
+  private readonly flying = new Map<string, number>();
+
+  /**
+   * Is a direct put (DirectPut) of this kernel key in flight: handed to the
+   * commit path and not yet recorded? The kernel may hold its lease before
+   * the record does; the lease scan leaves the key alone meanwhile.
+   */
+  inFlight(kernelKey: Buffer): boolean {
+    return this.flying.size > 0 && this.flying.has(kernelKey.toString('latin1'));
+  }
+
+  /**
+   * The direct form of a plain grant (no use limit), or undefined when its
+   * install must stay in JavaScript (nft mirror: the answer waits for the
+   * element).
+   */
+  private direct(tuple: Tuple, generation: bigint, expires: bigint, key: Buffer): DirectPut | undefined {
+    if (this.sink?.open && this.sink.mirrorsNft) return undefined;
+    const k = key.toString('latin1');
+    let done = false;
+    const end = () => {
+      if (done) return;
+      done = true;
+      const n = (this.flying.get(k) ?? 1) - 1;
+      if (n > 0) this.flying.set(k, n);
+      else this.flying.delete(k);
+    };
+    return {
+      key,
+      value: encodeLeaseValue({ generation, expiresBootNs: expires, usesLeft: null }),
+      begin: () => {
+        this.flying.set(k, (this.flying.get(k) ?? 0) + 1);
+      },
+      installed: (back) => {
+        end();
+        const v = decodeLeaseValue(back);
+        // a grant of the same tuple recorded meanwhile by another path
+        // (a newer generation) is not overwritten by this older one
+        const cur = this.leases().get(leaseKey(tuple));
+        if (cur && cur.generation > Number(generation)) return;
+        void this.remember({ tuple, ...v }, 0, false);
+      },
+      abandoned: end,
+    };
   }
 
   private sink: InstallSink | null = null;
@@ -331,6 +401,7 @@ export class NetworkBackend {
           const { lease: l, added } = this.install(tuple, generation, expires, maxUses, key);
           await this.remember(l, maxUses, added);
         },
+        ...(maxUses === 0 ? { direct: this.direct(tuple, generation, expires, key) } : {}),
       };
     }
     if (live(cur, now)) return { action: 'continue_already_authorized', reason: 'lease_active' };
@@ -351,6 +422,7 @@ export class NetworkBackend {
           const { lease: l, added } = this.install(tuple, generation, expires, 0, key);
           await this.remember(l, 0, added);
         },
+        direct: this.direct(tuple, generation, expires, key),
       };
     }
     return { action: 'deny', reason: 'policy_denied' };

@@ -288,7 +288,7 @@ export class Envelope {
       return changed;
     }
     // what still holds; the expired kernel entries are out (compare-and-delete)
-    const found = this.scan.settle(scanned, (k) => net.recordedLease(k), now);
+    const found = this.scan.settle(scanned, (k) => net.recordedLease(k), now, (k) => net.inFlight(k));
     if (found.failed) this.o.onError(new Error(`lease sweep: ${found.failed} expired lease(s) could not be removed; left for the next reading`));
     const expired = found.expired.map((e) => ({ lease: 'tuple' in e.lease ? leaseRecordOf(e.lease) : e.lease, why: e.why }));
     const gone = found.gone;

@@ -53,6 +53,10 @@ export class InstallLedger implements InstallSink {
     return this.mirror.put([{ tuple: tupleOf(l), expiresBootNs: BigInt(l.expires_at_boot_ns) }], bootNs());
   }
 
+  get mirrorsNft(): boolean {
+    return this.mirror.nft !== null;
+  }
+
   /** leases whose kernel entry an install replaced since the last call */
   takeReplaced(): Ended[] {
     return this.replaced.splice(0);

@@ -24,6 +24,10 @@
 //     has the dumped generation, expiry and flags and is live; it is adopted
 //     with the uses it has now;
 //   - gone: the same record lease, and no kernel entry now.
+// A key whose grant is being put by the commit path in C (the network
+// backend's inFlight: put on the syncer thread, recorded once its outcome
+// reaches the event loop) is neither adopted nor gone: the kernel may hold
+// it before the record does.
 // A candidate that changed is left alone and the next reading compares
 // again (recordChanged). The parts of a dump are no snapshot (an entry
 // added or removed meanwhile may be missed; none is seen twice), and the
@@ -272,7 +276,7 @@ export class LeaseScan {
    * compared. The expired entries are removed here, by compare-and-delete;
    * what changed is left alone and the next reading compares again.
    */
-  settle(found: ScanResult, current: (key: string) => LeaseRecord | undefined, now: bigint): Settled {
+  settle(found: ScanResult, current: (key: string) => LeaseRecord | undefined, now: bigint, inFlight: (kernelKey: Buffer) => boolean = () => false): Settled {
     const out: Settled = { expired: [], adopt: [], gone: [], stale: 0, failed: 0 };
     // keyed by the record lease compared, when there was one (its address as recorded)
     const same = (l: LeaseRecord | Lease, s: Seen) => current(leaseKey(s.rec ?? ('tuple' in l ? l.tuple : l))) === s.rec;
@@ -287,7 +291,8 @@ export class LeaseScan {
       }
     }
     for (const a of found.adopt) {
-      const v = same(a.lease, a.seen) ? this.native.leaseGet(a.seen.key) : null;
+      // a grant's put in flight (committed in C, not recorded yet): its record comes
+      const v = same(a.lease, a.seen) && !inFlight(a.seen.key) ? this.native.leaseGet(a.seen.key) : null;
       if (v === null || a.seen.value === null || !sameEntry(v, a.seen.value)) {
         out.stale++;
         continue;
@@ -297,7 +302,7 @@ export class LeaseScan {
       else out.adopt.push({ tuple: a.lease.tuple, ...now_ });
     }
     for (const g of found.gone) {
-      if (same(g.lease, g.seen) && this.native.leaseGet(g.seen.key) === null) out.gone.push(g.lease);
+      if (same(g.lease, g.seen) && !inFlight(g.seen.key) && this.native.leaseGet(g.seen.key) === null) out.gone.push(g.lease);
       else out.stale++;
     }
     this.stats.stale += out.stale;

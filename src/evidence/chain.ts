@@ -227,13 +227,15 @@ export class ChainedLog {
   private readonly opts: ChainedLogOptions;
   /**
    * Tests only (GENSEE_TEST_FAIL_RESOLUTION_SYNC=MS, read nowhere else):
-   * the first resolution line that grants a lease is held back MS after
-   * its fdatasync ended, then the log fails as if that fdatasync had
-   * returned EIO. Ordinary runs never set it; the real-disk tests
-   * (test/resolver/diskerror.test.ts, test/adversarial/disk*.test.ts) use
-   * real filesystems instead.
+   * the first fdatasync that covers the first resolution line granting a
+   * lease is held MS by the syncer once it returned, then counts as failed
+   * (EIO), as if fdatasync had returned it (addon/synclog.c
+   * gs_synclog_test_fail): whatever waits for it, in JavaScript or on the
+   * syncer thread (a grant's put and answer), sees the failure. Ordinary
+   * runs never set it; the real-disk tests (test/resolver/diskerror.test.ts,
+   * test/adversarial/disk*.test.ts) use real filesystems instead.
    */
-  private inject: { ms: number; ticket: number; fired: boolean } | null = null;
+  private inject: { ms: number } | null = null;
 
   private constructor(file: string, fd: number, opts: ChainedLogOptions) {
     this.path = file;
@@ -242,19 +244,7 @@ export class ChainedLog {
     this.onLine = opts.onLine;
     this.native = this.syncer(fd);
     const ms = Number(process.env.GENSEE_TEST_FAIL_RESOLUTION_SYNC ?? '');
-    if (ms > 0 && path.basename(file) === 'faults.jsonl') this.inject = { ms, ticket: 0, fired: false };
-  }
-
-  /** the highest durable ticket, as far as waiters may be told (the test hook holds some back) */
-  private durableTicket(st: { durable: number }): number {
-    // (st: the durable ticket as the syncer reports it; see progress())
-    const j = this.inject;
-    if (!j || j.ticket === 0 || st.durable < j.ticket) return st.durable;
-    if (!j.fired) {
-      j.fired = true;
-      setTimeout(() => this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno 5 (EIO, injected by GENSEE_TEST_FAIL_RESOLUTION_SYNC)`), { errno: 5, code: 'EIO' })), j.ms);
-    }
-    return j.fired && this.failed === null ? j.ticket - 1 : st.durable;
+    if (ms > 0 && path.basename(file) === 'faults.jsonl') this.inject = { ms };
   }
 
   private syncer(fd: number): NativeSyncLog {
@@ -278,7 +268,6 @@ export class ChainedLog {
    */
   reopen(): void {
     if (!this.failed || this.closing) return;
-    if (this.inject?.fired) this.inject = null; // the test hook fails once
     const err = this.failed;
     const fd = fs.openSync(this.path, C.O_RDWR | C.O_APPEND | C.O_NOFOLLOW);
     const old = { fd: this.fd, native: this.native };
@@ -498,7 +487,10 @@ export class ChainedLog {
     if (this.pending.length === 0) this.pendingFirstSeq = this.seqNo;
     this.pending.push(line);
     const ticket = ++this.tickets;
-    if (this.inject && this.inject.ticket === 0 && fields.kind === 'resolution' && (fields.resolution as { lease?: unknown } | undefined)?.lease) this.inject.ticket = ticket;
+    if (this.inject && fields.kind === 'resolution' && (fields.resolution as { lease?: unknown } | undefined)?.lease) {
+      this.native?.testFail(ticket, this.inject.ms);
+      this.inject = null; // the test hook fails once
+    }
     if (defer) {
       this.pendingSync ||= sync;
       this.queueFlush();
@@ -528,7 +520,7 @@ export class ChainedLog {
     }
     // progress(): one lock; a failed log (negative) is asked again in full
     const p = n.progress();
-    if (ticket <= this.durableTicket(p >= 0 ? { durable: p } : n.state())) return Promise.resolve();
+    if (ticket <= (p >= 0 ? p : n.state().durable)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const w = { ticket, resolve, reject };
       const last = this.waiters[this.waiters.length - 1];
@@ -592,7 +584,7 @@ export class ChainedLog {
       if (!this.failed) this.fail(Object.assign(new Error(`evidence log ${this.path}: fdatasync/write failed: errno ${-p}`), { errno: -p }));
       return;
     }
-    const durable = this.durableTicket({ durable: p });
+    const durable = p;
     let i = 0;
     while (i < this.waiters.length && this.waiters[i].ticket <= durable) i++;
     if (i > 0) for (const w of this.waiters.splice(0, i)) w.resolve();

@@ -11,12 +11,29 @@ import { effectType } from '../protocol/types';
 import { faultToJson, resolutionToJson } from '../protocol/json';
 import { MacKey } from '../protocol/mac';
 import type { ChainedLog } from '../evidence/chain';
-import type { NetworkBackend, LeaseIntent } from '../backends/network';
+import type { NetworkBackend, LeaseIntent, DirectPut } from '../backends/network';
+import type { NativeGrantDone } from '../addon';
 import { checkSubject } from './subject';
 import { ExecutorBackend } from '../backends/executor';
 import type { StateSpace } from '../state/space';
 import { RefusalBudget, REFUSALS_PER_SECOND } from './budget';
 import type { Takeover, TakeoverMatch } from './takeover';
+
+/**
+ * A grant whose commit (the lease's put, its read-back, the answer) the
+ * socket server runs in C on the syncer thread, right after the fdatasync
+ * that makes its lease_intent and resolution lines durable (addon/sup_server.h
+ * gs_sup_server_answer_grant): no turn of the event loop between the durable
+ * line and the answer. Its outcome comes back to done(); a caller that
+ * could not hand it over calls fallback() instead, which commits in
+ * JavaScript as before (the promise: the answer may go).
+ */
+export interface GrantHandoff {
+  key: Buffer;
+  value: Buffer;
+  done(d: NativeGrantDone): void;
+  fallback(): Promise<void>;
+}
 
 export interface PeerInfo {
   pid: number;
@@ -132,6 +149,8 @@ export class Resolver extends EventEmitter {
   readonly network: NetworkBackend;
   private readonly executor: ExecutorBackend;
   readonly stats = { faults: 0, continue: 0, retry: 0, delegate: 0, deny: 0, refused: 0, suppressed: 0, audit: 0 };
+  /** grants' installs so far: put by the commit path in C (GrantHandoff), or by JavaScript */
+  readonly commits = { inC: 0, inJs: 0 };
   /** audit mode (ResolverOptions.audit) */
   readonly audit: boolean;
   private readonly space: StateSpace | undefined;
@@ -217,6 +236,7 @@ export class Resolver extends EventEmitter {
   private async commitLease(r: Resolution, commit: () => Promise<void>): Promise<void> {
     try {
       await commit();
+      this.commits.inJs++;
     } catch (e) {
       this.emit('backend_error', e);
       try {
@@ -348,8 +368,8 @@ export class Resolver extends EventEmitter {
   async resolveTicket(
     fault: Fault,
     ctx: FaultContext,
-    opts: { deferSync?: boolean } = {},
-  ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void>; ready?: Promise<void> }> {
+    opts: { deferSync?: boolean; handoff?: boolean } = {},
+  ): Promise<{ resolution: Resolution; ticket: number; durable?: Promise<void>; ready?: Promise<void>; handoff?: GrantHandoff }> {
     const t0 = process.hrtime.bigint();
     this.stats.faults++;
     if (this.failedMode) {
@@ -405,7 +425,7 @@ export class Resolver extends EventEmitter {
       await this.faults.flushNow();
       await new Promise((res) => setTimeout(res, this.testStallMs));
     }
-    const { resolution: r, delegateTool, commit } = await this.decideOrDeny(fault);
+    const { resolution: r, delegateTool, commit, direct } = await this.decideOrDeny(fault);
     let ticket: number;
     try {
       ticket = this.faults.appendTicket(
@@ -429,7 +449,10 @@ export class Resolver extends EventEmitter {
       this.countFailed();
       return this.suppress(fault, ctx, 'backend_error', t0, opts.deferSync === true);
     }
-    const ready = this.installWhenDurable(ticket, r, commit);
+    // a plain grant for a caller that can answer from C: put and answered
+    // on the syncer thread right after the covering fdatasync (GrantHandoff)
+    const handoff = opts.handoff && commit && direct ? this.handoff(ticket, r, commit, direct) : undefined;
+    const ready = handoff ? undefined : this.installWhenDurable(ticket, r, commit);
     // counted and announced as the line is written (a summary taken right
     // after the answer must include it; the live output needs no wake-up of
     // its own per fdatasync); the answer itself waits for durability
@@ -438,6 +461,7 @@ export class Resolver extends EventEmitter {
     this.emit('resolved', { fault, resolution: r, ctx, delegateTool, micros: Number(process.hrtime.bigint() - t0) / 1000 } satisfies ResolvedEvent);
     // socket requests (deferSync) are answered by the addon once durable: no
     // JS waiter, except for a grant, answered once its lease is in the kernel
+    if (handoff) return { resolution: r, ticket, handoff };
     if (ready) return { resolution: r, ticket, durable: ready, ready };
     const durable = opts.deferSync ? undefined : this.faults.whenDurable(ticket);
     return { resolution: r, ticket, durable };
@@ -499,11 +523,11 @@ export class Resolver extends EventEmitter {
   }
 
   /** policy's decision on fault, counted in `deciding` while it runs; a backend that throws is a deny (backend_error) */
-  private async decideOrDeny(fault: Fault): Promise<{ resolution: Resolution; delegateTool?: string; commit?: () => Promise<void> }> {
+  private async decideOrDeny(fault: Fault): Promise<{ resolution: Resolution; delegateTool?: string; commit?: () => Promise<void>; direct?: DirectPut }> {
     this.deciding++;
     try {
-      const { delegate_tool, commit, ...d } = await this.decide(fault);
-      return { resolution: { fault_id: fault.fault_id, ...d }, delegateTool: delegate_tool, commit };
+      const { delegate_tool, commit, direct, ...d } = await this.decide(fault);
+      return { resolution: { fault_id: fault.fault_id, ...d }, delegateTool: delegate_tool, commit, direct };
     } catch (e) {
       this.emit('backend_error', e);
       return { resolution: { fault_id: fault.fault_id, action: 'deny', reason: 'backend_error' } };
@@ -532,6 +556,43 @@ export class Resolver extends EventEmitter {
     return ready;
   }
 
+  /**
+   * The grant's commit handed to the caller's C side (GrantHandoff): the
+   * tuple is in flight from here until the outcome comes back. What each
+   * outcome leaves in the record is what the JavaScript path leaves:
+   * installed: the lease recorded; not durable: the failed state's
+   * undurable list; not installed: a lease_not_installed line.
+   */
+  private handoff(ticket: number, r: Resolution, commit: () => Promise<void>, direct: DirectPut): GrantHandoff {
+    direct.begin();
+    return {
+      key: direct.key,
+      value: direct.value,
+      done: (d) => {
+        if (d.outcome === 'installed' && d.back) {
+          this.commits.inC++;
+          return direct.installed(d.back);
+        }
+        direct.abandoned();
+        if (d.outcome === 'not_durable') {
+          this.leaseUndurable(r, Object.assign(new Error(`evidence log: ${d.detail}`), { errno: d.errno }));
+        } else if (d.outcome === 'not_installed') {
+          const e = Object.assign(new Error(`lease not installed: ${d.detail}`), { errno: d.errno });
+          this.emit('backend_error', e);
+          try {
+            this.faults.appendTicket({ kind: 'lease_not_installed', fault_id: r.fault_id, error: e.message.slice(0, 300) }, { sync: true });
+          } catch {
+            /* the log failed too: the failed state records what it can */
+          }
+        }
+      },
+      fallback: () => {
+        direct.abandoned();
+        return this.installWhenDurable(ticket, r, commit)!;
+      },
+    };
+  }
+
   /** a refusal counted, not written: answered deny at once (a deny needs no durable line to be safe) */
   private suppress(fault: Fault, ctx: FaultContext, reason: DenyReason, t0: bigint, deferSync: boolean): { resolution: Resolution; ticket: number; durable?: Promise<void> } {
     const r: Resolution = { fault_id: fault.fault_id, action: 'deny', reason };
@@ -557,7 +618,7 @@ export class Resolver extends EventEmitter {
     await this.faults.whenDurable(ticket);
   }
 
-  private async decide(f: Fault): Promise<Omit<Resolution, 'fault_id'> & { delegate_tool?: string; commit?: () => Promise<void> }> {
+  private async decide(f: Fault): Promise<Omit<Resolution, 'fault_id'> & { delegate_tool?: string; commit?: () => Promise<void>; direct?: DirectPut }> {
     const deny = (reason: DenyReason) => ({ action: 'deny' as const, reason });
     if (f.operation_id !== this.scope.id) return deny('unknown_operation');
     if (!this.scope.active()) return deny('operation_not_active');

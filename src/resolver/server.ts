@@ -14,17 +14,23 @@
 // and answered, and a refusal ends its connection's sequence. A slow
 // client only ever holds its own connection; this thread never waits on a
 // socket or the disk.
-import type { NativeSupervisorServer, NativeRequest, AnswerLatency } from '../addon';
+import type { NativeSupervisorServer, NativeRequest, AnswerLatency, NativeGrantDone } from '../addon';
 import type { DenyReason } from '../errors';
 import { encodeFrame } from '../protocol/framing';
 import { decodeFault, encodeResolution } from '../protocol/codec';
 import type { Resolution } from '../protocol/types';
-import type { Resolver, PeerInfo } from './resolver';
+import type { Resolver, PeerInfo, GrantHandoff } from './resolver';
 import { ServedSocket } from './unixsock';
 
 export interface ServerOptions {
   socketPath: string;
   ownerUid: number;
+  /**
+   * The operation's lease map (DataPlane leasesFd; the server keeps a dup):
+   * with it, a plain grant's commit runs in C (GrantHandoff), unless
+   * GENSEE_COMMIT_IN_C=0 (the bench's comparison)
+   */
+  leasesFd?: number;
 }
 
 export type { AnswerLatency } from '../addon';
@@ -35,6 +41,10 @@ export class SupervisorServer {
   private native: NativeSupervisorServer | null = null;
   private readonly sock: ServedSocket;
   private refusalSeq = 0;
+  /** grants handed to C by token, until their outcome comes back */
+  private readonly grants = new Map<number, GrantHandoff>();
+  private grantSeq = 0;
+  private direct = false;
 
   constructor(resolver: Resolver, opts: ServerOptions) {
     this.resolver = resolver;
@@ -43,16 +53,31 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    this.native = await this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) =>
-      this.serve(req).catch(() => {
-        // no answer that cannot be stood behind: the client denies the call
-        try {
-          this.native?.drop(req.id);
-        } catch {
-          /* already answered or gone */
-        }
-      }),
+    this.native = await this.sock.open(
+      this.opts.ownerUid,
+      this.resolver.scope.cgroup,
+      (req) =>
+        this.serve(req).catch(() => {
+          // no answer that cannot be stood behind: the client denies the call
+          try {
+            this.native?.drop(req.id);
+          } catch {
+            /* already answered or gone */
+          }
+        }),
+      (d) => this.grantDone(d),
     );
+    if (this.opts.leasesFd !== undefined && process.env.GENSEE_COMMIT_IN_C !== '0') {
+      this.native.leaseMap(this.opts.leasesFd);
+      this.direct = true;
+    }
+  }
+
+  private grantDone(d: NativeGrantDone): void {
+    const h = this.grants.get(d.token);
+    if (!h) return;
+    this.grants.delete(d.token);
+    h.done(d);
   }
 
   /** first byte (accept, for a connection's first frame) → answer sent, so far (reset: start counting again) */
@@ -63,6 +88,9 @@ export class SupervisorServer {
   async close(): Promise<void> {
     this.native = null;
     this.sock.close();
+    // grants whose outcome will not come back now (the server stopped first: nothing put)
+    for (const [, h] of this.grants) h.done({ token: 0, outcome: 'stopped', errno: 0, detail: '' });
+    this.grants.clear();
   }
 
   /**
@@ -105,7 +133,26 @@ export class SupervisorServer {
     const d = decodeFault(req.body);
     if (!d.ok) return this.deny(req.id, 'malformed_fault', d.detail, peer);
     if (req.trailing) return this.deny(req.id, 'malformed_fault', 'frame_trailing: bytes after the frame', peer, d.fault.fault_id);
-    const { resolution, ticket, ready } = await this.resolver.resolveTicket(d.fault, { via: 'socket', peer }, { deferSync: true });
+    const { resolution, ticket, ready, handoff } = await this.resolver.resolveTicket(d.fault, { via: 'socket', peer }, { deferSync: true, handoff: this.direct });
+    if (handoff) {
+      // a plain grant: put, read back and answered by the addon on the
+      // syncer thread once its lines are durable (its frame built now,
+      // while their fdatasync runs); the outcome comes back to grantDone
+      const frame = encodeFrame(encodeResolution(resolution, this.resolver.mac(resolution)));
+      const native = this.native;
+      const token = ++this.grantSeq;
+      try {
+        if (!native) throw new Error('server closed');
+        native.answerGrant(req.id, frame, this.resolver.log.handle, ticket, handoff.key, handoff.value, token);
+        this.grants.set(token, handoff);
+      } catch {
+        // not handed over (the request is gone, the log failed): committed
+        // in JavaScript as before, answered only once that is done
+        await handoff.fallback();
+        this.native?.answer(req.id, frame, null, 0, false);
+      }
+      return;
+    }
     if (ready) {
       // a grant: answered once its line is durable and its lease is in the
       // kernel; never, if either fails (its client denies the call). Its
