@@ -723,8 +723,8 @@ static void grant_durable(void *arg, int err)
 			d->outcome = GS_GRANT_NOT_INSTALLED;
 			d->err = e.errnum ? e.errnum : EIO;
 			snprintf(d->detail, sizeof(d->detail), "%s: %s: %s", e.syscall, e.what, strerror(d->err));
-		} else if (d->back.generation != c->gval.generation || d->back.expires_boot_ns != c->gval.expires_boot_ns ||
-			   d->back.flags != c->gval.flags) {
+		} else if (d->back.generation != c->gval.generation ||
+			   d->back.expires_boot_ns != c->gval.expires_boot_ns || d->back.flags != c->gval.flags) {
 			d->outcome = GS_GRANT_NOT_INSTALLED;
 			d->err = EIO;
 			snprintf(d->detail, sizeof(d->detail), "lease read back differs from what was installed");

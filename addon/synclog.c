@@ -243,7 +243,8 @@ static void *syncer(void *arg)
 			pthread_mutex_unlock(&l->io);
 		if (!rc && test_ticket && target >= test_ticket) {
 			/* (io released: a caller's drain or sync_now does not wait for the hold) */
-			struct timespec hold = { .tv_sec = l->test_ms / 1000, .tv_nsec = (long)(l->test_ms % 1000) * 1000000L };
+			struct timespec hold = { .tv_sec = l->test_ms / 1000,
+						 .tv_nsec = (long)(l->test_ms % 1000) * 1000000L };
 			while (nanosleep(&hold, &hold) && errno == EINTR)
 				;
 			e = EIO;
