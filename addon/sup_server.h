@@ -100,9 +100,9 @@ int gs_sup_server_answer(struct gs_sup_server *s, uint64_t id, const void *frame
  * fails, or the entry reads back otherwise, nothing is put (or what the
  * kernel holds is left) and the connection is closed without an answer:
  * the client denies the call. Each grant's outcome is queued for
- * gs_sup_server_take_done (token: the caller's), and ready(ctx) called:
- * JavaScript records the installed lease (the network record), or the
- * failure. Returns 0, or -1 with errno (ENOENT: no such request; EBADF:
+ * gs_sup_server_take_done (token: the caller's), not signalled (JavaScript
+ * polls for outcomes while grants are in flight, off the answer's path):
+ * it records the installed lease (the network record), or the failure. Returns 0, or -1 with errno (ENOENT: no such request; EBADF:
  * no lease map) with nothing queued. Plain leases only (no use limit: a
  * limited grant may add to a live entry, which JavaScript decides). */
 enum gs_grant_outcome {

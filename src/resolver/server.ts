@@ -14,7 +14,7 @@
 // and answered, and a refusal ends its connection's sequence. A slow
 // client only ever holds its own connection; this thread never waits on a
 // socket or the disk.
-import type { NativeSupervisorServer, NativeRequest, AnswerLatency, NativeGrantDone } from '../addon';
+import type { NativeSupervisorServer, NativeRequest, AnswerLatency } from '../addon';
 import type { DenyReason } from '../errors';
 import { encodeFrame } from '../protocol/framing';
 import { decodeFault, encodeResolution } from '../protocol/codec';
@@ -53,19 +53,15 @@ export class SupervisorServer {
   }
 
   async listen(): Promise<void> {
-    this.native = await this.sock.open(
-      this.opts.ownerUid,
-      this.resolver.scope.cgroup,
-      (req) =>
-        this.serve(req).catch(() => {
-          // no answer that cannot be stood behind: the client denies the call
-          try {
-            this.native?.drop(req.id);
-          } catch {
-            /* already answered or gone */
-          }
-        }),
-      (d) => this.grantDone(d),
+    this.native = await this.sock.open(this.opts.ownerUid, this.resolver.scope.cgroup, (req) =>
+      this.serve(req).catch(() => {
+        // no answer that cannot be stood behind: the client denies the call
+        try {
+          this.native?.drop(req.id);
+        } catch {
+          /* already answered or gone */
+        }
+      }),
     );
     if (this.opts.leasesFd !== undefined && process.env.GENSEE_COMMIT_IN_C !== '0') {
       this.native.leaseMap(this.opts.leasesFd);
@@ -73,11 +69,34 @@ export class SupervisorServer {
     }
   }
 
-  private grantDone(d: NativeGrantDone): void {
-    const h = this.grants.get(d.token);
-    if (!h) return;
-    this.grants.delete(d.token);
-    h.done(d);
+  /**
+   * Take the outcomes of grants committed in C so far and hand each to its
+   * resolver step (the record, or the failure's line). Polled while grants
+   * are in flight (every DONE_POLL_MS), not signalled: a wake-up of the
+   * event loop per answer would compete with the answer itself
+   * (addon/sup_server.c grant_durable).
+   */
+  private takeDone(): void {
+    const n = this.native;
+    if (!n) return;
+    for (const d of n.takeDone()) {
+      const h = this.grants.get(d.token);
+      if (!h) continue;
+      this.grants.delete(d.token);
+      h.done(d);
+    }
+  }
+
+  private doneTimer: NodeJS.Timeout | null = null;
+  static readonly DONE_POLL_MS = 10;
+
+  private pollDone(): void {
+    if (this.doneTimer) return;
+    this.doneTimer = setTimeout(() => {
+      this.doneTimer = null;
+      this.takeDone();
+      if (this.grants.size) this.pollDone();
+    }, SupervisorServer.DONE_POLL_MS);
   }
 
   /** first byte (accept, for a connection's first frame) → answer sent, so far (reset: start counting again) */
@@ -86,6 +105,9 @@ export class SupervisorServer {
   }
 
   async close(): Promise<void> {
+    this.takeDone();
+    if (this.doneTimer) clearTimeout(this.doneTimer);
+    this.doneTimer = null;
     this.native = null;
     this.sock.close();
     // grants whose outcome will not come back now (the server stopped first: nothing put)
@@ -145,6 +167,7 @@ export class SupervisorServer {
         if (!native) throw new Error('server closed');
         native.answerGrant(req.id, frame, this.resolver.log.handle, ticket, handoff.key, handoff.value, token);
         this.grants.set(token, handoff);
+        this.pollDone();
       } catch {
         // not handed over (the request is gone, the log failed): committed
         // in JavaScript as before, answered only once that is done

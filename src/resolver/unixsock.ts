@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { loadAddon } from '../addon';
-import type { NativeGrantDone, NativeRequest, NativeSupervisorServer } from '../addon';
+import type { NativeRequest, NativeSupervisorServer } from '../addon';
 import { cgroupRelPath } from '../cgroup';
 import { openPrivateSocket } from '../privsock';
 
@@ -31,15 +31,13 @@ export class ServedSocket {
    * (nothing could be recorded: the log failed) is dropped: its connection
    * is closed with nothing said.
    */
-  async open(ownerUid: number, cgroup: string, serve: (req: NativeRequest) => Promise<void>, done?: (d: NativeGrantDone) => void): Promise<NativeSupervisorServer> {
+  async open(ownerUid: number, cgroup: string, serve: (req: NativeRequest) => Promise<void>): Promise<NativeSupervisorServer> {
     const addon = loadAddon();
     // only this operation's resolver serves these paths (it holds the operation's lock): a socket there is stale
     const fd = await openPrivateSocket(this.socketPath, { owner: ownerUid });
     const onReady = () => {
       const n = this.native;
       if (!n) return;
-      // the outcomes of grants committed in C first: their records before anything newer is decided
-      if (done) for (const d of n.takeDone()) done(d);
       for (const req of n.take()) serve(req).catch(() => this.native?.drop(req.id));
     };
     try {
