@@ -160,18 +160,21 @@ export class SupervisorServer {
       // a plain grant: put, read back and answered by the addon on the
       // syncer thread once its lines are durable (its frame built now,
       // while their fdatasync runs); the outcome comes back to grantDone
-      const frame = encodeFrame(encodeResolution(resolution, this.resolver.mac(resolution)));
+      let frame: Buffer | null = null;
       const native = this.native;
       const token = ++this.grantSeq;
       try {
+        frame = encodeFrame(encodeResolution(resolution, this.resolver.mac(resolution)));
         if (!native) throw new Error('server closed');
         native.answerGrant(req.id, frame, this.resolver.log.handle, ticket, handoff.key, handoff.value, token);
         this.grants.set(token, handoff);
         this.pollDone();
-      } catch {
+      } catch (e) {
         // not handed over (the request is gone, the log failed): committed
-        // in JavaScript as before, answered only once that is done
+        // in JavaScript as before, answered only once that is done (and
+        // never without its frame)
         await handoff.fallback();
+        if (!frame) throw e;
         this.native?.answer(req.id, frame, null, 0, false);
       }
       return;
