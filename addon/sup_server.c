@@ -643,28 +643,47 @@ static void send_answer(void *arg, int err)
 		sup_server_free(s);
 }
 
-int gs_sup_server_answer(struct gs_sup_server *s, uint64_t id, const void *frame, size_t len, struct gs_synclog *log,
-			 uint64_t ticket, int request)
+/* Request id, taken out of the handed table to be answered with frame
+ * (copied first: a failed allocation leaves the request handed), with a
+ * reference held until its answer is sent or dropped. NULL with errno:
+ * ENOMEM, ENOENT (no such request, or stopped), EBADF (lease_map asked for
+ * and none set). */
+static struct conn *claim(struct gs_sup_server *s, uint64_t id, const void *frame, size_t len, int lease_map)
 {
-	struct conn *c;
+	uint8_t *answer = malloc(len ? len : 1);
+	struct conn *c = NULL;
+	int e = ENOENT;
 
+	if (!answer) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	pthread_mutex_lock(&s->mu);
-	c = s->stopped ? NULL : unhand(s, id);
+	if (lease_map && s->lease_fd < 0)
+		e = EBADF;
+	else if (!s->stopped)
+		c = unhand(s, id);
 	if (c)
 		s->refs++;
 	pthread_mutex_unlock(&s->mu);
 	if (!c) {
-		errno = ENOENT;
-		return -1;
+		free(answer);
+		errno = e;
+		return NULL;
 	}
-	c->answer = malloc(len ? len : 1);
-	if (!c->answer) {
-		send_answer(c, ENOMEM);
-		errno = ENOMEM;
-		return -1;
-	}
-	memcpy(c->answer, frame, len);
+	memcpy(answer, frame, len);
+	c->answer = answer;
 	c->answer_len = len;
+	return c;
+}
+
+int gs_sup_server_answer(struct gs_sup_server *s, uint64_t id, const void *frame, size_t len, struct gs_synclog *log,
+			 uint64_t ticket, int request)
+{
+	struct conn *c = claim(s, id, frame, len, 0);
+
+	if (!c)
+		return -1;
 	if (!log) {
 		send_answer(c, 0);
 		return 0;
@@ -758,41 +777,29 @@ int gs_sup_server_answer_grant(struct gs_sup_server *s, uint64_t id, const void 
 			       struct gs_synclog *log, uint64_t ticket, const struct gs_lease_key *k,
 			       const struct gs_lease_value *v, uint64_t token, int request)
 {
-	struct gs_sup_grant_done *d = calloc(1, sizeof(*d));
-	uint8_t *answer = malloc(len ? len : 1);
-	struct conn *c = NULL;
+	struct gs_sup_grant_done *d;
+	struct conn *c;
 
-	if (!d || !answer || !log) {
-		free(d);
-		free(answer);
-		errno = !log ? EINVAL : ENOMEM;
+	if (!log) {
+		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&s->mu);
-	if (s->lease_fd < 0) {
-		pthread_mutex_unlock(&s->mu);
-		free(d);
-		free(answer);
-		errno = EBADF;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		errno = ENOMEM;
 		return -1;
 	}
-	c = s->stopped ? NULL : unhand(s, id);
-	if (c)
-		s->refs++;
-	pthread_mutex_unlock(&s->mu);
+	c = claim(s, id, frame, len, 1);
 	if (!c) {
+		int e = errno;
 		free(d);
-		free(answer);
-		errno = ENOENT;
+		errno = e;
 		return -1;
 	}
 	d->token = token;
 	c->gdone = d;
 	c->gkey = *k;
 	c->gval = *v;
-	memcpy(answer, frame, len);
-	c->answer = answer;
-	c->answer_len = len;
 	if (gs_synclog_when_durable(log, ticket, grant_durable, c, request))
 		grant_durable(c, errno ? errno : EIO);
 	return 0;

@@ -238,14 +238,24 @@ export class Resolver extends EventEmitter {
       await commit();
       this.commits.inJs++;
     } catch (e) {
-      this.emit('backend_error', e);
-      try {
-        const t = this.faults.appendTicket({ kind: 'lease_not_installed', fault_id: r.fault_id, error: ((e as Error)?.message ?? String(e)).slice(0, 300) }, { sync: true });
-        await this.faults.whenDurable(t);
-      } catch {
-        /* the log failed too: the failed state records what it can */
-      }
+      const t = this.notInstalled(r, e);
+      if (t !== null) await this.faults.whenDurable(t).catch(() => undefined);
       throw e;
+    }
+  }
+
+  /**
+   * A granted lease that did not get into the kernel after its durable
+   * resolution line: reported, and recorded (lease_not_installed). The
+   * line's ticket, or null when the log failed too (the failed state
+   * records what it can).
+   */
+  private notInstalled(r: Resolution, e: unknown): number | null {
+    this.emit('backend_error', e);
+    try {
+      return this.faults.appendTicket({ kind: 'lease_not_installed', fault_id: r.fault_id, error: ((e as Error)?.message ?? String(e)).slice(0, 300) }, { sync: true });
+    } catch {
+      return null;
     }
   }
 
@@ -577,13 +587,7 @@ export class Resolver extends EventEmitter {
         if (d.outcome === 'not_durable') {
           this.leaseUndurable(r, Object.assign(new Error(`evidence log: ${d.detail}`), { errno: d.errno }));
         } else if (d.outcome === 'not_installed') {
-          const e = Object.assign(new Error(`lease not installed: ${d.detail}`), { errno: d.errno });
-          this.emit('backend_error', e);
-          try {
-            this.faults.appendTicket({ kind: 'lease_not_installed', fault_id: r.fault_id, error: e.message.slice(0, 300) }, { sync: true });
-          } catch {
-            /* the log failed too: the failed state records what it can */
-          }
+          this.notInstalled(r, Object.assign(new Error(`lease not installed: ${d.detail}`), { errno: d.errno }));
         }
       },
       fallback: () => {
