@@ -142,8 +142,25 @@ export class NetworkBackend {
   }
 
   get record(): NetworkRecord {
+    this.settleOutcomes();
     this.materialize();
     return this.rec;
+  }
+
+  /** where the outcomes of direct puts come from (the socket server's takeDone), while one is set */
+  private outcomes: (() => void) | null = null;
+
+  /**
+   * Take the outcomes of direct puts from `source` whenever the record is
+   * read with puts in flight (null: stop): a reader then sees every lease
+   * whose put has finished, not only those the server's poll has taken.
+   */
+  takeOutcomesFrom(source: (() => void) | null): void {
+    this.outcomes = source;
+  }
+
+  private settleOutcomes(): void {
+    if (this.flying.size > 0 && this.outcomes) this.outcomes();
   }
 
   // Leases are kept in a Map (O(1) per fault); the record's array is rebuilt
@@ -191,6 +208,7 @@ export class NetworkBackend {
 
   /** the record's lease on a key (leaseKey), as it is now: O(1) (the expiry sweep's re-check, lease-scan.ts settle) */
   recordedLease(key: string): LeaseRecord | undefined {
+    this.settleOutcomes();
     return this.leases().get(key);
   }
 

@@ -66,6 +66,8 @@ export class SupervisorServer {
     if (this.opts.leasesFd !== undefined && process.env.GENSEE_COMMIT_IN_C !== '0') {
       this.native.leaseMap(this.opts.leasesFd);
       this.direct = true;
+      // a reader of the record takes the outcomes that are in already
+      this.resolver.network.takeOutcomesFrom(() => this.takeDone());
     }
   }
 
@@ -106,6 +108,7 @@ export class SupervisorServer {
 
   async close(): Promise<void> {
     this.takeDone();
+    if (this.direct) this.resolver.network.takeOutcomesFrom(null);
     if (this.doneTimer) clearTimeout(this.doneTimer);
     this.doneTimer = null;
     this.native = null;
