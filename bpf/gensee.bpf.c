@@ -49,8 +49,18 @@ const volatile __u32 gs_op_level = 0;
 const volatile __u64 gs_op_cgid = 0;
 const volatile __u8 gs_guard = 0;
 
+/* The lease and counter maps allocate their entries as they are added
+ * (BPF_F_NO_PREALLOC), not all 65,536 at load: preallocating them cost
+ * ~50 ms of every operation's start (the per-CPU counters most of it) and
+ * their full size in kernel memory whether used or not. A lookup costs the
+ * same; an entry deleted is freed only after an RCU grace period, so a
+ * program that looked it up never reads another entry's value in its place.
+ * A failed allocation is what a full map already was: a put the loader
+ * reports (the grant is not answered), a counter the per-verdict aggregate
+ * takes (gs_count). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, GS_LEASES_MAX);
 	__type(key, struct gs_lease_key);
 	__type(value, struct gs_lease_value);
@@ -58,6 +68,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, GS_COUNTERS_MAX);
 	__type(key, struct gs_counter_key);
 	__type(value, __u64);

@@ -30,6 +30,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* the operation's pinned lease map: the loader reuses its fd for this one */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* as gensee.bpf.c's; reuse_fd takes the pinned map's own */
 	__uint(max_entries, GS_LEASES_MAX);
 	__type(key, struct gs_lease_key);
 	__type(value, struct gs_lease_value);
