@@ -1,10 +1,10 @@
 // gensee CLI entry: one module per command; errors become one clear line
 // and an exit code (2 = bad usage or input, nothing changed).
-import * as v8 from 'node:v8';
 import { buildIdentity, describeBuild } from '../version';
 import { bashCompletion, colourOn, commandNames, helpFor, mainHelp, suggest } from './help';
 import { GenseeError, isErrno } from '../errors';
 import { mark } from '../startup-trace';
+import { tuneHeap } from '../heap';
 type Command = (argv: string[]) => number | Promise<number>;
 
 // Each command's module is loaded only when that command runs: `--help`,
@@ -92,24 +92,6 @@ function quietWhenStdoutCloses(name: string): void {
   });
 }
 
-/** Commands that serve an operation for as long as it runs. */
-const SERVING = new Set(['run', 'supervise']);
-
-/**
- * A serving process's heap grows by at most 30% over what its last full
- * collection kept (V8's own factor for a small heap is up to 4x): under a
- * steady fault load the resolver's heap otherwise swung between ~25 MB
- * live and ~130 MB before each collection, and its RSS with it (issue 15's
- * soak: 157-252 MiB). Collections come more often; each has less to do.
- * GENSEE_HEAP_GROWING_PERCENT sets another value; 0 leaves V8's own. A
- * --heap-growing-percent given to node itself wins.
- */
-function tuneHeap(): void {
-  if (process.execArgv.some((a) => a.startsWith('--heap-growing-percent') || a.startsWith('--heap_growing_percent'))) return;
-  const env = process.env.GENSEE_HEAP_GROWING_PERCENT;
-  const pct = env !== undefined && /^[0-9]{1,4}$/.test(env) ? Number(env) : 30;
-  if (pct > 0) v8.setFlagsFromString(`--heap-growing-percent=${pct}`);
-}
 
 /** `gensee run`'s own failures, as `env` and `timeout` report theirs: CMD's status stays CMD's */
 export const RUN_FAILED = 125;
@@ -121,7 +103,7 @@ function print(text: string): void {
 export async function main(argv: string[]): Promise<void> {
   mark('main: entered');
   const [name, ...rest] = argv;
-  if (SERVING.has(name)) tuneHeap();
+  tuneHeap(name); // bin/gensee did already, before the code cache (the same flag again changes nothing)
   const helpOnly = !name || name === '--help' || name === '-h' || name === 'help' || name === '--version' || name === '-V' || name === 'version' || wantsHelp(rest);
   quietWhenStdoutCloses(helpOnly ? 'help' : name);
   const colour = colourOn(process.stdout);

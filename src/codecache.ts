@@ -1,0 +1,182 @@
+// A V8 code cache for gensee's own JavaScript (dist/ and node_modules/ of
+// this package): every `gensee` command otherwise compiles the same ~100
+// files again, and a `gensee run` compiles each function of its fault path
+// again before its first fault (bin/gensee installs this first; see
+// docs/design.md, "Start-up").
+//
+// An entry is V8's code cache of one file, written when the process that
+// compiled it exits, so it holds the functions that command ran, not only
+// the files' top level. Entries are kept per command (run, supervise, ...),
+// each primed by its own first run.
+//
+// Only for root, in a root-owned directory nobody else can write to
+// (default /var/cache/gensee/v8/<node version>-<arch>/): an entry is code
+// this process runs. An entry is found by the file's path, size, mtime,
+// inode and device (as Python's .pyc by timestamp), so a rebuilt or
+// upgraded file misses; V8 itself refuses an entry built by another V8 or
+// with other flags, or a torn one (then the file is compiled as usual and
+// the entry written again). Nothing here may break a command: any failure
+// of the cache itself compiles the file the ordinary way.
+//
+// GENSEE_CODE_CACHE=0 turns it off; GENSEE_CODE_CACHE=DIR uses DIR (it
+// must pass the same checks); GENSEE_CODE_CACHE_DEBUG=1 prints one line
+// of counts on stderr at exit.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vm from 'node:vm';
+import { Module } from 'node:module';
+
+export const DEFAULT_CODE_CACHE_BASE = '/var/cache/gensee/v8';
+
+export interface CodeCacheStats {
+  dir: string | null;
+  /** why there is no cache (dir null) */
+  off: string | null;
+  hits: number;
+  misses: number;
+  rejected: number;
+  written: number;
+  failed: number;
+}
+
+/** the entry's name: the file's identity on disk, never its path alone */
+export function entryName(filename: string, st: fs.BigIntStats): string {
+  return crypto.createHash('sha256').update(`${filename}\0${st.size}\0${st.mtimeNs}\0${st.ino}\0${st.dev}`).digest('hex');
+}
+
+/**
+ * Why dir may not hold code for this process (null: it may). Every
+ * directory from base down to dir must be a real directory (no symlink),
+ * owned by root and writable by nobody else.
+ */
+export function unsafeDir(base: string, dir: string): string | null {
+  const rel = path.relative(base, dir);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return `${dir} is not under ${base}`;
+  const chain = [base];
+  let cur = base;
+  for (const part of rel ? rel.split(path.sep) : []) {
+    cur = path.join(cur, part);
+    chain.push(cur);
+  }
+  for (const d of chain) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(d);
+    } catch (e) {
+      return `${d}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
+    }
+    if (!st.isDirectory()) return `${d} is not a directory`;
+    if (st.uid !== 0) return `${d} is owned by uid ${st.uid}, not root`;
+    if (st.mode & 0o022) return `${d} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`;
+  }
+  return null;
+}
+
+/** the directory for this command's entries, created if missing (0700), or why not */
+export function cacheDir(env: NodeJS.ProcessEnv, profile: string): { dir: string | null; off: string | null } {
+  const v = env.GENSEE_CODE_CACHE;
+  if (v === '0') return { dir: null, off: 'GENSEE_CODE_CACHE=0' };
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return { dir: null, off: 'not root' };
+  const base = v && v !== '1' ? path.resolve(v) : DEFAULT_CODE_CACHE_BASE;
+  const dir = path.join(base, `${process.version}-${process.arch}`, /^[a-z][a-z0-9-]{0,31}$/.test(profile) ? profile : 'cli');
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    return { dir: null, off: `${dir}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+  }
+  // the parents of base (/var/cache) are the system's; base and below are ours
+  const bad = unsafeDir(base, dir);
+  return bad ? { dir: null, off: bad } : { dir, off: null };
+}
+
+type Compile = (this: Module, content: string, filename: string) => unknown;
+interface ModuleInternals {
+  _resolveFilename(request: string, parent: Module, isMain: boolean, options?: unknown): string;
+  _resolveLookupPaths(request: string, parent: Module): string[] | null;
+  _extensions: unknown;
+  _cache: unknown;
+  wrap(content: string): string;
+  prototype: { _compile: Compile };
+}
+
+let installed: CodeCacheStats | null = null;
+
+/**
+ * Compile the files under root/dist and root/node_modules through the code
+ * cache for the rest of this process. Once per process; returns the
+ * counts (live: they move as files load and at exit).
+ */
+export function installCodeCache(root: string, profile: string, env: NodeJS.ProcessEnv = process.env): CodeCacheStats {
+  if (installed) return installed;
+  const { dir, off } = cacheDir(env, profile);
+  const stats: CodeCacheStats = { dir, off, hits: 0, misses: 0, rejected: 0, written: 0, failed: 0 };
+  installed = stats;
+  const debug = env.GENSEE_CODE_CACHE_DEBUG === '1';
+  const report = (): void => {
+    if (debug) process.stderr.write(`gensee: code cache: ${dir ?? `off (${off})`}: ${stats.hits} hits, ${stats.misses} misses, ${stats.rejected} rejected, ${stats.written} written, ${stats.failed} not written\n`);
+  };
+  if (!dir) {
+    process.on('exit', report);
+    return stats;
+  }
+  const M = Module as unknown as ModuleInternals;
+  const ordinary = M.prototype._compile;
+  const mine = [path.join(root, 'dist') + path.sep, path.join(root, 'node_modules') + path.sep];
+  const toWrite: { entry: string; script: vm.Script }[] = [];
+  M.prototype._compile = function (this: Module, content: string, filename: string): unknown {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the module being compiled, for its require
+    const mod = this;
+    if (!mine.some((p) => filename.startsWith(p)) || content.startsWith('#!')) return ordinary.call(this, content, filename);
+    let script: vm.Script;
+    let entry: string;
+    let cached: Buffer | undefined;
+    try {
+      entry = path.join(dir, entryName(filename, fs.statSync(filename, { bigint: true })));
+      try {
+        cached = fs.readFileSync(entry);
+      } catch {
+        cached = undefined;
+      }
+      script = new vm.Script(M.wrap(content), { filename, cachedData: cached });
+    } catch {
+      // a syntax error (or anything of the cache's own): the ordinary way says it
+      return ordinary.call(this, content, filename);
+    }
+    if (!cached) stats.misses++;
+    else if (script.cachedDataRejected) stats.rejected++;
+    else stats.hits++;
+    if (!cached || script.cachedDataRejected) toWrite.push({ entry, script });
+    const fn = script.runInThisContext({ displayErrors: true }) as (...a: unknown[]) => unknown;
+    const req = function require(id: string): unknown {
+      return mod.require(id);
+    } as NodeJS.Require;
+    const resolve = ((request: string, options?: unknown) => M._resolveFilename(request, mod, false, options)) as NodeJS.RequireResolve;
+    resolve.paths = (request: string) => M._resolveLookupPaths(request, mod);
+    req.resolve = resolve;
+    req.main = require.main;
+    req.extensions = M._extensions as NodeJS.RequireExtensions;
+    req.cache = M._cache as NodeJS.Dict<NodeModule>;
+    return fn.call(mod.exports, mod.exports, req, mod, filename, path.dirname(filename));
+  };
+  // written at exit, so an entry holds every function this run compiled
+  process.on('exit', () => {
+    for (const { entry, script } of toWrite) {
+      const tmp = `${entry}.tmp-${process.pid}`;
+      try {
+        fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600, flag: 'wx' });
+        fs.renameSync(tmp, entry);
+        stats.written++;
+      } catch {
+        stats.failed++;
+        try {
+          fs.unlinkSync(tmp);
+        } catch {
+          /* not there */
+        }
+      }
+    }
+    report();
+  });
+  return stats;
+}
