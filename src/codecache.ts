@@ -16,7 +16,9 @@
 // upgraded file misses; V8 itself refuses an entry built by another V8 or
 // with other flags, or a torn one (then the file is compiled as usual and
 // the entry written again). Nothing here may break a command: any failure
-// of the cache itself compiles the file the ordinary way.
+// of the cache itself compiles the file the ordinary way. A run that writes
+// entries (after a build, the first of each command) removes the old ones
+// nobody will find again (prune).
 //
 // GENSEE_CODE_CACHE=0 turns it off; GENSEE_CODE_CACHE=DIR uses DIR (it
 // must pass the same checks); GENSEE_CODE_CACHE_DEBUG=1 prints one line
@@ -38,6 +40,8 @@ export interface CodeCacheStats {
   rejected: number;
   written: number;
   failed: number;
+  /** old entries removed (prune) */
+  pruned: number;
 }
 
 /** the entry's name: the file's identity on disk, never its path alone */
@@ -110,11 +114,11 @@ let installed: CodeCacheStats | null = null;
 export function installCodeCache(root: string, profile: string, env: NodeJS.ProcessEnv = process.env): CodeCacheStats {
   if (installed) return installed;
   const { dir, off } = cacheDir(env, profile);
-  const stats: CodeCacheStats = { dir, off, hits: 0, misses: 0, rejected: 0, written: 0, failed: 0 };
+  const stats: CodeCacheStats = { dir, off, hits: 0, misses: 0, rejected: 0, written: 0, failed: 0, pruned: 0 };
   installed = stats;
   const debug = env.GENSEE_CODE_CACHE_DEBUG === '1';
   const report = (): void => {
-    if (debug) process.stderr.write(`gensee: code cache: ${dir ?? `off (${off})`}: ${stats.hits} hits, ${stats.misses} misses, ${stats.rejected} rejected, ${stats.written} written, ${stats.failed} not written\n`);
+    if (debug) process.stderr.write(`gensee: code cache: ${dir ?? `off (${off})`}: ${stats.hits} hits, ${stats.misses} misses, ${stats.rejected} rejected, ${stats.written} written, ${stats.failed} not written, ${stats.pruned} pruned\n`);
   };
   if (!dir) {
     process.on('exit', report);
@@ -124,6 +128,8 @@ export function installCodeCache(root: string, profile: string, env: NodeJS.Proc
   const ordinary = M.prototype._compile;
   const mine = [path.join(root, 'dist') + path.sep, path.join(root, 'node_modules') + path.sep];
   const toWrite: { entry: string; script: vm.Script }[] = [];
+  /** every entry this process found or will write (kept by prune) */
+  const used: string[] = [];
   M.prototype._compile = function (this: Module, content: string, filename: string): unknown {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the module being compiled, for its require
     const mod = this;
@@ -143,6 +149,7 @@ export function installCodeCache(root: string, profile: string, env: NodeJS.Proc
       // a syntax error (or anything of the cache's own): the ordinary way says it
       return ordinary.call(this, content, filename);
     }
+    used.push(entry);
     if (!cached) stats.misses++;
     else if (script.cachedDataRejected) stats.rejected++;
     else stats.hits++;
@@ -176,7 +183,65 @@ export function installCodeCache(root: string, profile: string, env: NodeJS.Proc
         }
       }
     }
+    if (toWrite.length) stats.pruned = prune(dir, new Set(used));
     report();
   });
   return stats;
+}
+
+/** entries older than this are removed when a run writes new ones (unless that run used them) */
+export const PRUNE_AGE_MS = 30 * 24 * 3600 * 1000;
+/** and no command keeps more than this many (each build of gensee adds ~110 per command) */
+export const PRUNE_KEEP = 1000;
+
+/**
+ * Remove the entries of dir nobody will find again: a rebuilt or upgraded
+ * file is looked up under a new name, so each build leaves its old entries
+ * behind. Run by a process that wrote entries (after a build: the first run
+ * of each command). Keeps what this process used; of the rest, removes
+ * those older than PRUNE_AGE_MS, then the oldest beyond PRUNE_KEEP, and any
+ * temporary file of a writer that died (older than a minute). Returns how
+ * many it removed.
+ */
+export function prune(dir: string, keep: ReadonlySet<string>, now = Date.now()): number {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  const rest: { file: string; mtime: number }[] = [];
+  let removed = 0;
+  const remove = (file: string): void => {
+    try {
+      fs.unlinkSync(file);
+      removed++;
+    } catch {
+      /* gone already, or not ours to remove */
+    }
+  };
+  for (const name of names) {
+    const file = path.join(dir, name);
+    if (keep.has(file)) continue;
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(file);
+    } catch {
+      continue;
+    }
+    if (!st.isFile()) continue;
+    if (name.includes('.tmp-')) {
+      if (now - st.mtimeMs > 60_000) remove(file);
+      continue;
+    }
+    if (!/^[0-9a-f]{64}$/.test(name)) continue;
+    if (now - st.mtimeMs > PRUNE_AGE_MS) remove(file);
+    else rest.push({ file, mtime: st.mtimeMs });
+  }
+  const over = rest.length + keep.size - PRUNE_KEEP;
+  if (over > 0) {
+    rest.sort((a, b) => a.mtime - b.mtime);
+    for (const r of rest.slice(0, over)) remove(r.file);
+  }
+  return removed;
 }

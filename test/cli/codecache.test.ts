@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { GENSEE_BIN } from '../helpers/kernel';
-import { entryName, unsafeDir } from '../../src/codecache';
+import { entryName, prune, unsafeDir, PRUNE_AGE_MS, PRUNE_KEEP } from '../../src/codecache';
 
 interface Out {
   code: number;
@@ -30,9 +30,9 @@ function gensee(args: string[], env: NodeJS.ProcessEnv, opts: { node?: string[];
 }
 
 /** the counts line the cache prints at exit with GENSEE_CODE_CACHE_DEBUG=1 */
-function counts(o: Out): { dir: string; hits: number; misses: number; rejected: number; written: number; failed: number } | { off: string } {
-  const on = /gensee: code cache: (\/\S+): (\d+) hits, (\d+) misses, (\d+) rejected, (\d+) written, (\d+) not written/.exec(o.stderr);
-  if (on) return { dir: on[1], hits: +on[2], misses: +on[3], rejected: +on[4], written: +on[5], failed: +on[6] };
+function counts(o: Out): { dir: string; hits: number; misses: number; rejected: number; written: number; failed: number; pruned: number } | { off: string } {
+  const on = /gensee: code cache: (\/\S+): (\d+) hits, (\d+) misses, (\d+) rejected, (\d+) written, (\d+) not written, (\d+) pruned/.exec(o.stderr);
+  if (on) return { dir: on[1], hits: +on[2], misses: +on[3], rejected: +on[4], written: +on[5], failed: +on[6], pruned: +on[7] };
   const off = /gensee: code cache: off \((.*)\): /.exec(o.stderr);
   if (off) return { off: off[1] };
   throw new Error(`no code cache line in: ${o.stderr}`);
@@ -157,4 +157,76 @@ t.test('an entry is named by the file on disk, not its path alone', async (t) =>
   fs.writeFileSync(g, 'module.exports = 2;\n');
   fs.renameSync(g, f);
   t.not(entryName(f, fs.statSync(f, { bigint: true })), b, 'a file replaced by another of the same length: another entry');
+});
+
+t.test('a full disk: nothing written, the command unchanged', async (t) => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-cc-full-'));
+  const { execFileSync } = await import('node:child_process');
+  // 24 KiB: the directories fit, the entries (~1-60 KiB each) mostly do not
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24k,mode=0700', 'gs-cc-full', base]);
+  t.teardown(() => {
+    try {
+      execFileSync('umount', [base]);
+    } catch {
+      /* not mounted */
+    }
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+  const plain = await gensee(['--help'], { GENSEE_CODE_CACHE: '0' });
+  const full = await gensee(['--help'], { GENSEE_CODE_CACHE: base });
+  t.equal(full.code, 0);
+  t.equal(full.stdout, plain.stdout, 'the same output with the cache disk full');
+  const c = counts(full);
+  if (!('dir' in c)) throw new Error(`cache off: ${c.off}`);
+  t.ok(c.failed > 0, `entries that did not fit are not written (${c.failed})`);
+  t.equal(c.written + c.failed, c.misses, 'each miss written or counted as not written');
+  t.same(fs.readdirSync(c.dir).filter((n) => n.includes('.tmp-')), [], 'no temporary file left behind');
+  const again = await gensee(['--help'], { GENSEE_CODE_CACHE: base });
+  t.equal(again.stdout, plain.stdout, 'and the next run, from what fitted');
+  t.match(counts(again), { hits: c.written, rejected: 0 });
+});
+
+t.test('first runs side by side: every entry whole', async (t) => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-cc-'));
+  t.teardown(() => fs.rmSync(base, { recursive: true, force: true }));
+  const env = { GENSEE_CODE_CACHE: base };
+  const plain = await gensee(['--help'], { GENSEE_CODE_CACHE: '0' });
+  const runs = await Promise.all([1, 2, 3, 4].map(() => gensee(['--help'], env)));
+  for (const r of runs) t.equal(r.stdout, plain.stdout, 'each writer: the same output');
+  const after = await gensee(['--help'], env);
+  const c = counts(after);
+  if (!('dir' in c)) throw new Error(`cache off: ${c.off}`);
+  t.ok(c.hits > 0, `then every file from the cache (${c.hits} hits)`);
+  t.match(c, { misses: 0, rejected: 0, written: 0 });
+  t.same(fs.readdirSync(c.dir).filter((n) => n.includes('.tmp-')), [], 'no temporary file left behind');
+});
+
+t.test('prune: old entries go, used and recent ones stay, never more than PRUNE_KEEP', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-cc-prune-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const now = Date.now();
+  const name = (i: number) => path.join(dir, i.toString(16).padStart(64, '0'));
+  const make = (file: string, ageMs: number) => {
+    fs.writeFileSync(file, 'x');
+    const at = new Date(now - ageMs);
+    fs.utimesSync(file, at, at);
+  };
+  make(name(1), PRUNE_AGE_MS + 60_000); // old
+  make(name(2), PRUNE_AGE_MS + 60_000); // old, but used by this run
+  make(name(3), 60_000); // recent
+  make(path.join(dir, `${'a'.repeat(64)}.tmp-123`), 120_000); // a dead writer's
+  make(path.join(dir, `${'b'.repeat(64)}.tmp-456`), 1_000); // a live writer's
+  make(path.join(dir, 'not-an-entry'), PRUNE_AGE_MS + 60_000); // not ours
+  fs.mkdirSync(path.join(dir, 'c'.repeat(64))); // not a file
+  t.equal(prune(dir, new Set([name(2)]), now), 2, 'the old unused entry and the dead temporary file');
+  t.same(fs.readdirSync(dir).sort(), [name(2), name(3), path.join(dir, `${'b'.repeat(64)}.tmp-456`), path.join(dir, 'c'.repeat(64)), path.join(dir, 'not-an-entry')].map((f) => path.basename(f)).sort());
+
+  // past PRUNE_KEEP: the oldest go first, what this run used stays
+  for (let i = 100; i < 100 + PRUNE_KEEP + 5; i++) make(name(i), (PRUNE_KEEP + 200 - i) * 1000);
+  const removed = prune(dir, new Set([name(2), name(100)]), now);
+  const left = fs.readdirSync(dir).filter((n) => /^[0-9a-f]{64}$/.test(n) && fs.statSync(path.join(dir, n)).isFile());
+  t.equal(left.length, PRUNE_KEEP, `${PRUNE_KEEP} entries kept (${removed} removed)`);
+  t.ok(left.includes(path.basename(name(100))), 'the oldest one stays: this run used it');
+  t.notOk(left.includes(path.basename(name(101))), 'the next oldest went');
+  t.ok(left.includes(path.basename(name(100 + PRUNE_KEEP + 4))), 'the newest stays');
 });
