@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { GenseeError, isErrno } from '../errors';
 import {
   assertNoSymlinks,
@@ -370,6 +371,10 @@ export async function createOperation(stateDir: string, init: OperationInit, opt
         resources: existing.state === 'stopped' ? null : existing.resources,
         totals: existing.totals,
       };
+      // nothing but updated_at would change (gensee run's supervisor reopens
+      // the record run made a moment before): the durable record stands, and
+      // the rewrite's two fdatasyncs are not paid on the way to the workload
+      if (isDeepStrictEqual({ ...rec, updated_at: existing.updated_at }, existing)) return existing;
       await writeFileAtomic(file, recordText(rec));
       return rec;
     }

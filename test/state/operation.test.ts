@@ -120,6 +120,22 @@ t.test('existing operation, reopen, key stability', async (t) => {
   t.same(reopened.resolver, { pid: 99, start_time_ticks: 7 });
   t.same(await readKey(state, 'demo'), key1, 'key stable across reopen');
 
+  // the same again: nothing to change, so nothing written (not even updated_at)
+  const file = path.join(opDir(state, 'demo'), 'operation.json');
+  const before = fs.statSync(file, { bigint: true });
+  const bytes = fs.readFileSync(file);
+  const same = await createOperation(state, init('demo', { policy_hash: 'new', resolver: { pid: 99, start_time_ticks: 7 } }), { reopen: true });
+  t.same(same, reopened, 'an identical reopen returns the record as it is');
+  const after = fs.statSync(file, { bigint: true });
+  t.equal(after.ino, before.ino, 'not replaced');
+  t.equal(after.mtimeNs, before.mtimeNs, 'not written');
+  t.same(fs.readFileSync(file), bytes);
+  // one field differs: written
+  const other = await createOperation(state, init('demo', { policy_hash: 'newer', resolver: { pid: 99, start_time_ticks: 7 } }), { reopen: true });
+  t.equal(other.policy_hash, 'newer');
+  t.not(fs.statSync(file, { bigint: true }).ino, before.ino, 'a change is written (a new file renamed over)');
+  t.equal((await openOperation(state, 'demo')).policy_hash, 'newer');
+
   await closeOperation(state, 'demo');
   const again = await createOperation(state, init(), { reopen: true });
   t.equal(again.state, 'active', 'reopen reactivates');
