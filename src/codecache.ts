@@ -50,13 +50,45 @@ export function entryName(filename: string, st: fs.BigIntStats): string {
 }
 
 /**
+ * Why an ancestor of base lets somebody other than root replace base
+ * (null: none does). Each directory from / down to base's parent, as its
+ * real path has it, must be root's and writable by no one else, or root's
+ * and sticky (as /tmp: others may add, not rename or remove what is
+ * root's).
+ */
+export function unsafeAncestor(base: string): string | null {
+  // the nearest that exists (what is missing, mkdir makes root's and 0700)
+  let from = path.dirname(base);
+  while (!fs.existsSync(from) && from !== path.dirname(from)) from = path.dirname(from);
+  let real: string;
+  try {
+    real = fs.realpathSync(from);
+  } catch (e) {
+    return `${from}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
+  }
+  for (let d = real; ; d = path.dirname(d)) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(d);
+    } catch (e) {
+      return `${d}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
+    }
+    if (st.uid !== 0) return `${d} (above the cache) is owned by uid ${st.uid}, not root`;
+    if (st.mode & 0o022 && !(st.mode & 0o1000)) return `${d} (above the cache) is writable by group or others (mode ${(st.mode & 0o7777).toString(8)})`;
+    if (d === path.dirname(d)) return null;
+  }
+}
+
+/**
  * Why dir may not hold code for this process (null: it may). Every
  * directory from base down to dir must be a real directory (no symlink),
- * owned by root and writable by nobody else.
+ * owned by root and writable by nobody else; above base, unsafeAncestor.
  */
 export function unsafeDir(base: string, dir: string): string | null {
   const rel = path.relative(base, dir);
   if (rel.startsWith('..') || path.isAbsolute(rel)) return `${dir} is not under ${base}`;
+  const above = unsafeAncestor(base);
+  if (above) return above;
   const chain = [base];
   let cur = base;
   for (const part of rel ? rel.split(path.sep) : []) {
@@ -84,12 +116,19 @@ export function cacheDir(env: NodeJS.ProcessEnv, profile: string): { dir: string
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return { dir: null, off: 'not root' };
   const base = v && v !== '1' ? path.resolve(v) : DEFAULT_CODE_CACHE_BASE;
   const dir = path.join(base, `${process.version}-${process.arch}`, /^[a-z][a-z0-9-]{0,31}$/.test(profile) ? profile : 'cli');
+  // nothing is made under a directory somebody else could change
+  const above = unsafeAncestor(base);
+  if (above) return { dir: null, off: above };
+  if (fs.existsSync(base)) {
+    const b = unsafeDir(base, base);
+    if (b) return { dir: null, off: b };
+  }
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (e) {
     return { dir: null, off: `${dir}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
   }
-  // the parents of base (/var/cache) are the system's; base and below are ours
+  // base and below are ours; above it nobody but root may be able to swap it
   const bad = unsafeDir(base, dir);
   return bad ? { dir: null, off: bad } : { dir, off: null };
 }

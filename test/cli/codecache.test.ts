@@ -131,6 +131,22 @@ t.test('a directory anybody but root could write to, or a symlink, is never used
   t.equal(fs.readdirSync(elsewhere).length, files, 'and nothing written through it');
 
   t.match(unsafeDir(base, '/etc'), /is not under/, 'a directory outside the base is refused');
+
+  // a parent of the base somebody else owns could swap the base after the check
+  const theirs = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-cc-theirs-'));
+  t.teardown(() => fs.rmSync(theirs, { recursive: true, force: true }));
+  const inner = path.join(theirs, 'cache');
+  fs.mkdirSync(inner, { mode: 0o700 });
+  fs.chownSync(theirs, 65534, 65534);
+  const under = await gensee(['--help'], { GENSEE_CODE_CACHE: inner });
+  t.equal(under.stdout, plain.stdout);
+  t.match(counts(under), { off: /\(above the cache\) is owned by uid 65534, not root/ }, 'a base under a directory of uid 65534 is refused');
+  t.same(fs.readdirSync(inner), [], 'and nothing made in it');
+  fs.chownSync(theirs, 0, 0);
+  fs.chmodSync(theirs, 0o777);
+  t.match(counts(await gensee(['--help'], { GENSEE_CODE_CACHE: inner })), { off: /\(above the cache\) is writable by group or others \(mode 777\)/ }, 'or under a world-writable one without the sticky bit');
+  fs.chmodSync(theirs, 0o1777);
+  t.match(counts(await gensee(['--help'], { GENSEE_CODE_CACHE: inner })), { dir: /^\// }, 'a sticky one (as /tmp) is fine');
 });
 
 t.test('nobody but root uses a cache', async (t) => {
