@@ -5,6 +5,7 @@
 // is never used; nobody but root uses a cache; and an entry is found by the
 // file's identity on disk, so a rebuilt file misses.
 import t from 'tap';
+import type { Test } from 'tap';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -42,6 +43,17 @@ function entries(dir: string): string[] {
   return fs.readdirSync(dir).map((f) => path.join(dir, f));
 }
 
+/** a fresh cache base (removed after t), the uncached output, and the base filled by one run */
+async function filledCache(t: Test): Promise<{ base: string; env: NodeJS.ProcessEnv; plain: Out; dir: string }> {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-cc-'));
+  t.teardown(() => fs.rmSync(base, { recursive: true, force: true }));
+  const env = { GENSEE_CODE_CACHE: base };
+  const plain = await gensee(['--help'], { GENSEE_CODE_CACHE: '0' });
+  const c1 = counts(await gensee(['--help'], env));
+  if (!('dir' in c1)) throw new Error(`cache off: ${c1.off}`);
+  return { base, env, plain, dir: c1.dir };
+}
+
 t.test('a cached command prints what an uncached one does; entries are written once, then used', async (t) => {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-cc-'));
   t.teardown(() => fs.rmSync(base, { recursive: true, force: true }));
@@ -75,13 +87,8 @@ t.test('a cached command prints what an uncached one does; entries are written o
 });
 
 t.test('torn, garbage or foreign entries are refused by V8 and written again', async (t) => {
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-cc-'));
-  t.teardown(() => fs.rmSync(base, { recursive: true, force: true }));
-  const env = { GENSEE_CODE_CACHE: base };
-  const plain = await gensee(['--help'], { GENSEE_CODE_CACHE: '0' });
-  const c1 = counts(await gensee(['--help'], env));
-  if (!('dir' in c1)) throw new Error(`cache off: ${c1.off}`);
-  const files = entries(c1.dir);
+  const { env, plain, dir } = await filledCache(t);
+  const files = entries(dir);
   // one empty, one cut in half, the rest garbage of the same length
   files.forEach((f, i) => {
     const len = fs.statSync(f).size;
@@ -101,13 +108,9 @@ t.test('torn, garbage or foreign entries are refused by V8 and written again', a
 });
 
 t.test('a directory anybody but root could write to, or a symlink, is never used', async (t) => {
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-cc-'));
-  t.teardown(() => fs.rmSync(base, { recursive: true, force: true }));
-  const env = { GENSEE_CODE_CACHE: base };
-  const plain = await gensee(['--help'], { GENSEE_CODE_CACHE: '0' });
-  const c1 = counts(await gensee(['--help'], env));
-  if (!('dir' in c1)) throw new Error(`cache off: ${c1.off}`);
-  const files = entries(c1.dir).length;
+  const { base, env, plain, dir } = await filledCache(t);
+  const c1 = { dir };
+  const files = entries(dir).length;
 
   fs.chmodSync(base, 0o777);
   const open = await gensee(['--help'], env);
