@@ -50,14 +50,35 @@ export function entryName(filename: string, st: fs.BigIntStats): string {
 }
 
 /**
+ * Why directory d may not stand in the cache's path (null: it may): it
+ * must be a real directory of root's that nobody else can write to. An
+ * ancestor of the base may also be sticky (as /tmp: others may add, not
+ * rename or remove what is root's). missingOk: a directory not made yet.
+ */
+function unsafeOne(d: string, o: { above?: boolean; missingOk?: boolean } = {}): string | null {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(d);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return o.missingOk && code === 'ENOENT' ? null : `${d}: ${code ?? String(e)}`;
+  }
+  const where = o.above ? ' (above the cache)' : '';
+  if (!st.isDirectory()) return `${d}${where} is not a directory`;
+  if (st.uid !== 0) return `${d}${where} is owned by uid ${st.uid}, not root`;
+  if (st.mode & 0o022 && !(o.above && st.mode & 0o1000)) {
+    return `${d}${where} is writable by group or others (mode ${(st.mode & (o.above ? 0o7777 : 0o777)).toString(8)})`;
+  }
+  return null;
+}
+
+/**
  * Why an ancestor of base lets somebody other than root replace base
- * (null: none does). Each directory from / down to base's parent, as its
- * real path has it, must be root's and writable by no one else, or root's
- * and sticky (as /tmp: others may add, not rename or remove what is
- * root's).
+ * (null: none does): each directory from / down to base's nearest existing
+ * parent, as its real path has it (what is missing, mkdir makes root's and
+ * 0700), passes unsafeOne.
  */
 export function unsafeAncestor(base: string): string | null {
-  // the nearest that exists (what is missing, mkdir makes root's and 0700)
   let from = path.dirname(base);
   while (!fs.existsSync(from) && from !== path.dirname(from)) from = path.dirname(from);
   let real: string;
@@ -67,46 +88,32 @@ export function unsafeAncestor(base: string): string | null {
     return `${from}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
   }
   for (let d = real; ; d = path.dirname(d)) {
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(d);
-    } catch (e) {
-      return `${d}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
-    }
-    if (st.uid !== 0) return `${d} (above the cache) is owned by uid ${st.uid}, not root`;
-    if (st.mode & 0o022 && !(st.mode & 0o1000)) return `${d} (above the cache) is writable by group or others (mode ${(st.mode & 0o7777).toString(8)})`;
-    if (d === path.dirname(d)) return null;
+    const bad = unsafeOne(d, { above: true });
+    if (bad || d === path.dirname(d)) return bad;
   }
 }
 
+/** base and each directory below it down to dir (under base), by unsafeOne (no symlink: lstat) */
+function unsafeChain(base: string, dir: string, missingOk = false): string | null {
+  const rel = path.relative(base, dir);
+  let cur = base;
+  for (const part of ['', ...(rel ? rel.split(path.sep) : [])]) {
+    cur = path.join(cur, part);
+    const bad = unsafeOne(cur, { missingOk });
+    if (bad) return bad;
+  }
+  return null;
+}
+
 /**
- * Why dir may not hold code for this process (null: it may). Every
- * directory from base down to dir must be a real directory (no symlink),
- * owned by root and writable by nobody else; above base, unsafeAncestor.
+ * Why dir may not hold code for this process (null: it may): its
+ * ancestors above base (unsafeAncestor), then base and every directory
+ * down to dir (unsafeChain).
  */
 export function unsafeDir(base: string, dir: string): string | null {
   const rel = path.relative(base, dir);
   if (rel.startsWith('..') || path.isAbsolute(rel)) return `${dir} is not under ${base}`;
-  const above = unsafeAncestor(base);
-  if (above) return above;
-  const chain = [base];
-  let cur = base;
-  for (const part of rel ? rel.split(path.sep) : []) {
-    cur = path.join(cur, part);
-    chain.push(cur);
-  }
-  for (const d of chain) {
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(d);
-    } catch (e) {
-      return `${d}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
-    }
-    if (!st.isDirectory()) return `${d} is not a directory`;
-    if (st.uid !== 0) return `${d} is owned by uid ${st.uid}, not root`;
-    if (st.mode & 0o022) return `${d} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`;
-  }
-  return null;
+  return unsafeAncestor(base) ?? unsafeChain(base, dir);
 }
 
 /** the directory for this command's entries, created if missing (0700), or why not */
@@ -116,20 +123,17 @@ export function cacheDir(env: NodeJS.ProcessEnv, profile: string): { dir: string
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return { dir: null, off: 'not root' };
   const base = v && v !== '1' ? path.resolve(v) : DEFAULT_CODE_CACHE_BASE;
   const dir = path.join(base, `${process.version}-${process.arch}`, /^[a-z][a-z0-9-]{0,31}$/.test(profile) ? profile : 'cli');
-  // nothing is made under a directory somebody else could change
-  const above = unsafeAncestor(base);
-  if (above) return { dir: null, off: above };
-  if (fs.existsSync(base)) {
-    const b = unsafeDir(base, base);
-    if (b) return { dir: null, off: b };
-  }
+  // nothing is made under a directory somebody else could change: above
+  // base, and what of base and below exists already
+  const before = unsafeAncestor(base) ?? unsafeChain(base, dir, true);
+  if (before) return { dir: null, off: before };
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (e) {
     return { dir: null, off: `${dir}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
   }
-  // base and below are ours; above it nobody but root may be able to swap it
-  const bad = unsafeDir(base, dir);
+  // and what mkdir made (or found made meanwhile)
+  const bad = unsafeChain(base, dir);
   return bad ? { dir: null, off: bad } : { dir, off: null };
 }
 
